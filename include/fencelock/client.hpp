@@ -1,0 +1,155 @@
+#pragma once
+/// LockClient: leases with fencing tokens on one Redis server.
+///
+/// Protocol (details in docs/DESIGN.md): for resource R, `lock:{R}` is a hash holding the
+/// current lease (owner token, fence, timestamps, holder) with a Redis TTL; `fence:{R}` is a
+/// counter that never expires. Acquire, renew, release and inspect are each one Lua script, so
+/// every check-and-act runs atomically inside Redis.
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "fencelock/error.hpp"
+#include "fencelock/options.hpp"
+#include "fencelock/types.hpp"
+
+namespace fencelock {
+
+using steady_time = std::chrono::steady_clock::time_point;
+
+/// A granted lease. A plain value: it does not renew or release itself.
+struct Lease {
+    ResourceName resource;
+    OwnerToken owner;
+    FencingToken fence;
+    /// Remaining lease length Redis reported with the grant.
+    milliseconds ttl;
+    /// Local deadline after which this holder must assume the lease is gone: the send time of
+    /// the acquiring request plus ttl * (1 - clock_drift_factor). Computed on steady_clock;
+    /// the wall clock never decides validity.
+    steady_time safe_until;
+    /// True when Redis already held this lease for the same owner token (a retried request
+    /// whose first reply was lost); the fence is the one issued the first time.
+    bool reacquired = false;
+};
+
+/// Result of an acquisition: either a lease, or the lock is held by someone else.
+struct Acquisition {
+    /// Set when acquired.
+    std::optional<Lease> lease;
+    /// When not acquired: the current holder's remaining TTL at the last attempt.
+    milliseconds holder_ttl{0};
+    /// Attempts made (1 for try_acquire).
+    unsigned attempts = 0;
+
+    bool acquired() const noexcept { return lease.has_value(); }
+};
+
+enum class RenewStatus {
+    renewed,
+    /// The lock is gone (expired, released) or held by another owner.
+    not_owner,
+    /// Redis refused: acquisition time + max_hold has passed. The lease runs out on its own.
+    max_hold_exceeded,
+};
+
+struct Renewal {
+    RenewStatus status;
+    /// The new TTL (renewed only). Clamped by Redis so a lease never outlives max_hold.
+    milliseconds ttl{0};
+    /// Local safe-until for the renewed lease, from the renew request's send time.
+    steady_time safe_until{};
+    /// Fence of the lease (renewed and max_hold_exceeded); renewal never changes it.
+    std::optional<FencingToken> fence;
+};
+
+enum class ReleaseStatus {
+    released,
+    /// Nothing deleted: the lease expired or another owner holds the lock now.
+    not_owner,
+};
+
+/// Who holds a lock, from `inspect`.
+struct HolderState {
+    std::string owner;
+    FencingToken fence{0};
+    milliseconds ttl{0};
+    milliseconds lease{0};
+    milliseconds held_for{0};
+    milliseconds since_renew{0};
+    /// Time left until Redis refuses renewals (acquired_at + max_hold - now).
+    milliseconds max_hold_left{0};
+    std::uint64_t renewals = 0;
+    std::string host;
+    std::int64_t pid = 0;
+    std::string label;
+};
+
+struct LockInfo {
+    /// The counter's current value: the last fence ever issued for this resource (0: none).
+    FencingToken last_fence{0};
+    /// Set when the lock is currently held.
+    std::optional<HolderState> holder;
+};
+
+std::string_view to_string(RenewStatus s) noexcept;
+std::string_view to_string(ReleaseStatus s) noexcept;
+
+template <typename T>
+using Result = std::expected<T, std::error_code>;
+
+/// Thread-safe client. Calls from several threads use up to `pool_size` connections.
+/// Every call is bounded by the connect and command timeouts; a connection that timed out is
+/// dropped and re-established on the next call. When Redis cannot be reached or fails, every
+/// operation returns an error: never "acquired" (fail closed).
+class LockClient {
+public:
+    /// Validates the options; connections are opened lazily on first use.
+    static std::expected<LockClient, OptionError> create(ClientOptions options);
+
+    LockClient(LockClient&&) noexcept;
+    LockClient& operator=(LockClient&&) noexcept;
+    ~LockClient();
+
+    /// One attempt with a fresh owner token.
+    Result<Acquisition> try_acquire(const ResourceName& resource, const AcquireOptions& options);
+    /// One attempt with a given owner token. If Redis already holds the lock for this token,
+    /// returns the existing lease and fence unchanged (reacquired = true) without incrementing.
+    Result<Acquisition> try_acquire(const ResourceName& resource, const OwnerToken& owner,
+                                    const AcquireOptions& options);
+
+    /// Attempts until acquired, `options.wait` has elapsed or `stop` is requested, sleeping
+    /// with full-jitter backoff in between. One owner token for all attempts, so an attempt
+    /// whose reply was lost is recovered by the next one. Transport errors are retried inside
+    /// the wait; when the wait ends on an error, that error is returned (not "contended").
+    Result<Acquisition> acquire(const ResourceName& resource, const AcquireOptions& options,
+                                std::stop_token stop = {});
+    Result<Acquisition> acquire(const ResourceName& resource, const OwnerToken& owner,
+                                const AcquireOptions& options, std::stop_token stop = {});
+
+    /// Extends the lease to `lease` from now if `owner` still holds it, up to the max hold.
+    Result<Renewal> renew(const ResourceName& resource, const OwnerToken& owner,
+                          milliseconds lease);
+
+    /// Deletes the lock only if `owner` still holds it (compare-and-delete).
+    Result<ReleaseStatus> release(const ResourceName& resource, const OwnerToken& owner);
+
+    /// Reads the lock and its counter without changing anything.
+    Result<LockInfo> inspect(const ResourceName& resource);
+
+    const ClientOptions& options() const noexcept;
+
+private:
+    struct Impl;
+    explicit LockClient(std::unique_ptr<Impl> impl) noexcept;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fencelock

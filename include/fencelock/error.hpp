@@ -1,0 +1,58 @@
+#pragma once
+/// Transport and server failures as std::error_code values of the `fencelock` category, and
+/// what a caller should do about each.
+///
+/// Expected outcomes of the protocol (contended, not owner, max hold reached) are NOT errors:
+/// they come back as values. An error here means Redis did not give us an answer we can act on.
+
+#include <string_view>
+#include <system_error>
+
+namespace fencelock {
+
+enum class errc {
+    /// Could not connect (refused, unreachable, connect timeout). Nothing was sent.
+    unavailable = 1,
+    /// A command was sent but no complete reply arrived in time, or the connection broke
+    /// after sending. Redis may or may not have executed it.
+    reply_timeout,
+    /// The connection broke after the command was written; same uncertainty as reply_timeout.
+    connection_lost,
+    /// AUTH was refused (wrong password, unknown ACL user) or required and missing.
+    auth_failed,
+    /// Redis answers but will not serve writes now (LOADING, BUSY, READONLY, MASTERDOWN, OOM...).
+    server_busy,
+    /// A key of the lock has the wrong type or content (e.g. `fence:{R}` is not an integer).
+    /// Nothing was changed; an operator must repair the key.
+    corrupt_key,
+    /// Any other error reply from Redis, or a reply the protocol did not expect.
+    protocol_error,
+};
+
+/// What a caller should do next after an error.
+enum class failure_kind {
+    /// Nothing happened on the server; trying again (with backoff) is safe.
+    retryable,
+    /// The request may have been executed. For acquire, retry with the SAME owner token
+    /// (the script answers with the existing fence); for renew, treat the lease as at risk.
+    outcome_unknown,
+    /// Retrying will not help without a configuration or data fix.
+    fatal,
+};
+
+const std::error_category& error_category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+/// Classification of any error code returned by this library.
+failure_kind classify(std::error_code ec) noexcept;
+
+/// Stable snake_case name of a failure kind ("retryable", "outcome_unknown", "fatal").
+std::string_view to_string(failure_kind kind) noexcept;
+
+}  // namespace fencelock
+
+template <>
+struct std::is_error_code_enum<fencelock::errc> : std::true_type {};

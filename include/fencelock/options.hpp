@@ -1,0 +1,73 @@
+#pragma once
+/// Option aggregates. Every field has a documented default; build them with designated
+/// initializers and check them once with validate(), which names the offending field.
+
+#include <chrono>
+#include <cstddef>
+#include <expected>
+#include <string>
+
+#include "fencelock/redis_url.hpp"
+
+namespace fencelock {
+
+using std::chrono::milliseconds;
+
+/// A field that failed validation and why.
+struct OptionError {
+    std::string field;
+    std::string message;
+};
+
+/// Full-jitter exponential backoff between acquisition attempts: the delay before retry n
+/// (n = 0, 1, ...) is uniform in [0, min(max, base * 2^n)]. Random spread keeps contenders
+/// from retrying in lockstep after a release.
+struct BackoffPolicy {
+    /// Ceiling of the first delay. Default 10 ms.
+    milliseconds base{10};
+    /// Largest ceiling any delay can have. Default 1 s.
+    milliseconds max{1000};
+
+    std::expected<void, OptionError> validate() const;
+};
+
+struct ClientOptions {
+    /// Redis server. Default 127.0.0.1:6379, db 0, no AUTH.
+    RedisEndpoint endpoint{};
+    /// Prepended to every key (`<prefix>lock:{R}`), to share one Redis between applications.
+    /// Must not contain '{' or '}' (it would move the Cluster hash tag). Default empty.
+    std::string key_prefix{};
+    /// Limit for establishing a TCP connection (and AUTH/SELECT). Default 1 s.
+    milliseconds connect_timeout{1000};
+    /// Limit for one command's reply. A command that times out has an unknown outcome and
+    /// its connection is dropped and re-established on next use. Default 1 s.
+    milliseconds command_timeout{1000};
+    /// Connections kept for concurrent callers of one client. Default 4.
+    std::size_t pool_size = 4;
+    /// Fraction of each lease the client does not trust, for clock-rate drift between this
+    /// host and Redis: a lease is considered safe until send_time + ttl * (1 - factor).
+    /// Default 0.01.
+    double clock_drift_factor = 0.01;
+    /// Label stored with each lease as holder metadata (next to host and pid). Default empty.
+    std::string holder_label{};
+
+    std::expected<void, OptionError> validate() const;
+};
+
+struct AcquireOptions {
+    /// Lease length: Redis deletes the lock this long after acquisition unless renewed.
+    /// Must be at least 10 ms. Default 30 s.
+    milliseconds lease{30'000};
+    /// Hard limit on total ownership, enforced by Redis from its own clock: renewals are
+    /// refused past acquisition + max_hold. Must be >= lease. Default 1 h.
+    milliseconds max_hold{std::chrono::hours(1)};
+    /// How long acquire() keeps trying while the lock is contended or Redis is failing.
+    /// Zero means one attempt. Default 0. Ignored by try_acquire().
+    milliseconds wait{0};
+    /// Delays between attempts inside `wait`.
+    BackoffPolicy backoff{};
+
+    std::expected<void, OptionError> validate() const;
+};
+
+}  // namespace fencelock

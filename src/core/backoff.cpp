@@ -1,0 +1,19 @@
+#include "core/backoff.hpp"
+
+namespace fencelock::detail {
+
+std::chrono::milliseconds backoff_ceiling(const BackoffPolicy& policy, unsigned attempt) noexcept {
+    // Double until the cap instead of computing 2^attempt, which overflows past 63.
+    std::chrono::milliseconds ceiling = policy.base;
+    for (unsigned i = 0; i < attempt && ceiling < policy.max; ++i) ceiling *= 2;
+    return ceiling < policy.max ? ceiling : policy.max;
+}
+
+std::chrono::milliseconds full_jitter(const BackoffPolicy& policy, unsigned attempt,
+                                      std::mt19937_64& rng) noexcept {
+    std::uniform_int_distribution<std::chrono::milliseconds::rep> pick(
+        0, backoff_ceiling(policy, attempt).count());
+    return std::chrono::milliseconds(pick(rng));
+}
+
+}  // namespace fencelock::detail

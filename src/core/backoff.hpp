@@ -1,0 +1,17 @@
+#pragma once
+// Full-jitter exponential backoff (pure; the caller supplies the random source).
+#include <chrono>
+#include <random>
+
+#include "fencelock/options.hpp"
+
+namespace fencelock::detail {
+
+/// min(policy.max, policy.base * 2^attempt), without overflow for any attempt.
+std::chrono::milliseconds backoff_ceiling(const BackoffPolicy& policy, unsigned attempt) noexcept;
+
+/// A delay uniform in [0, backoff_ceiling(policy, attempt)].
+std::chrono::milliseconds full_jitter(const BackoffPolicy& policy, unsigned attempt,
+                                      std::mt19937_64& rng) noexcept;
+
+}  // namespace fencelock::detail

@@ -1,0 +1,144 @@
+#include "redis/hiredis_connection.hpp"
+
+#include <hiredis/hiredis.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "fencelock/error.hpp"
+
+namespace fencelock::detail {
+namespace {
+
+timeval to_timeval(std::chrono::milliseconds d) {
+    return {static_cast<time_t>(d.count() / 1000), static_cast<suseconds_t>((d.count() % 1000) * 1000)};
+}
+
+Reply convert(const redisReply* r) {
+    switch (r->type) {
+        case REDIS_REPLY_INTEGER: return Reply::make_integer(r->integer);
+        case REDIS_REPLY_STRING: return Reply::make_string(std::string(r->str, r->len));
+        case REDIS_REPLY_STATUS: return {Reply::Kind::status, 0, std::string(r->str, r->len), {}};
+        case REDIS_REPLY_ERROR: return Reply::make_error(std::string(r->str, r->len));
+        case REDIS_REPLY_ARRAY: {
+            std::vector<Reply> elements;
+            elements.reserve(r->elements);
+            for (size_t i = 0; i < r->elements; ++i) elements.push_back(convert(r->element[i]));
+            return Reply::make_array(std::move(elements));
+        }
+        default: return Reply::make_nil();
+    }
+}
+
+struct ReplyDeleter {
+    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
+};
+using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+
+class HiredisConnection final : public Connection {
+public:
+    explicit HiredisConnection(ConnectionSettings s) : settings_(std::move(s)) {}
+    ~HiredisConnection() override { drop(); }
+
+    std::expected<Reply, std::error_code> command(std::span<const std::string_view> argv) override {
+        if (ctx_ != nullptr && peer_closed()) drop();
+        if (ctx_ == nullptr) {
+            if (auto ec = connect()) return std::unexpected(ec);
+        }
+        auto reply = send(argv);
+        if (!reply) {
+            // After a timeout or broken socket the stream may hold a late reply: never reuse it.
+            drop();
+            return std::unexpected(transport_error());
+        }
+        return convert(reply.get());
+    }
+
+private:
+    ReplyPtr send(std::span<const std::string_view> argv) {
+        std::vector<const char*> ptrs;
+        std::vector<size_t> lens;
+        ptrs.reserve(argv.size());
+        lens.reserve(argv.size());
+        for (auto a : argv) {
+            ptrs.push_back(a.data());
+            lens.push_back(a.size());
+        }
+        errno = 0;
+        return ReplyPtr(static_cast<redisReply*>(
+            redisCommandArgv(ctx_, static_cast<int>(argv.size()), ptrs.data(), lens.data())));
+    }
+
+    std::error_code transport_error() const {
+        // hiredis reports a receive timeout as an I/O error with errno EAGAIN.
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT) return errc::reply_timeout;
+        return errc::connection_lost;
+    }
+
+    // A server restart or idle-timeout close is visible as a readable socket with nothing to
+    // read; catch it before sending so an idle connection's death costs no uncertain command.
+    bool peer_closed() const {
+        pollfd p{ctx_->fd, POLLIN, 0};
+        return ::poll(&p, 1, 0) != 0;
+    }
+
+    std::error_code connect() {
+        timeval tv = to_timeval(settings_.connect_timeout);
+        ctx_ = redisConnectWithTimeout(settings_.endpoint.host.c_str(), settings_.endpoint.port, tv);
+        if (ctx_ == nullptr || ctx_->err != 0) {
+            drop();
+            return errc::unavailable;
+        }
+        // AUTH and SELECT run under the connect timeout; no command of the caller is sent yet,
+        // so any failure here means "nothing happened".
+        redisSetTimeout(ctx_, tv);
+        redisEnableKeepAlive(ctx_);
+        if (auto ec = handshake()) {
+            drop();
+            return ec;
+        }
+        redisSetTimeout(ctx_, to_timeval(settings_.command_timeout));
+        return {};
+    }
+
+    std::error_code handshake() {
+        const RedisEndpoint& ep = settings_.endpoint;
+        std::vector<std::string_view> auth;
+        if (!ep.password.empty()) {
+            auth = {"AUTH"};
+            if (!ep.user.empty()) auth.push_back(ep.user);
+            auth.push_back(ep.password);
+        }
+        std::string db = std::to_string(ep.db);
+        std::vector<std::vector<std::string_view>> steps;
+        if (!auth.empty()) steps.push_back(auth);
+        if (ep.db != 0) steps.push_back({"SELECT", db});
+        for (const auto& step : steps) {
+            ReplyPtr r = send(step);
+            if (!r) return errc::unavailable;
+            if (r->type == REDIS_REPLY_ERROR) {
+                std::error_code ec = error_from_reply(std::string(r->str, r->len));
+                return step.front() == "AUTH" ? std::error_code(errc::auth_failed) : ec;
+            }
+        }
+        return {};
+    }
+
+    void drop() noexcept {
+        if (ctx_ != nullptr) redisFree(ctx_);
+        ctx_ = nullptr;
+    }
+
+    ConnectionSettings settings_;
+    redisContext* ctx_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Connection> make_hiredis_connection(ConnectionSettings settings) {
+    return std::make_unique<HiredisConnection>(std::move(settings));
+}
+
+}  // namespace fencelock::detail

@@ -1,0 +1,25 @@
+#include "redis/reply.hpp"
+
+#include <string_view>
+
+#include "fencelock/error.hpp"
+
+namespace fencelock::detail {
+
+std::error_code error_from_reply(const std::string& message) {
+    const std::string_view m = message;
+    auto has = [&](std::string_view s) { return m.find(s) != std::string_view::npos; };
+    for (std::string_view busy : {"LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN",
+                                  "CLUSTERDOWN", "OOM"})
+        if (m.starts_with(busy)) return errc::server_busy;
+    if (m.starts_with("NOAUTH") || m.starts_with("WRONGPASS") || m.starts_with("NOPERM") ||
+        has("invalid password") || has("invalid username-password"))
+        return errc::auth_failed;
+    // A script that failed on our own keys: a wrong type, a counter that is not an integer,
+    // or a lease hash with missing fields. The scripts write nothing before these can fail.
+    if (has("WRONGTYPE") || has("not an integer") || has("user_script") || has("Error running script"))
+        return errc::corrupt_key;
+    return errc::protocol_error;
+}
+
+}  // namespace fencelock::detail

@@ -1,0 +1,68 @@
+#include "cli.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "fencelock/duration.hpp"
+
+namespace fencelock::cli {
+
+void emit(const nlohmann::json& object) {
+    // Resource names are arbitrary bytes: replace invalid UTF-8 rather than throw.
+    std::cout << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+}
+
+int fail(int exit_code, std::string_view error, std::string_view message, std::string_view field) {
+    nlohmann::json out{{"error", error}, {"message", message}};
+    if (!field.empty()) out["field"] = field;
+    emit(out);
+    std::cerr << "fencelock: " << (field.empty() ? "" : std::string(field) + ": ") << message << "\n";
+    return exit_code;
+}
+
+int redis_failure(std::error_code ec) {
+    nlohmann::json out{{"error", "redis"},
+                       {"code", ec.value()},
+                       {"kind", to_string(classify(ec))},
+                       {"message", ec.message()}};
+    emit(out);
+    std::cerr << "fencelock: " << ec.message() << " [" << to_string(classify(ec)) << "]\n";
+    return exit_unavailable;
+}
+
+std::chrono::milliseconds parse_duration_flag(std::string_view flag, const std::string& text) {
+    auto d = parse_duration(text);
+    if (!d) throw InputError{std::string(flag), d.error().message};
+    return *d;
+}
+
+ResourceName parse_resource(const std::string& text) {
+    auto r = ResourceName::make(text);
+    if (!r) throw InputError{"RESOURCE", r.error().message};
+    return *r;
+}
+
+OwnerToken parse_owner(const std::string& text) {
+    auto o = OwnerToken::make(text);
+    if (!o) throw InputError{"--owner", o.error().message};
+    return *o;
+}
+
+LockClient make_client(const Globals& globals) {
+    std::string url = globals.redis_url;
+    if (url.empty()) {
+        const char* env = std::getenv("FENCELOCK_REDIS_URL");
+        url = env != nullptr && *env != '\0' ? env : "redis://127.0.0.1:6379";
+    }
+    auto endpoint = parse_redis_url(url);
+    if (!endpoint) throw InputError{"--redis", endpoint.error().message};
+    const auto timeout = parse_duration_flag("--timeout", globals.timeout);
+    auto client = LockClient::create(ClientOptions{
+        .endpoint = *endpoint, .connect_timeout = timeout, .command_timeout = timeout});
+    if (!client) throw InputError{client.error().field, client.error().message};
+    return std::move(*client);
+}
+
+}  // namespace fencelock::cli

@@ -1,0 +1,62 @@
+#pragma once
+// Shared plumbing of the fencelock command-line tool: exit codes, the one-JSON-object output
+// rule, global options and input parsing that names the offending flag.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json_fwd.hpp>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "fencelock/client.hpp"
+
+namespace fencelock::cli {
+
+/// Documented exit codes (README, "Exit codes").
+enum Exit : int {
+    exit_ok = 0,
+    exit_internal = 1,
+    exit_invalid_input = 2,
+    exit_negative = 3,
+    exit_unavailable = 4,
+};
+
+/// Thrown by parsing helpers for bad user input; main() turns it into exit 2.
+struct InputError {
+    std::string field;
+    std::string message;
+};
+
+/// Options every command shares.
+struct Globals {
+    std::string redis_url;
+    std::string timeout = "1s";
+};
+
+/// The program: registered commands set `run`, which main() calls after parsing.
+struct Program {
+    CLI::App app{"fencelock: Redis leases with fencing tokens"};
+    Globals globals;
+    std::function<int()> run;
+};
+
+/// Prints exactly one JSON object on stdout.
+void emit(const nlohmann::json& object);
+/// Prints an error object on stdout and a diagnostic on stderr; returns the exit code.
+int fail(int exit_code, std::string_view error, std::string_view message, std::string_view field = {});
+/// Reports a Redis failure (exit 4) with its classification.
+int redis_failure(std::error_code ec);
+
+std::chrono::milliseconds parse_duration_flag(std::string_view flag, const std::string& text);
+ResourceName parse_resource(const std::string& text);
+OwnerToken parse_owner(const std::string& text);
+/// Validates the global options and builds a client (no I/O yet).
+LockClient make_client(const Globals& globals);
+
+void register_lock_commands(Program& program);
+void register_bench_command(Program& program);
+void register_store_commands(Program& program);
+
+}  // namespace fencelock::cli

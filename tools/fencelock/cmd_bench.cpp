@@ -1,0 +1,112 @@
+// bench: acquire+release cycles on distinct resources, one client (one connection) per thread.
+// A measurement tool, not a test: it reports figures and asserts nothing.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace fencelock::cli {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+struct BenchArgs {
+    int clients = 1;
+    std::string duration = "5s";
+    std::string lease = "10s";
+};
+
+struct ClientStats {
+    std::vector<std::int64_t> cycle_us;
+    std::uint64_t errors = 0;
+    std::error_code first_error;
+};
+
+std::int64_t percentile(const std::vector<std::int64_t>& sorted, double p) {
+    if (sorted.empty()) return 0;
+    auto index = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1));
+    return sorted[index];
+}
+
+int run_bench(const Globals& g, const BenchArgs& a) {
+    if (a.clients < 1 || a.clients > 1024) throw InputError{"--clients", "must be from 1 to 1024"};
+    const auto duration = parse_duration_flag("--duration", a.duration);
+    const AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
+    if (auto ok = options.validate(); !ok) throw InputError{"--lease", ok.error().message};
+
+    std::vector<LockClient> clients;
+    for (int i = 0; i < a.clients; ++i) clients.push_back(make_client(g));
+    std::vector<ClientStats> stats(static_cast<std::size_t>(a.clients));
+    std::atomic<bool> stop{false};
+    std::vector<std::jthread> threads;
+    const auto started = clock::now();
+    for (int i = 0; i < a.clients; ++i) {
+        threads.emplace_back([&, i] {
+            // A fixed name per client index: repeated runs reuse the same fence counters.
+            const auto resource = *ResourceName::make("fencelock-bench:" + std::to_string(i));
+            auto& s = stats[static_cast<std::size_t>(i)];
+            while (!stop.load(std::memory_order_relaxed)) {
+                const auto t0 = clock::now();
+                auto acquired = clients[static_cast<std::size_t>(i)].try_acquire(resource, options);
+                bool ok = acquired && acquired->acquired();
+                if (ok) {
+                    auto released = clients[static_cast<std::size_t>(i)].release(resource, acquired->lease->owner);
+                    ok = released && *released == ReleaseStatus::released;
+                    if (!released && !s.first_error) s.first_error = released.error();
+                } else if (!acquired && !s.first_error) {
+                    s.first_error = acquired.error();
+                }
+                if (!ok) {
+                    ++s.errors;
+                    continue;
+                }
+                s.cycle_us.push_back(
+                    std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
+            }
+        });
+    }
+    std::this_thread::sleep_for(duration);  // the measurement window itself
+    stop = true;
+    threads.clear();
+    const double elapsed = std::chrono::duration<double>(clock::now() - started).count();
+
+    std::vector<std::int64_t> all;
+    std::uint64_t errors = 0;
+    std::error_code first_error;
+    for (auto& s : stats) {
+        all.insert(all.end(), s.cycle_us.begin(), s.cycle_us.end());
+        errors += s.errors;
+        if (!first_error) first_error = s.first_error;
+    }
+    if (all.empty() && first_error) return redis_failure(first_error);
+    std::sort(all.begin(), all.end());
+    emit({{"scenario", "distinct"},
+          {"clients", a.clients},
+          {"duration_s", elapsed},
+          {"cycles", all.size()},
+          {"cycles_per_sec", static_cast<double>(all.size()) / elapsed},
+          {"p50_us", percentile(all, 0.50)},
+          {"p99_us", percentile(all, 0.99)},
+          {"max_us", all.empty() ? 0 : all.back()},
+          {"errors", errors}});
+    return exit_ok;
+}
+
+}  // namespace
+
+void register_bench_command(Program& p) {
+    auto args = std::make_shared<BenchArgs>();
+    auto* cmd = p.app.add_subcommand("bench", "measure acquire+release cycles per second");
+    cmd->add_option("--clients", args->clients, "concurrent clients, each with its own connection (default 1)");
+    cmd->add_option("--duration", args->duration, "measurement time (default 5s)");
+    cmd->add_option("--lease", args->lease, "lease length per cycle (default 10s)");
+    cmd->callback([&p, args] { p.run = [&p, args] { return run_bench(p.globals, *args); }; });
+}
+
+}  // namespace fencelock::cli

@@ -1,0 +1,130 @@
+// acquire / renew / release / inspect: one script call each, one JSON object out.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+
+#include "cli.hpp"
+
+namespace fencelock::cli {
+namespace {
+
+using nlohmann::json;
+
+struct AcquireArgs {
+    std::string resource, lease, wait, owner, max_hold;
+};
+
+int run_acquire(const Globals& g, const AcquireArgs& a, const CLI::App& cmd) {
+    const auto resource = parse_resource(a.resource);
+    AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
+    options.max_hold = cmd.count("--max-hold") ? parse_duration_flag("--max-hold", a.max_hold)
+                                               : std::max(options.max_hold, options.lease);
+    if (cmd.count("--wait")) options.wait = parse_duration_flag("--wait", a.wait);
+    if (auto ok = options.validate(); !ok) {
+        std::string flag = "--" + ok.error().field;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        throw InputError{flag, ok.error().message};
+    }
+    const auto owner = cmd.count("--owner") ? parse_owner(a.owner) : OwnerToken::generate();
+    auto client = make_client(g);
+
+    auto result = client.acquire(resource, owner, options);
+    if (!result) return redis_failure(result.error());
+    if (!result->acquired()) {
+        emit({{"acquired", false}, {"resource", resource.str()}, {"reason", "contended"},
+              {"pttl_ms", result->holder_ttl.count()}, {"attempts", result->attempts}});
+        return exit_negative;
+    }
+    const Lease& lease = *result->lease;
+    emit({{"acquired", true}, {"resource", resource.str()}, {"owner", lease.owner.str()},
+          {"fence", lease.fence.value()}, {"lease_ms", lease.ttl.count()},
+          {"reacquired", lease.reacquired}, {"attempts", result->attempts}});
+    return exit_ok;
+}
+
+int run_renew(const Globals& g, const std::string& r, const std::string& owner_text,
+              const std::string& lease_text) {
+    const auto resource = parse_resource(r);
+    const auto owner = parse_owner(owner_text);
+    const auto lease = parse_duration_flag("--lease", lease_text);
+    if (lease < std::chrono::milliseconds(10)) throw InputError{"--lease", "must be at least 10ms"};
+    auto client = make_client(g);
+    auto result = client.renew(resource, owner, lease);
+    if (!result) return redis_failure(result.error());
+    if (result->status != RenewStatus::renewed) {
+        json out{{"renewed", false}, {"resource", resource.str()}, {"reason", to_string(result->status)}};
+        if (result->fence) out["fence"] = result->fence->value();
+        emit(out);
+        return exit_negative;
+    }
+    emit({{"renewed", true}, {"resource", resource.str()}, {"fence", result->fence->value()},
+          {"lease_ms", result->ttl.count()}});
+    return exit_ok;
+}
+
+int run_release(const Globals& g, const std::string& r, const std::string& owner_text) {
+    const auto resource = parse_resource(r);
+    const auto owner = parse_owner(owner_text);
+    auto client = make_client(g);
+    auto result = client.release(resource, owner);
+    if (!result) return redis_failure(result.error());
+    if (*result != ReleaseStatus::released) {
+        emit({{"released", false}, {"resource", resource.str()}, {"reason", to_string(*result)}});
+        return exit_negative;
+    }
+    emit({{"released", true}, {"resource", resource.str()}});
+    return exit_ok;
+}
+
+int run_inspect(const Globals& g, const std::string& r) {
+    const auto resource = parse_resource(r);
+    auto client = make_client(g);
+    auto result = client.inspect(resource);
+    if (!result) return redis_failure(result.error());
+    json out{{"resource", resource.str()}, {"held", result->holder.has_value()},
+             {"last_fence", result->last_fence.value()}};
+    if (const auto& h = result->holder) {
+        out.update({{"owner", h->owner}, {"fence", h->fence.value()}, {"pttl_ms", h->ttl.count()},
+                    {"lease_ms", h->lease.count()}, {"held_for_ms", h->held_for.count()},
+                    {"since_renew_ms", h->since_renew.count()}, {"renewals", h->renewals},
+                    {"max_hold_left_ms", h->max_hold_left.count()},
+                    {"holder", {{"host", h->host}, {"pid", h->pid}, {"label", h->label}}}});
+    }
+    emit(out);
+    return exit_ok;
+}
+
+}  // namespace
+
+void register_lock_commands(Program& p) {
+    auto acquire = std::make_shared<AcquireArgs>();
+    auto* cmd = p.app.add_subcommand("acquire", "take the lease of RESOURCE and print its fencing token");
+    cmd->add_option("resource", acquire->resource, "resource name")->required();
+    cmd->add_option("--lease", acquire->lease, "lease length, e.g. 30s")->required();
+    cmd->add_option("--wait", acquire->wait, "keep trying this long (default: one attempt)");
+    cmd->add_option("--owner", acquire->owner, "owner token to use (retry after a lost reply)");
+    cmd->add_option("--max-hold", acquire->max_hold, "renewals refused after this (default max(1h, lease))");
+    cmd->callback([&p, acquire, cmd] { p.run = [&p, acquire, cmd] { return run_acquire(p.globals, *acquire, *cmd); }; });
+
+    auto renew = std::make_shared<std::array<std::string, 3>>();
+    cmd = p.app.add_subcommand("renew", "extend a lease held by OWNER");
+    cmd->add_option("resource", (*renew)[0], "resource name")->required();
+    cmd->add_option("--owner", (*renew)[1], "owner token from acquire")->required();
+    cmd->add_option("--lease", (*renew)[2], "new lease length from now")->required();
+    cmd->callback([&p, renew] { p.run = [&p, renew] { return run_renew(p.globals, (*renew)[0], (*renew)[1], (*renew)[2]); }; });
+
+    auto release = std::make_shared<std::array<std::string, 2>>();
+    cmd = p.app.add_subcommand("release", "delete the lock if OWNER still holds it");
+    cmd->add_option("resource", (*release)[0], "resource name")->required();
+    cmd->add_option("--owner", (*release)[1], "owner token from acquire")->required();
+    cmd->callback([&p, release] { p.run = [&p, release] { return run_release(p.globals, (*release)[0], (*release)[1]); }; });
+
+    auto inspect = std::make_shared<std::string>();
+    cmd = p.app.add_subcommand("inspect", "show the holder, TTL and last fence of RESOURCE");
+    cmd->add_option("resource", *inspect, "resource name")->required();
+    cmd->callback([&p, inspect] { p.run = [&p, inspect] { return run_inspect(p.globals, *inspect); }; });
+}
+
+}  // namespace fencelock::cli

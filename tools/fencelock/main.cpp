@@ -1,0 +1,42 @@
+// fencelock: command-line entry point. Every command prints one JSON object on stdout;
+// diagnostics go to stderr. Exit codes: see cli.hpp and the README.
+#include <exception>
+#include <iostream>
+
+#include "cli.hpp"
+
+int main(int argc, char** argv) {
+    using namespace fencelock::cli;
+    Program program;
+    program.app.require_subcommand(1);
+    program.app.set_version_flag("--version", "fencelock 0.1.0");
+    program.app.add_option("--redis", program.globals.redis_url,
+                           "redis://[user:password@]host:port[/db]; default $FENCELOCK_REDIS_URL, "
+                           "else redis://127.0.0.1:6379");
+    program.app.add_option("--timeout", program.globals.timeout,
+                           "limit for each Redis call, e.g. 500ms (default 1s)");
+    register_lock_commands(program);
+    register_bench_command(program);
+#ifdef FENCELOCK_WITH_STORE
+    register_store_commands(program);
+#endif
+
+    try {
+        program.app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return program.app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return program.app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return program.app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        return fail(exit_invalid_input, "invalid_input", e.what());
+    }
+    try {
+        return program.run();
+    } catch (const InputError& e) {
+        return fail(exit_invalid_input, "invalid_input", e.message, e.field);
+    } catch (const std::exception& e) {
+        return fail(exit_internal, "internal", e.what());
+    }
+}
