@@ -62,7 +62,7 @@ enum class RenewStatus {
 
 struct Renewal {
     RenewStatus status;
-    /// The new TTL (renewed only). Clamped by Redis so a lease never outlives max_hold.
+    /// The new TTL (renewed only).
     milliseconds ttl{0};
     /// Local safe-until for the renewed lease, from the renew request's send time.
     steady_time safe_until{};
@@ -134,7 +134,8 @@ public:
     Result<Acquisition> acquire(const ResourceName& resource, const OwnerToken& owner,
                                 const AcquireOptions& options, std::stop_token stop = {});
 
-    /// Extends the lease to `lease` from now if `owner` still holds it, up to the max hold.
+    /// Extends the lease to `lease` from now if `owner` still holds it and the max hold has
+    /// not been reached (Redis decides both, from its own clock).
     Result<Renewal> renew(const ResourceName& resource, const OwnerToken& owner,
                           milliseconds lease);
 

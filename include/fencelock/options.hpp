@@ -58,8 +58,9 @@ struct AcquireOptions {
     /// Lease length: Redis deletes the lock this long after acquisition unless renewed.
     /// Must be at least 10 ms. Default 30 s.
     milliseconds lease{30'000};
-    /// Hard limit on total ownership, enforced by Redis from its own clock: renewals are
-    /// refused past acquisition + max_hold. Must be >= lease. Default 1 h.
+    /// Limit on total ownership, enforced by Redis from its own clock: renewals are refused
+    /// from acquisition + max_hold on, so no lease outlives acquisition + max_hold + lease.
+    /// Must be >= lease. Default 1 h.
     milliseconds max_hold{std::chrono::hours(1)};
     /// How long acquire() keeps trying while the lock is contended or Redis is failing.
     /// Zero means one attempt. Default 0. Ignored by try_acquire().

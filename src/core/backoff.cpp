@@ -3,9 +3,13 @@
 namespace fencelock::detail {
 
 std::chrono::milliseconds backoff_ceiling(const BackoffPolicy& policy, unsigned attempt) noexcept {
-    // Double until the cap instead of computing 2^attempt, which overflows past 63.
+    // Double until the cap instead of computing 2^attempt, which overflows past 63; stop
+    // before a doubling could overflow even when max is near the representable limit.
     std::chrono::milliseconds ceiling = policy.base;
-    for (unsigned i = 0; i < attempt && ceiling < policy.max; ++i) ceiling *= 2;
+    for (unsigned i = 0; i < attempt && ceiling < policy.max; ++i) {
+        if (ceiling > policy.max / 2) return policy.max;
+        ceiling *= 2;
+    }
     return ceiling < policy.max ? ceiling : policy.max;
 }
 

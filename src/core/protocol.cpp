@@ -35,18 +35,18 @@ bool as_fence(const Reply& r, FencingToken& out) {
 
 std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply) {
     std::int64_t flag = 0, ttl = 0, reacquired = 0;
-    if (!is_shape(reply, 2) || !as_int(reply.elements[0], flag)) return malformed();
+    if (!is_shape(reply, 1) || !as_int(reply.elements[0], flag)) return malformed();
     AcquireReply out;
     if (flag == 0) {
-        if (!as_int(reply.elements[1], ttl)) return malformed();
+        if (reply.elements.size() != 2 || !as_int(reply.elements[1], ttl)) return malformed();
         out.ttl = milliseconds(ttl);
         return out;
     }
+    if (flag != 1) return malformed();
     // A lease hash missing its fence makes Lua truncate the reply table at the nil.
-    if (flag != 1 || reply.elements.size() != 4) return std::unexpected(make_error_code(errc::corrupt_key));
-    if (!as_fence(reply.elements[1], out.fence) || !as_int(reply.elements[2], ttl) ||
-        !as_int(reply.elements[3], reacquired))
-        return malformed();
+    if (reply.elements.size() != 4 || !as_fence(reply.elements[1], out.fence))
+        return std::unexpected(make_error_code(errc::corrupt_key));
+    if (!as_int(reply.elements[2], ttl) || !as_int(reply.elements[3], reacquired)) return malformed();
     out.acquired = true;
     out.ttl = milliseconds(ttl);
     out.reacquired = reacquired == 1;
@@ -57,20 +57,20 @@ std::expected<RenewReply, std::error_code> decode_renew(const Reply& reply) {
     std::int64_t flag = 0, ttl = 0;
     if (!is_shape(reply, 1) || !as_int(reply.elements[0], flag)) return malformed();
     RenewReply out;
-    switch (flag) {
-        case 0: out.status = RenewStatus::not_owner; return out;
-        case 1:
-            out.status = RenewStatus::renewed;
-            if (reply.elements.size() != 3 || !as_int(reply.elements[2], ttl)) return malformed();
-            out.ttl = milliseconds(ttl);
-            break;
-        case 2: out.status = RenewStatus::max_hold_exceeded; break;
-        default: return malformed();
-    }
+    if (flag == 0) return out;  // not_owner
+    if (flag != 1 && flag != 2) return malformed();
+    // The fence comes first: a lease hash missing it truncates the reply right after the flag.
     FencingToken fence{0};
     if (reply.elements.size() < 2 || !as_fence(reply.elements[1], fence))
         return std::unexpected(make_error_code(errc::corrupt_key));
     out.fence = fence;
+    if (flag == 2) {
+        out.status = RenewStatus::max_hold_exceeded;
+        return out;
+    }
+    if (reply.elements.size() != 3 || !as_int(reply.elements[2], ttl)) return malformed();
+    out.status = RenewStatus::renewed;
+    out.ttl = milliseconds(ttl);
     return out;
 }
 

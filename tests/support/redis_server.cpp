@@ -38,6 +38,7 @@ std::string quote(const std::string& s) {
 std::string capture(const std::vector<std::string>& argv) {
     std::string cmd;
     for (const auto& a : argv) cmd += quote(a) + " ";
+    cmd += " 2>&1";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
     if (!pipe) throw std::runtime_error("popen failed: " + cmd);
     std::string out;

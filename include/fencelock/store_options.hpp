@@ -1,0 +1,65 @@
+#pragma once
+/// Where a fenced store lives and how it behaves: database URLs and StoreOptions.
+
+#include <chrono>
+#include <cstddef>
+#include <expected>
+#include <string>
+#include <string_view>
+
+#include "fencelock/options.hpp"
+#include "fencelock/redis_url.hpp"
+
+namespace fencelock {
+
+enum class StoreBackend { sqlite, postgresql };
+
+/// Stable name of a backend ("sqlite", "postgresql").
+std::string_view to_string(StoreBackend backend) noexcept;
+
+/// A parsed database URL.
+struct DatabaseUrl {
+    StoreBackend backend = StoreBackend::sqlite;
+    /// SQLite: the file path. PostgreSQL: the whole URL, handed to libpq unchanged (so every
+    /// libpq URI parameter such as `?sslmode=` or `?options=` works).
+    std::string target;
+
+    /// The URL with any password replaced by `***`, safe for logs and errors.
+    std::string redacted() const;
+};
+
+/// Parses `sqlite:///path/to/file.db` (also `sqlite://relative/file.db`) or
+/// `postgresql://user[:password]@host[:port]/dbname[?param=value...]` (`postgres://` too).
+/// Any other scheme, an empty path or a URI libpq cannot parse is an error. No I/O.
+std::expected<DatabaseUrl, UrlError> parse_database_url(std::string_view url);
+
+/// Isolation level of transact() on PostgreSQL. The guard row lock (SELECT ... FOR UPDATE)
+/// is what orders fenced writers, so read_committed is enough for the fence; stronger
+/// levels protect the caller's own reads and make serialization failures (retried) possible.
+/// SQLite transactions are always serializable (one writer at a time).
+enum class Isolation { read_committed, repeatable_read, serializable };
+
+struct StoreOptions {
+    /// Database URL (see parse_database_url). Required: no default.
+    std::string url{};
+    /// Limit for opening a PostgreSQL connection; libpq counts whole seconds and at least 2.
+    /// Default 2 s.
+    milliseconds connect_timeout{2000};
+    /// Limit for one statement: PostgreSQL `statement_timeout`, SQLite `busy_timeout` (the wait
+    /// for the database's write lock). Exceeding it gives store_errc::timeout. Default 5 s.
+    milliseconds statement_timeout{5000};
+    /// Attempts of write() and transact() when the database reports a serialization failure,
+    /// a deadlock or a stale SQLite snapshot; each failed attempt was rolled back. Default 5.
+    unsigned max_attempts = 5;
+    /// Full-jitter delays between those attempts. Default 5 ms base, 200 ms max.
+    BackoffPolicy retry_backoff{.base = milliseconds(5), .max = milliseconds(200)};
+    /// PostgreSQL isolation of transact(). Default read_committed.
+    Isolation isolation = Isolation::read_committed;
+    /// Connections kept open for concurrent callers of one FencedStore. Default 4.
+    std::size_t pool_size = 4;
+
+    /// Checks every field (the URL included, without connecting); names the offending field.
+    std::expected<void, OptionError> validate() const;
+};
+
+}  // namespace fencelock

@@ -1,0 +1,73 @@
+#include <sys/random.h>
+
+#include <array>
+#include <cerrno>
+#include <system_error>
+
+#include "store/session.hpp"
+
+namespace fencelock::detail {
+
+StoreResult<std::unique_ptr<Session>> open_session(const DatabaseUrl& url, const StoreOptions& options,
+                                                   bool for_init) {
+    return url.backend == StoreBackend::sqlite ? open_sqlite(url, options, for_init)
+                                               : open_postgres(url, options, for_init);
+}
+
+StoreResult<void> check_schema(Session& session) {
+    auto rows = session.exec("SELECT version FROM fencelock_schema WHERE id = 1", std::span<const Param>{});
+    if (!rows) {
+        if (is(rows.error(), store_errc::statement_failed))
+            return std::unexpected(store_error(store_errc::invalid_schema, rows.error().detail));
+        return std::unexpected(rows.error());
+    }
+    if (rows->rows.empty() || !rows->rows[0][0])
+        return std::unexpected(store_error(store_errc::invalid_schema, "fencelock_schema has no version row"));
+    if (*rows->rows[0][0] != std::to_string(store_schema_version))
+        return std::unexpected(store_error(store_errc::invalid_schema,
+                                           "schema version " + *rows->rows[0][0] + ", this library uses " +
+                                               std::to_string(store_schema_version)));
+    return {};
+}
+
+SessionPool::Lease::~Lease() {
+    if (!session_ || !session_->healthy()) return;
+    std::lock_guard lock(pool_->mutex_);
+    if (pool_->idle_.size() < pool_->options_.pool_size) pool_->idle_.push_back(std::move(session_));
+}
+
+StoreResult<SessionPool::Lease> SessionPool::acquire() {
+    {
+        std::lock_guard lock(mutex_);
+        if (!idle_.empty()) {
+            auto s = std::move(idle_.back());
+            idle_.pop_back();
+            return Lease(*this, std::move(s));
+        }
+    }
+    auto s = open_session(url_, options_, false);
+    if (!s) return std::unexpected(s.error());
+    return Lease(*this, std::move(*s));
+}
+
+std::string random_id() {
+    std::array<unsigned char, 16> bytes{};
+    std::size_t filled = 0;
+    while (filled < bytes.size()) {
+        ssize_t n = getrandom(bytes.data() + filled, bytes.size() - filled, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw std::system_error(errno, std::generic_category(), "getrandom");
+        }
+        filled += static_cast<std::size_t>(n);
+    }
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string id;
+    for (unsigned char b : bytes) {
+        id.push_back(hex[b >> 4]);
+        id.push_back(hex[b & 0xf]);
+    }
+    return id;
+}
+
+}  // namespace fencelock::detail

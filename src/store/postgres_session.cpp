@@ -1,0 +1,162 @@
+// PostgreSQL through libpq. Statements are prepared once per connection (named statements,
+// parameter types inferred by the server) and run with text parameters.
+#include <libpq-fe.h>
+
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "store/session.hpp"
+
+namespace fencelock::detail {
+namespace {
+
+struct ResultDeleter {
+    void operator()(PGresult* r) const noexcept { PQclear(r); }
+};
+using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
+
+/// SQLSTATE -> what the caller must do. Connection loss is detected from the connection
+/// status first: a reply that never came has no SQLSTATE.
+store_errc map_sqlstate(std::string_view state) {
+    if (state == "40001" || state == "40P01") return store_errc::conflict;
+    if (state == "57014" || state == "55P03") return store_errc::timeout;
+    if (state == "57P01" || state == "57P02" || state == "57P03") return store_errc::connection_lost;
+    const std::string_view cls = state.substr(0, 2);
+    if (cls == "08") return store_errc::connection_lost;
+    for (std::string_view c : {"21", "22", "23", "25", "27", "2B", "42", "44", "0A", "P0"})
+        if (cls == c) return store_errc::statement_failed;
+    return store_errc::database_error;
+}
+
+std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+class PostgresSession final : public Session {
+public:
+    explicit PostgresSession(PGconn* conn) : conn_(conn) {}
+    ~PostgresSession() override { PQfinish(conn_); }
+
+    StoreResult<Rows> exec(std::string_view sql, std::span<const Param> params) override {
+        std::vector<std::string> text;
+        std::vector<const char*> values;
+        text.reserve(params.size());
+        values.reserve(params.size());
+        for (const Param& p : params) {
+            if (std::holds_alternative<std::monostate>(p)) {
+                text.emplace_back();
+                values.push_back(nullptr);
+                continue;
+            }
+            if (auto* i = std::get_if<std::int64_t>(&p)) text.push_back(std::to_string(*i));
+            else text.emplace_back(std::get<std::string_view>(p));
+            values.push_back(text.back().c_str());
+        }
+        // Pointers into `text` stay valid: it was reserved, so push_back never reallocated.
+        auto name = prepared(sql);
+        if (!name) return std::unexpected(name.error());
+        ResultPtr res;
+        if (*name != nullptr) {
+            res.reset(PQexecPrepared(conn_, (*name)->c_str(), static_cast<int>(values.size()), values.data(),
+                                     nullptr, nullptr, 0));
+        } else {
+            if (!connected()) return std::unexpected(failure(nullptr));
+            std::string owned(sql);
+            res.reset(PQexecParams(conn_, owned.c_str(), static_cast<int>(values.size()), nullptr,
+                                   values.data(), nullptr, nullptr, 0));
+        }
+        return collect(res.get());
+    }
+
+    StoreResult<void> exec_script(std::string_view sql) override {
+        std::string owned(sql);
+        ResultPtr res(PQexec(conn_, owned.c_str()));
+        if (!res || (PQresultStatus(res.get()) != PGRES_COMMAND_OK && PQresultStatus(res.get()) != PGRES_TUPLES_OK))
+            return std::unexpected(failure(res.get()));
+        return {};
+    }
+
+    /// Connected and outside any transaction (a session left inside one must not be reused).
+    bool healthy() const noexcept override {
+        return connected() && PQtransactionStatus(conn_) == PQTRANS_IDLE;
+    }
+    StoreBackend backend() const noexcept override { return StoreBackend::postgresql; }
+
+private:
+    bool connected() const noexcept { return PQstatus(conn_) == CONNECTION_OK; }
+
+    /// Prepares `sql` once per connection and returns its statement name, or nullptr when the
+    /// cache is full (ad-hoc SQL from many different mutations): then it runs unnamed. A
+    /// failed prepare is the statement's error (it also aborts an open transaction).
+    StoreResult<const std::string*> prepared(std::string_view sql) {
+        std::string key(sql);
+        if (auto it = statements_.find(key); it != statements_.end()) return &it->second;
+        if (statements_.size() >= max_statements) return nullptr;
+        if (!connected()) return std::unexpected(failure(nullptr));
+        std::string name = "fl" + std::to_string(statements_.size());
+        ResultPtr res(PQprepare(conn_, name.c_str(), key.c_str(), 0, nullptr));
+        if (!res || PQresultStatus(res.get()) != PGRES_COMMAND_OK) return std::unexpected(failure(res.get()));
+        return &statements_.emplace(std::move(key), std::move(name)).first->second;
+    }
+
+    StoreResult<Rows> collect(PGresult* res) {
+        const auto status = res != nullptr ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+        if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return std::unexpected(failure(res));
+        Rows out;
+        const int nrows = PQntuples(res), ncols = PQnfields(res);
+        out.rows.reserve(static_cast<std::size_t>(nrows));
+        for (int r = 0; r < nrows; ++r) {
+            auto& row = out.rows.emplace_back();
+            row.reserve(static_cast<std::size_t>(ncols));
+            for (int c = 0; c < ncols; ++c) {
+                if (PQgetisnull(res, r, c)) row.emplace_back();
+                else row.emplace_back(std::string(PQgetvalue(res, r, c), static_cast<std::size_t>(PQgetlength(res, r, c))));
+            }
+        }
+        const char* affected = PQcmdTuples(res);
+        out.affected = affected != nullptr && *affected != '\0' ? std::stoll(affected) : 0;
+        return out;
+    }
+
+    StoreError failure(PGresult* res) const {
+        if (!connected())
+            return store_error(store_errc::connection_lost, trim(PQerrorMessage(conn_)));
+        const char* state = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+        std::string message = trim(res != nullptr ? PQresultErrorMessage(res) : PQerrorMessage(conn_));
+        if (state == nullptr) return store_error(store_errc::database_error, message);
+        return store_error(map_sqlstate(state), std::string(state) + ": " + message);
+    }
+
+    static constexpr std::size_t max_statements = 128;
+    PGconn* conn_;
+    std::unordered_map<std::string, std::string> statements_;
+};
+
+}  // namespace
+
+StoreResult<std::unique_ptr<Session>> open_postgres(const DatabaseUrl& url, const StoreOptions& options,
+                                                    bool for_init) {
+    // libpq's connect_timeout is in whole seconds and treats values below 2 as 2.
+    const auto seconds = std::max<long long>(2, (options.connect_timeout.count() + 999) / 1000);
+    const std::string timeout = std::to_string(seconds);
+    const char* keys[] = {"dbname", "connect_timeout", "fallback_application_name", nullptr};
+    const char* values[] = {url.target.c_str(), timeout.c_str(), "fencelock", nullptr};
+    PGconn* conn = PQconnectdbParams(keys, values, 1);
+    if (conn == nullptr) return std::unexpected(store_error(store_errc::unavailable, "out of memory"));
+    if (PQstatus(conn) != CONNECTION_OK) {
+        std::string message = trim(PQerrorMessage(conn));
+        PQfinish(conn);
+        return std::unexpected(store_error(store_errc::unavailable, url.redacted() + ": " + message));
+    }
+    auto session = std::make_unique<PostgresSession>(conn);
+    const std::string set = "SET statement_timeout = " + std::to_string(options.statement_timeout.count());
+    if (auto r = session->exec_script(set); !r) return std::unexpected(r.error());
+    if (!for_init) {
+        if (auto r = check_schema(*session); !r) return std::unexpected(r.error());
+    }
+    return std::unique_ptr<Session>(std::move(session));
+}
+
+}  // namespace fencelock::detail

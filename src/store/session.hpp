@@ -1,0 +1,89 @@
+#pragma once
+// The seam between the store algorithms and a database driver. The algorithms (store.cpp,
+// transact.cpp, outbox.cpp) are written once against Session; postgres_session.cpp and
+// sqlite_session.cpp translate to libpq / SQLite and map driver errors to store_errc.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "fencelock/store.hpp"
+
+namespace fencelock::detail {
+
+/// A bound parameter: NULL, an integer or text (viewed, not copied: valid during exec()).
+using Param = std::variant<std::monostate, std::int64_t, std::string_view>;
+
+class Session {
+public:
+    virtual ~Session() = default;
+    /// Runs one statement with `$1..$N` placeholders and returns its rows as text.
+    /// Errors are mapped to store_errc; connection_lost means the connection is gone (and
+    /// healthy() is false from then on).
+    virtual StoreResult<Rows> exec(std::string_view sql, std::span<const Param> params) = 0;
+    /// Runs several statements without parameters (DDL).
+    virtual StoreResult<void> exec_script(std::string_view sql) = 0;
+    /// False once the connection is broken or was left inside a transaction: the pool drops it.
+    virtual bool healthy() const noexcept = 0;
+    virtual StoreBackend backend() const noexcept = 0;
+
+    StoreResult<Rows> exec(std::string_view sql, std::initializer_list<Param> params) {
+        return exec(sql, std::span<const Param>(params.begin(), params.size()));
+    }
+};
+
+/// Opens a session. `for_init`: SQLite may create the file; the schema is not checked.
+/// Otherwise the schema version is verified (invalid_schema when it does not match).
+StoreResult<std::unique_ptr<Session>> open_postgres(const DatabaseUrl& url, const StoreOptions& options,
+                                                    bool for_init);
+StoreResult<std::unique_ptr<Session>> open_sqlite(const DatabaseUrl& url, const StoreOptions& options,
+                                                  bool for_init);
+StoreResult<std::unique_ptr<Session>> open_session(const DatabaseUrl& url, const StoreOptions& options,
+                                                   bool for_init);
+
+/// Verifies fencelock_schema holds store_schema_version.
+StoreResult<void> check_schema(Session& session);
+
+/// Idle sessions for concurrent callers. A Lease returns its session on destruction unless
+/// the session became unhealthy or the pool already holds pool_size idle sessions.
+class SessionPool {
+public:
+    SessionPool(DatabaseUrl url, StoreOptions options) : url_(std::move(url)), options_(std::move(options)) {}
+
+    class Lease {
+    public:
+        Lease(SessionPool& pool, std::unique_ptr<Session> s) : pool_(&pool), session_(std::move(s)) {}
+        Lease(Lease&&) noexcept = default;
+        Lease& operator=(Lease&&) = delete;
+        ~Lease();
+        Session& operator*() const noexcept { return *session_; }
+        Session* operator->() const noexcept { return session_.get(); }
+
+    private:
+        SessionPool* pool_;
+        std::unique_ptr<Session> session_;
+    };
+
+    StoreResult<Lease> acquire();
+    const DatabaseUrl& url() const noexcept { return url_; }
+    const StoreOptions& options() const noexcept { return options_; }
+
+private:
+    DatabaseUrl url_;
+    StoreOptions options_;
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<Session>> idle_;
+};
+
+/// Error helpers.
+inline StoreError store_error(store_errc code, std::string detail) { return {make_error_code(code), std::move(detail)}; }
+inline bool is(const StoreError& e, store_errc code) noexcept { return e.code == make_error_code(code); }
+
+/// 32 lowercase hex characters from getrandom(2).
+std::string random_id();
+
+}  // namespace fencelock::detail

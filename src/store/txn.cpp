@@ -1,0 +1,77 @@
+#include <charconv>
+#include <limits>
+#include <stdexcept>
+#include <random>
+#include <thread>
+
+#include "core/backoff.hpp"
+#include "store/sql.hpp"
+#include "store/store_impl.hpp"
+
+namespace fencelock::detail {
+
+StoreResult<void> begin(Session& s, Isolation isolation) {
+    std::string_view stmt = sql::begin_sqlite;
+    if (s.backend() == StoreBackend::postgresql) {
+        switch (isolation) {
+            case Isolation::read_committed: stmt = "BEGIN ISOLATION LEVEL READ COMMITTED"; break;
+            case Isolation::repeatable_read: stmt = "BEGIN ISOLATION LEVEL REPEATABLE READ"; break;
+            case Isolation::serializable: stmt = "BEGIN ISOLATION LEVEL SERIALIZABLE"; break;
+        }
+    }
+    auto r = s.exec(stmt, std::span<const Param>{});
+    if (!r) return std::unexpected(r.error());
+    return {};
+}
+
+void rollback(Session& s) noexcept {
+    try {
+        (void)s.exec("ROLLBACK", std::span<const Param>{});
+    } catch (...) {  // allocation failure: the pool drops a session left in a transaction
+    }
+}
+
+StoreResult<void> commit(Session& s) {
+    auto r = s.exec("COMMIT", std::span<const Param>{});
+    if (r) return {};
+    if (is(r.error(), store_errc::connection_lost))
+        return std::unexpected(store_error(store_errc::commit_unknown, r.error().detail));
+    // SQLite keeps the transaction open after a failed COMMIT (e.g. busy): end it.
+    rollback(s);
+    return std::unexpected(r.error());
+}
+
+std::uint64_t parse_u64(const std::optional<std::string>& text) {
+    std::uint64_t v = 0;
+    if (text) std::from_chars(text->data(), text->data() + text->size(), v);
+    return v;
+}
+
+StoreResult<std::optional<Completion>> lookup_key(Session& s, std::string_view key) {
+    auto r = s.exec(sql::key_lookup, {Param(key)});
+    if (!r) return std::unexpected(r.error());
+    if (r->rows.empty()) return std::optional<Completion>{};
+    auto& row = r->rows[0];
+    return Completion{std::string(key), row[0].value_or(""), FencingToken(parse_u64(row[1])), row[2].value_or("")};
+}
+
+StoreResult<std::optional<FencingToken>> current_fence(Session& s, std::string_view resource) {
+    auto r = s.exec(sql::read_fence, {Param(resource)});
+    if (!r) return std::unexpected(r.error());
+    if (r->rows.empty()) return std::optional<FencingToken>{};
+    return FencingToken(parse_u64(r->rows[0][0]));
+}
+
+void check_arguments(FencingToken fence, const std::optional<std::string>& key) {
+    if (fence.value() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        throw std::invalid_argument("fencing token does not fit a signed 64-bit column");
+    if (key && (key->empty() || key->size() > 256))
+        throw std::invalid_argument("idempotency key must be 1..256 bytes");
+}
+
+void backoff_sleep(const StoreOptions& options, unsigned attempt) {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    std::this_thread::sleep_for(full_jitter(options.retry_backoff, attempt, rng));
+}
+
+}  // namespace fencelock::detail

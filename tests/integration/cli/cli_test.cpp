@@ -1,0 +1,182 @@
+// The fencelock CLI as an operator uses it: one JSON object per command, documented exit codes,
+// and bad input that changes nothing in Redis.
+#include <nlohmann/json.hpp>
+
+#include "integration/lock_fixture.hpp"
+#include "support/child_process.hpp"
+
+namespace fencelock::testing {
+namespace {
+
+using nlohmann::json;
+
+class CliTest : public LockTest {
+protected:
+    ProcessResult fencelock(std::vector<std::string> args) {
+        args.insert(args.begin(), {FENCELOCK_CLI, "--redis", redis->url()});
+        return run_process(args);
+    }
+    static json parse_one_object(const ProcessResult& r) {
+        // Exactly one line holding one JSON object.
+        EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+        json j = json::parse(r.out, nullptr, false);
+        EXPECT_TRUE(j.is_object()) << r.out;
+        return j;
+    }
+    long connections_received() {
+        const std::string info = redis->cli({"INFO", "stats"});
+        const std::string marker = "total_connections_received:";
+        return std::stol(info.substr(info.find(marker) + marker.size()));
+    }
+};
+
+TEST_F(CliTest, AcquireRenewReleaseInspectRoundTrip) {
+    auto acquired = fencelock({"acquire", "order:1", "--lease", "30s"});
+    ASSERT_EQ(acquired.exit_code, 0) << acquired.err;
+    json a = parse_one_object(acquired);
+    EXPECT_EQ(a["acquired"], true);
+    EXPECT_EQ(a["resource"], "order:1");
+    EXPECT_EQ(a["fence"], 1);
+    EXPECT_EQ(a["lease_ms"], 30000);
+    const std::string owner = a["owner"];
+    EXPECT_EQ(owner.size(), 32u);
+
+    auto contended = fencelock({"acquire", "order:1", "--lease", "30s"});
+    EXPECT_EQ(contended.exit_code, 3);
+    json c = parse_one_object(contended);
+    EXPECT_EQ(c["acquired"], false);
+    EXPECT_EQ(c["reason"], "contended");
+    EXPECT_GT(c["pttl_ms"].get<long>(), 0);
+
+    auto renewed = fencelock({"renew", "order:1", "--owner", owner, "--lease", "60s"});
+    ASSERT_EQ(renewed.exit_code, 0) << renewed.err;
+    EXPECT_EQ(parse_one_object(renewed)["fence"], 1);
+
+    auto inspected = fencelock({"inspect", "order:1"});
+    ASSERT_EQ(inspected.exit_code, 0);
+    json i = parse_one_object(inspected);
+    EXPECT_EQ(i["held"], true);
+    EXPECT_EQ(i["owner"], owner);
+    EXPECT_EQ(i["last_fence"], 1);
+    EXPECT_EQ(i["renewals"], 1);
+    EXPECT_TRUE(i["holder"].contains("host"));
+    for (const char* key : {"pttl_ms", "held_for_ms", "since_renew_ms"}) EXPECT_TRUE(i.contains(key)) << key;
+
+    auto wrong = fencelock({"release", "order:1", "--owner", "someone-else"});
+    EXPECT_EQ(wrong.exit_code, 3);
+    EXPECT_EQ(parse_one_object(wrong)["reason"], "not_owner");
+    auto wrong_renew = fencelock({"renew", "order:1", "--owner", "someone-else", "--lease", "1s"});
+    EXPECT_EQ(wrong_renew.exit_code, 3);
+    EXPECT_EQ(parse_one_object(wrong_renew)["reason"], "not_owner");
+
+    auto released = fencelock({"release", "order:1", "--owner", owner});
+    ASSERT_EQ(released.exit_code, 0);
+    EXPECT_EQ(parse_one_object(released)["released"], true);
+    auto after = parse_one_object(fencelock({"inspect", "order:1"}));
+    EXPECT_EQ(after["held"], false);
+    EXPECT_EQ(after["last_fence"], 1);
+}
+
+TEST_F(CliTest, SameOwnerRetryReturnsTheSameFence) {
+    json a = parse_one_object(fencelock({"acquire", "r", "--lease", "30s"}));
+    auto again = fencelock({"acquire", "r", "--lease", "30s", "--owner", a["owner"]});
+    ASSERT_EQ(again.exit_code, 0);
+    json b = parse_one_object(again);
+    EXPECT_EQ(b["fence"], a["fence"]);
+    EXPECT_EQ(b["reacquired"], true);
+}
+
+TEST_F(CliTest, MaxHoldExceededIsANegativeOutcome) {
+    json a = parse_one_object(fencelock({"acquire", "r", "--lease", "50ms", "--max-hold", "50ms"}));
+    // Renew until Redis refuses (the max hold is 50ms after acquisition).
+    ProcessResult last;
+    ASSERT_TRUE(eventually([&] {
+        last = fencelock({"renew", "r", "--owner", a["owner"], "--lease", "50ms"});
+        return last.exit_code != 0;
+    }));
+    json j = parse_one_object(last);
+    // The lease may also have expired in between; both are refusals, never a renewal.
+    EXPECT_EQ(last.exit_code, 3);
+    EXPECT_TRUE(j["reason"] == "max_hold_exceeded" || j["reason"] == "not_owner") << j;
+}
+
+TEST_F(CliTest, BadInputExitsTwoAndChangesNothing) {
+    ASSERT_EQ(fencelock({"acquire", "existing", "--lease", "30s"}).exit_code, 0);
+    const std::string before = redis->snapshot();
+    const std::vector<std::vector<std::string>> cases{
+        {"acquire", "", "--lease", "10s"},
+        {"acquire", std::string(1025, 'x'), "--lease", "10s"},
+        {"acquire", "}leading-brace", "--lease", "10s"},
+        {"acquire", "r", "--lease", "10"},
+        {"acquire", "r", "--lease", "0s"},
+        {"acquire", "r", "--lease", "-5s"},
+        {"acquire", "r", "--lease", "99999999999999999999s"},
+        {"acquire", "r", "--lease", "10parsecs"},
+        {"acquire", "r", "--lease", "5ms"},
+        {"acquire", "r", "--lease", "10s", "--max-hold", "1s"},
+        {"acquire", "r", "--lease", "10s", "--wait", "soon"},
+        {"acquire", "r", "--lease", "10s", "--owner", ""},
+        {"acquire", "r", "--lease", "10s", "--owner", "has space"},
+        {"acquire", "r", "--lease", "10s", "--frobnicate"},
+        {"acquire", "r"},
+        {"renew", "existing", "--owner", "", "--lease", "10s"},
+        {"renew", "existing", "--owner", "x", "--lease", "forever"},
+        {"release", "existing", "--owner", ""},
+        {"release", "existing"},
+        {"inspect", ""},
+        {"--timeout", "0ms", "inspect", "r"},
+        {"--redis", "http://127.0.0.1:6379", "inspect", "r"},
+        {"--redis", "redis://127.0.0.1:99999", "inspect", "r"},
+        {"--redis", "redis://:@127.0.0.1", "inspect", "r"},
+        {"no-such-command"},
+    };
+    for (const auto& args : cases) {
+        const long connections = connections_received();
+        auto result = fencelock(args);
+        std::string shown;
+        for (const auto& a : args) shown += a.substr(0, 40) + " ";
+        EXPECT_EQ(result.exit_code, 2) << shown << "\n" << result.out << result.err;
+        json j = parse_one_object(result);
+        EXPECT_EQ(j["error"], "invalid_input") << shown;
+        EXPECT_FALSE(result.err.empty()) << "a diagnostic on stderr: " << shown;
+        // Only the INFO call of connections_received() itself connected: the CLI sent nothing.
+        EXPECT_EQ(connections_received(), connections + 1) << shown;
+    }
+    EXPECT_EQ(redis->snapshot(), before);
+}
+
+TEST_F(CliTest, BadInputNamesTheOffendingFlag) {
+    auto result = fencelock({"acquire", "r", "--lease", "10s", "--max-hold", "1s"});
+    EXPECT_EQ(parse_one_object(result)["field"], "--max-hold");
+    result = fencelock({"acquire", "r", "--lease", "10"});
+    EXPECT_EQ(parse_one_object(result)["field"], "--lease");
+    EXPECT_NE(result.err.find("--lease"), std::string::npos);
+}
+
+TEST_F(CliTest, UnreachableRedisExitsFourWithoutLeakingThePassword) {
+    auto result = run_process({FENCELOCK_CLI, "--redis", "redis://bob:hunter2-secret@127.0.0.1:" +
+                                   std::to_string(free_port()), "--timeout", "200ms",
+                               "acquire", "r", "--lease", "10s"});
+    EXPECT_EQ(result.exit_code, 4);
+    EXPECT_EQ(parse_one_object(result)["error"], "redis");
+    EXPECT_EQ((result.out + result.err).find("hunter2"), std::string::npos);
+}
+
+TEST_F(CliTest, WrongPasswordFailsClosedWithoutLeakingIt) {
+    RedisServer secured({"--requirepass", "right-pw"});
+    auto result = run_process({FENCELOCK_CLI, "--redis", "redis://:wrong-pw-123@127.0.0.1:" +
+                                   std::to_string(secured.port()), "acquire", "r", "--lease", "10s"});
+    EXPECT_EQ(result.exit_code, 4);
+    EXPECT_EQ((result.out + result.err).find("wrong-pw-123"), std::string::npos);
+    EXPECT_EQ(secured.cli({"-a", "right-pw", "DBSIZE"}), "0");
+}
+
+TEST_F(CliTest, RedisUrlComesFromTheEnvironment) {
+    auto result = run_process({FENCELOCK_CLI, "acquire", "env-r", "--lease", "10s"},
+                              {"FENCELOCK_REDIS_URL=" + redis->url()});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(redis->cli({"EXISTS", "lock:{env-r}"}), "1");
+}
+
+}  // namespace
+}  // namespace fencelock::testing

@@ -1,0 +1,36 @@
+#pragma once
+// Integration fixture: a private redis-server per test and clients pointed at it.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "fencelock/client.hpp"
+#include "fencelock/redis_url.hpp"
+#include "support/eventually.hpp"
+#include "support/redis_server.hpp"
+
+namespace fencelock::testing {
+
+inline ResourceName resource(std::string_view name) { return *ResourceName::make(name); }
+
+class LockTest : public ::testing::Test {
+protected:
+    void SetUp() override { redis = std::make_unique<RedisServer>(); }
+
+    LockClient client(ClientOptions options = {}) {
+        options.endpoint = *parse_redis_url(redis->url());
+        auto c = LockClient::create(std::move(options));
+        EXPECT_TRUE(c.has_value());
+        return std::move(*c);
+    }
+
+    /// True once Redis no longer holds a lease for `r` (expired or released).
+    bool lock_gone(LockClient& c, const ResourceName& r) {
+        auto info = c.inspect(r);
+        return info && !info->holder;
+    }
+
+    std::unique_ptr<RedisServer> redis;
+};
+
+}  // namespace fencelock::testing

@@ -1,0 +1,139 @@
+// Decoding the acquire, renew and release script replies (shapes in src/redis/scripts/*.lua).
+#include "core/protocol.hpp"
+
+#include <gtest/gtest.h>
+
+#include "reply_builders.hpp"
+
+namespace {
+
+using namespace fencelock;
+using namespace fencelock::testing;
+using detail::decode_acquire;
+using detail::decode_release;
+using detail::decode_renew;
+using std::chrono::milliseconds;
+
+std::error_code err(errc e) { return make_error_code(e); }
+
+// --- acquire: {1, fence, pttl, 0|1} or {0, pttl} ---------------------------------------------
+
+TEST(DecodeAcquire, Acquired) {
+    const auto r = decode_acquire(A({I(1), I(17), I(30'000), I(0)})).value();
+    EXPECT_TRUE(r.acquired);
+    EXPECT_EQ(r.fence, FencingToken{17});
+    EXPECT_EQ(r.ttl, milliseconds(30'000));
+    EXPECT_FALSE(r.reacquired);
+}
+
+TEST(DecodeAcquire, ReacquiredWithFenceAsString) {
+    // The reacquire path reads the fence back with HGET, so it may arrive as a bulk string.
+    const auto r = decode_acquire(A({I(1), S("9"), I(12'345), I(1)})).value();
+    EXPECT_TRUE(r.acquired);
+    EXPECT_TRUE(r.reacquired);
+    EXPECT_EQ(r.fence, FencingToken{9});
+    EXPECT_EQ(r.ttl, milliseconds(12'345));
+}
+
+TEST(DecodeAcquire, Contended) {
+    const auto r = decode_acquire(A({I(0), I(4'200)})).value();
+    EXPECT_FALSE(r.acquired);
+    EXPECT_EQ(r.ttl, milliseconds(4'200));
+}
+
+TEST(DecodeAcquire, FenceMissingAfterFlagIsCorruptKey) {
+    // {1, nil, pttl, 1}: Lua stops the reply table at the nil, Redis sends fewer elements.
+    EXPECT_EQ(decode_acquire(A({I(1), I(3)})).error(), err(errc::corrupt_key));
+    EXPECT_EQ(decode_acquire(A({I(1), I(3), I(100)})).error(), err(errc::corrupt_key));
+}
+
+TEST(DecodeAcquire, TruncatedToFlagOnlyIsCorruptKey) {
+    // Regression: a lease hash without a fence makes Lua truncate {1, nil, pttl, 1} to [1];
+    // that is a corrupt key, not a malformed reply.
+    EXPECT_EQ(decode_acquire(A({I(1)})).error(), err(errc::corrupt_key));
+}
+
+TEST(DecodeAcquire, UnknownFlagIsProtocolError) {
+    // Regression: an unknown flag (e.g. a mismatched script version) is a protocol error, not
+    // a key for an operator to repair.
+    EXPECT_EQ(decode_acquire(A({I(2), I(5), I(100), I(0)})).error(), err(errc::protocol_error));
+    EXPECT_EQ(decode_acquire(A({I(-1), I(5), I(100), I(0)})).error(), err(errc::protocol_error));
+}
+
+TEST(DecodeAcquire, MalformedShapesAreProtocolErrors) {
+    for (const Reply& bad : {Nil(), I(1), S("OK"), Status("OK"), A({}), A({S("x"), I(1)}),
+                             A({Nil(), I(1)}), A({I(0), S("soon")}), A({I(0), Nil()}),
+                             A({I(1), I(5), S("x"), I(0)}), A({I(1), I(5), I(100), S("yes")})}) {
+        const auto r = decode_acquire(bad);
+        ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(r.error(), err(errc::protocol_error));
+    }
+}
+
+TEST(DecodeAcquire, NeverHandsOutABadFence) {
+    // A negative or non-numeric fence must not become a lease; which errc is secondary.
+    for (const Reply& bad : {A({I(1), I(-5), I(100), I(0)}), A({I(1), S("-5"), I(100), I(1)}),
+                             A({I(1), S("abc"), I(100), I(1)}), A({I(1), S("7x"), I(100), I(1)})}) {
+        const auto r = decode_acquire(bad);
+        ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(classify(r.error()), failure_kind::fatal);
+    }
+}
+
+// --- renew: {1, fence, pttl}, {0} or {2, fence} ----------------------------------------------
+
+TEST(DecodeRenew, Renewed) {
+    const auto r = decode_renew(A({I(1), I(8), I(25'000)})).value();
+    EXPECT_EQ(r.status, RenewStatus::renewed);
+    ASSERT_TRUE(r.fence.has_value());
+    EXPECT_EQ(*r.fence, FencingToken{8});
+    EXPECT_EQ(r.ttl, milliseconds(25'000));
+}
+
+TEST(DecodeRenew, NotOwnerHasNoFence) {
+    const auto r = decode_renew(A({I(0)})).value();
+    EXPECT_EQ(r.status, RenewStatus::not_owner);
+    EXPECT_FALSE(r.fence.has_value());
+}
+
+TEST(DecodeRenew, MaxHoldExceeded) {
+    const auto r = decode_renew(A({I(2), I(8)})).value();
+    EXPECT_EQ(r.status, RenewStatus::max_hold_exceeded);
+    ASSERT_TRUE(r.fence.has_value());
+    EXPECT_EQ(*r.fence, FencingToken{8});
+}
+
+TEST(DecodeRenew, MaxHoldWithoutFenceIsCorruptKey) {
+    // {2, nil}: the lease hash lost its fence; Lua truncates to {2}.
+    EXPECT_EQ(decode_renew(A({I(2)})).error(), err(errc::corrupt_key));
+    EXPECT_EQ(decode_renew(A({I(2), S("x")})).error(), err(errc::corrupt_key));
+}
+
+TEST(DecodeRenew, RenewedWithoutFenceIsCorruptKey) {
+    // Regression: {1, nil, pttl} truncated to [1] is the same damage as {2, nil} -> [2]:
+    // both are corrupt keys.
+    EXPECT_EQ(decode_renew(A({I(1)})).error(), err(errc::corrupt_key));
+}
+
+TEST(DecodeRenew, MalformedShapesAreProtocolErrors) {
+    for (const Reply& bad : {Nil(), I(1), A({}), A({S("x")}), A({I(3), I(1)}), A({I(-1)}),
+                             A({I(1), I(8)}), A({I(1), I(8), S("x")}), A({I(1), I(8), I(100), I(0)})}) {
+        const auto r = decode_renew(bad);
+        ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(r.error(), err(errc::protocol_error));
+    }
+}
+
+// --- release: 1 or 0 ------------------------------------------------------------------------
+
+TEST(DecodeRelease, OneAndZero) {
+    EXPECT_EQ(decode_release(I(1)).value(), ReleaseStatus::released);
+    EXPECT_EQ(decode_release(I(0)).value(), ReleaseStatus::not_owner);
+}
+
+TEST(DecodeRelease, AnythingElseIsProtocolError) {
+    for (const Reply& bad : {I(2), I(-1), S("1"), Nil(), A({I(1)}), Status("OK")})
+        EXPECT_EQ(decode_release(bad).error(), err(errc::protocol_error));
+}
+
+}  // namespace
