@@ -9,14 +9,13 @@
 
 #include "core/backoff.hpp"
 #include "core/keys.hpp"
-#include "core/protocol.hpp"
+#include "keeper/keeper.hpp"
+#include "lock_ops.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
-#include "redis/script_runner.hpp"
 
 namespace fencelock {
 
-using detail::run_script;
 using std::chrono::steady_clock;
 
 namespace {
@@ -50,20 +49,85 @@ bool sleep_unless_stopped(std::chrono::milliseconds d, std::stop_token stop) {
 struct LockClient::Impl {
     explicit Impl(ClientOptions o)
         : options(std::move(o)),
-          pool(
-              [s = detail::ConnectionSettings{options.endpoint, options.connect_timeout,
-                                              options.command_timeout}] {
-                  return detail::make_hiredis_connection(s);
-              },
-              options.pool_size),
-          host(host_name()),
-          pid(std::to_string(::getpid())) {}
+          settings{options.endpoint, options.connect_timeout, options.command_timeout},
+          pool(std::make_shared<detail::ConnectionPool>(
+              [s = settings] { return detail::make_hiredis_connection(s); }, options.pool_size)),
+          holder{host_name(), std::to_string(::getpid()), options.holder_label} {}
+
+    // One attempt; `sent` receives the moment the request went out (safe-until counts from it).
+    Result<detail::AcquireReply> attempt(const ResourceName& r, const OwnerToken& owner,
+                                         const AcquireOptions& o, steady_time& sent) {
+        sent = steady_clock::now();
+        return detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder);
+    }
+
+    // Full-jitter retry loop shared by acquire() and hold(). `on_granted` turns a grant into
+    // the caller's result type.
+    // `token_is_private`: the caller never saw the owner token, so it cannot retry with it.
+    template <typename Out, typename OnGranted>
+    Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
+                             const AcquireOptions& o, std::stop_token stop, OnGranted on_granted);
+
+    std::shared_ptr<detail::Keeper> keeper_instance() {
+        std::lock_guard lock(keeper_mutex);
+        if (!keeper)
+            keeper = std::make_shared<detail::Keeper>(detail::make_hiredis_connection(settings), pool,
+                                                      options.key_prefix);
+        return keeper;
+    }
 
     ClientOptions options;
-    detail::ConnectionPool pool;
-    std::string host;
-    std::string pid;
+    detail::ConnectionSettings settings;
+    std::shared_ptr<detail::ConnectionPool> pool;
+    detail::HolderMeta holder;
+    std::mutex keeper_mutex;
+    std::shared_ptr<detail::Keeper> keeper;
 };
+
+// Why one owner token for every attempt: if an attempt's reply is lost (timeout, broken
+// connection), Redis may have granted the lease. The next attempt with the same token gets that
+// lease back with its fence instead of being blocked by it until it expires.
+template <typename Out, typename OnGranted>
+Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
+                                           const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
+    require_valid(o);
+    const auto deadline = steady_clock::now() + o.wait;
+    Out out;
+    std::error_code last_error;
+    bool maybe_granted = false;  // an attempt with unknown outcome may hold the lease
+    for (;;) {
+        ++out.attempts;
+        steady_time sent;
+        auto reply = attempt(r, owner, o, sent);
+        if (reply && reply->acquired) {
+            on_granted(out, *reply, sent);
+            return out;
+        }
+        if (reply) {
+            out.holder_ttl = reply->ttl;
+            last_error.clear();
+            maybe_granted = false;
+        } else {
+            last_error = reply.error();
+            const failure_kind kind = classify(last_error);
+            if (kind == failure_kind::fatal) return std::unexpected(last_error);
+            maybe_granted = maybe_granted || kind == failure_kind::outcome_unknown;
+        }
+        const auto now = steady_clock::now();
+        if (now >= deadline || stop.stop_requested()) break;
+        auto delay = detail::full_jitter(o.backoff, out.attempts - 1, thread_rng());
+        delay = std::min(delay, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
+        if (!sleep_unless_stopped(delay, stop)) break;
+    }
+    if (last_error) {
+        // Giving up after an unknown outcome with a token the caller cannot retry with: free
+        // the lease we may have been granted instead of leaving it to block others until it
+        // expires. Best effort; it expires anyway. A caller holding the token retries instead.
+        if (maybe_granted && token_is_private) (void)detail::release_once(*pool->borrow(), options.key_prefix, r, owner);
+        return std::unexpected(last_error);
+    }
+    return out;
+}
 
 std::string_view to_string(RenewStatus s) noexcept {
     switch (s) {
@@ -90,112 +154,99 @@ LockClient::~LockClient() = default;
 
 const ClientOptions& LockClient::options() const noexcept { return impl_->options; }
 
+namespace {
+AcquireOptions single_attempt(AcquireOptions options) {
+    options.wait = milliseconds::zero();
+    return options;
+}
+}  // namespace
+
 Result<Acquisition> LockClient::try_acquire(const ResourceName& resource, const AcquireOptions& options) {
-    return try_acquire(resource, OwnerToken::generate(), options);
+    return acquire_with(resource, OwnerToken::generate(), true, single_attempt(options), {});
 }
 
 Result<Acquisition> LockClient::try_acquire(const ResourceName& resource, const OwnerToken& owner,
                                             const AcquireOptions& options) {
-    require_valid(options);
-    const auto keys = detail::make_keys(impl_->options.key_prefix, resource);
-    const std::string lease_ms = std::to_string(options.lease.count());
-    const std::string max_hold_ms = std::to_string(options.max_hold.count());
-    const auto sent = steady_clock::now();
-    auto reply = run_script(*impl_->pool.borrow(), detail::scripts::acquire, {keys.lock, keys.fence},
-                            {owner.str(), lease_ms, max_hold_ms, impl_->host, impl_->pid,
-                             impl_->options.holder_label});
-    if (!reply) return std::unexpected(reply.error());
-    auto decoded = detail::decode_acquire(*reply);
-    if (!decoded) return std::unexpected(decoded.error());
-
-    Acquisition result;
-    result.attempts = 1;
-    if (!decoded->acquired) {
-        result.holder_ttl = decoded->ttl;
-        return result;
-    }
-    result.lease = Lease{resource, owner, decoded->fence, decoded->ttl,
-                         detail::safe_until(sent, decoded->ttl, impl_->options.clock_drift_factor),
-                         decoded->reacquired};
-    return result;
+    return acquire_with(resource, owner, false, single_attempt(options), {});
 }
 
 Result<Acquisition> LockClient::acquire(const ResourceName& resource, const AcquireOptions& options,
                                         std::stop_token stop) {
-    return acquire(resource, OwnerToken::generate(), options, stop);
+    return acquire_with(resource, OwnerToken::generate(), true, options, stop);
 }
 
-// Why one owner token for every attempt: if an attempt's reply is lost (timeout, broken
-// connection), Redis may have granted the lease. The next attempt with the same token gets that
-// lease back with its fence instead of being blocked by it until it expires.
 Result<Acquisition> LockClient::acquire(const ResourceName& resource, const OwnerToken& owner,
                                         const AcquireOptions& options, std::stop_token stop) {
+    return acquire_with(resource, owner, false, options, stop);
+}
+
+Result<Acquisition> LockClient::acquire_with(const ResourceName& resource, const OwnerToken& owner,
+                                             bool token_is_private, const AcquireOptions& options,
+                                             std::stop_token stop) {
+    const double drift = impl_->options.clock_drift_factor;
+    return impl_->acquire_loop<Acquisition>(
+        resource, owner, token_is_private, options, stop,
+        [&](Acquisition& out, const detail::AcquireReply& reply, steady_time sent) {
+            out.lease = Lease{resource, owner, reply.fence, reply.ttl, detail::safe_until(sent, reply.ttl, drift),
+                              reply.reacquired};
+        });
+}
+
+Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOptions& options) {
+    return hold(resource, options, KeepOptions{});
+}
+
+Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOptions& options, KeepOptions keep,
+                                 std::stop_token stop) {
     require_valid(options);
-    const auto deadline = steady_clock::now() + options.wait;
-    unsigned attempts = 0;
-    std::chrono::milliseconds holder_ttl{0};
-    std::error_code last_error;
-    bool maybe_granted = false;  // an attempt with unknown outcome may hold the lease
-    for (;;) {
-        ++attempts;
-        auto result = try_acquire(resource, owner, options);
-        if (result) {
-            result->attempts = attempts;
-            if (result->acquired()) return result;
-            holder_ttl = result->holder_ttl;
-            last_error.clear();
-            maybe_granted = false;
-        } else {
-            last_error = result.error();
-            if (classify(last_error) == failure_kind::fatal) return result;
-            maybe_granted = maybe_granted || classify(last_error) == failure_kind::outcome_unknown;
-        }
-        const auto now = steady_clock::now();
-        if (now >= deadline || stop.stop_requested()) break;
-        auto delay = detail::full_jitter(options.backoff, attempts - 1, thread_rng());
-        delay = std::min(delay, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
-        if (!sleep_unless_stopped(delay, stop)) break;
+    if (auto ok = keep.validate(options.lease, impl_->options.clock_drift_factor); !ok)
+        throw std::invalid_argument("KeepOptions." + ok.error().field + ": " + ok.error().message);
+    const detail::RenewalPolicy policy{
+        .interval = keep.renew_every > milliseconds::zero() ? keep.renew_every
+                                                            : detail::default_renew_interval(options.lease),
+        .retry_delay = keep.retry_delay,
+        .drift_factor = impl_->options.clock_drift_factor};
+    auto keeper = impl_->keeper_instance();
+    const OwnerToken owner = OwnerToken::generate();
+    auto state = std::make_shared<detail::KeptLease>(resource, owner, options.lease, policy, std::move(keep),
+                                                     detail::make_keys(impl_->options.key_prefix, resource).lock);
+    keeper->add(state);  // before the request: a grant is never unknown to the keeper
+    auto result = impl_->acquire_loop<Holding>(
+        resource, owner, true, options, stop, [&](Holding& out, const detail::AcquireReply& reply, steady_time sent) {
+            keeper->activate(state, sent, reply.ttl, reply.fence);
+            out.lease.emplace(HeldLease(state, keeper));
+        });
+    if (!result || !result->acquired()) keeper->remove(state);
+    return result;
+}
+
+KeeperStats LockClient::keeper_stats() const {
+    std::shared_ptr<detail::Keeper> keeper;
+    {
+        std::lock_guard lock(impl_->keeper_mutex);
+        keeper = impl_->keeper;
     }
-    if (last_error) {
-        // Giving up after an unknown outcome: free the lease we may have been granted instead
-        // of leaving it to block others until it expires. Best effort; it expires anyway.
-        if (maybe_granted) (void)release(resource, owner);
-        return std::unexpected(last_error);
-    }
-    Acquisition contended;
-    contended.attempts = attempts;
-    contended.holder_ttl = holder_ttl;
-    return contended;
+    return keeper ? keeper->stats() : KeeperStats{};
 }
 
 Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken& owner,
                                   std::chrono::milliseconds lease) {
     if (lease < std::chrono::milliseconds(10)) throw std::invalid_argument("renew: lease must be at least 10ms");
-    const auto keys = detail::make_keys(impl_->options.key_prefix, resource);
-    const std::string lease_ms = std::to_string(lease.count());
     const auto sent = steady_clock::now();
-    auto reply = run_script(*impl_->pool.borrow(), detail::scripts::renew, {keys.lock}, {owner.str(), lease_ms});
+    auto reply = detail::renew_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner, lease);
     if (!reply) return std::unexpected(reply.error());
-    auto decoded = detail::decode_renew(*reply);
-    if (!decoded) return std::unexpected(decoded.error());
-    Renewal r{decoded->status, decoded->ttl, {}, decoded->fence};
+    Renewal r{reply->status, reply->ttl, {}, reply->fence};
     if (r.status == RenewStatus::renewed)
         r.safe_until = detail::safe_until(sent, r.ttl, impl_->options.clock_drift_factor);
     return r;
 }
 
 Result<ReleaseStatus> LockClient::release(const ResourceName& resource, const OwnerToken& owner) {
-    const auto keys = detail::make_keys(impl_->options.key_prefix, resource);
-    auto reply = run_script(*impl_->pool.borrow(), detail::scripts::release, {keys.lock}, {owner.str()});
-    if (!reply) return std::unexpected(reply.error());
-    return detail::decode_release(*reply);
+    return detail::release_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner);
 }
 
 Result<LockInfo> LockClient::inspect(const ResourceName& resource) {
-    const auto keys = detail::make_keys(impl_->options.key_prefix, resource);
-    auto reply = run_script(*impl_->pool.borrow(), detail::scripts::inspect, {keys.lock, keys.fence}, {});
-    if (!reply) return std::unexpected(reply.error());
-    return detail::decode_inspect(*reply);
+    return detail::inspect_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource);
 }
 
 }  // namespace fencelock

@@ -17,12 +17,12 @@
 #include <system_error>
 
 #include "fencelock/error.hpp"
+#include "fencelock/keeper.hpp"
 #include "fencelock/options.hpp"
+#include "fencelock/outcomes.hpp"
 #include "fencelock/types.hpp"
 
 namespace fencelock {
-
-using steady_time = std::chrono::steady_clock::time_point;
 
 /// A granted lease. A plain value: it does not renew or release itself.
 struct Lease {
@@ -52,14 +52,6 @@ struct Acquisition {
     bool acquired() const noexcept { return lease.has_value(); }
 };
 
-enum class RenewStatus {
-    renewed,
-    /// The lock is gone (expired, released) or held by another owner.
-    not_owner,
-    /// Redis refused: acquisition time + max_hold has passed. The lease runs out on its own.
-    max_hold_exceeded,
-};
-
 struct Renewal {
     RenewStatus status;
     /// The new TTL (renewed only).
@@ -68,12 +60,6 @@ struct Renewal {
     steady_time safe_until{};
     /// Fence of the lease (renewed and max_hold_exceeded); renewal never changes it.
     std::optional<FencingToken> fence;
-};
-
-enum class ReleaseStatus {
-    released,
-    /// Nothing deleted: the lease expired or another owner holds the lock now.
-    not_owner,
 };
 
 /// Who holds a lock, from `inspect`.
@@ -98,9 +84,6 @@ struct LockInfo {
     /// Set when the lock is currently held.
     std::optional<HolderState> holder;
 };
-
-std::string_view to_string(RenewStatus s) noexcept;
-std::string_view to_string(ReleaseStatus s) noexcept;
 
 template <typename T>
 using Result = std::expected<T, std::error_code>;
@@ -128,7 +111,9 @@ public:
     /// Attempts until acquired, `options.wait` has elapsed or `stop` is requested, sleeping
     /// with full-jitter backoff in between. One owner token for all attempts, so an attempt
     /// whose reply was lost is recovered by the next one. Transport errors are retried inside
-    /// the wait; when the wait ends on an error, that error is returned (not "contended").
+    /// the wait; when the wait ends on an error, that error is returned (not "contended"). If
+    /// the last attempt's outcome was unknown and the token was generated here (so the caller
+    /// cannot retry with it), a best-effort release frees what Redis may have granted.
     Result<Acquisition> acquire(const ResourceName& resource, const AcquireOptions& options,
                                 std::stop_token stop = {});
     Result<Acquisition> acquire(const ResourceName& resource, const OwnerToken& owner,
@@ -142,6 +127,17 @@ public:
     /// Deletes the lock only if `owner` still holds it (compare-and-delete).
     Result<ReleaseStatus> release(const ResourceName& resource, const OwnerToken& owner);
 
+    /// Like acquire(), and the lease is then renewed automatically by this client's keeper
+    /// (one thread and one connection for all held leases, renewals pipelined) until it is
+    /// released, destroyed or lost. The lease is registered with the keeper before the request
+    /// is sent, so no granted lease exists that the keeper does not know about.
+    Result<Holding> hold(const ResourceName& resource, const AcquireOptions& options);
+    Result<Holding> hold(const ResourceName& resource, const AcquireOptions& options,
+                         KeepOptions keep, std::stop_token stop = {});
+
+    /// Counters of this client's keeper (all zero before the first hold()).
+    KeeperStats keeper_stats() const;
+
     /// Reads the lock and its counter without changing anything.
     Result<LockInfo> inspect(const ResourceName& resource);
 
@@ -149,6 +145,8 @@ public:
 
 private:
     struct Impl;
+    Result<Acquisition> acquire_with(const ResourceName& resource, const OwnerToken& owner, bool token_is_private,
+                                     const AcquireOptions& options, std::stop_token stop);
     explicit LockClient(std::unique_ptr<Impl> impl) noexcept;
     std::unique_ptr<Impl> impl_;
 };

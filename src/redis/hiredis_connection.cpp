@@ -50,10 +50,44 @@ public:
         auto reply = send(argv);
         if (!reply) {
             // After a timeout or broken socket the stream may hold a late reply: never reuse it.
+            const std::error_code ec = transport_error();
             drop();
-            return std::unexpected(transport_error());
+            return std::unexpected(ec);
         }
         return convert(reply.get());
+    }
+
+    std::expected<std::vector<Reply>, std::error_code> pipeline(
+        std::span<const std::vector<std::string_view>> commands) override {
+        if (ctx_ != nullptr && peer_closed()) drop();
+        if (ctx_ == nullptr) {
+            if (auto ec = connect()) return std::unexpected(ec);
+        }
+        std::vector<const char*> ptrs;
+        std::vector<size_t> lens;
+        for (const auto& argv : commands) {
+            ptrs.clear();
+            lens.clear();
+            for (auto a : argv) {
+                ptrs.push_back(a.data());
+                lens.push_back(a.size());
+            }
+            redisAppendCommandArgv(ctx_, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+        }
+        std::vector<Reply> replies;
+        replies.reserve(commands.size());
+        for (std::size_t i = 0; i < commands.size(); ++i) {
+            void* raw = nullptr;
+            errno = 0;
+            if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
+                const std::error_code ec = transport_error();
+                drop();
+                return std::unexpected(ec);
+            }
+            ReplyPtr reply(static_cast<redisReply*>(raw));
+            replies.push_back(convert(reply.get()));
+        }
+        return replies;
     }
 
 private:

@@ -6,15 +6,19 @@
 namespace fencelock::detail {
 namespace {
 
-std::expected<Reply, std::error_code> eval(Connection& connection, std::string_view verb,
-                                           std::string_view script,
-                                           std::initializer_list<std::string_view> keys,
-                                           std::initializer_list<std::string_view> args) {
-    const std::string numkeys = std::to_string(keys.size());
+std::vector<std::string_view> eval_argv(std::string_view verb, std::string_view script,
+                                        const std::string& numkeys, const ScriptCall& call) {
     std::vector<std::string_view> argv{verb, script, numkeys};
-    argv.insert(argv.end(), keys.begin(), keys.end());
-    argv.insert(argv.end(), args.begin(), args.end());
-    return connection.command(argv);
+    argv.insert(argv.end(), call.keys.begin(), call.keys.end());
+    argv.insert(argv.end(), call.args.begin(), call.args.end());
+    return argv;
+}
+
+bool is_noscript(const Reply& r) { return r.kind == Reply::Kind::error && r.str.starts_with("NOSCRIPT"); }
+
+std::expected<Reply, std::error_code> as_result(Reply r) {
+    if (r.kind == Reply::Kind::error) return std::unexpected(error_from_reply(r.str));
+    return r;
 }
 
 }  // namespace
@@ -22,12 +26,45 @@ std::expected<Reply, std::error_code> eval(Connection& connection, std::string_v
 std::expected<Reply, std::error_code> run_script(Connection& connection, const ScriptSource& script,
                                                  std::initializer_list<std::string_view> keys,
                                                  std::initializer_list<std::string_view> args) {
-    auto reply = eval(connection, "EVALSHA", script.sha1, keys, args);
-    if (reply && reply->kind == Reply::Kind::error && reply->str.starts_with("NOSCRIPT"))
-        reply = eval(connection, "EVAL", script.body, keys, args);
+    const ScriptCall call{keys, args};
+    const std::string numkeys = std::to_string(keys.size());
+    auto reply = connection.command(eval_argv("EVALSHA", script.sha1, numkeys, call));
+    if (reply && is_noscript(*reply)) reply = connection.command(eval_argv("EVAL", script.body, numkeys, call));
     if (!reply) return reply;
-    if (reply->kind == Reply::Kind::error) return std::unexpected(error_from_reply(reply->str));
-    return reply;
+    return as_result(std::move(*reply));
+}
+
+std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code> run_script_batch(
+    Connection& connection, const ScriptSource& script, std::span<const ScriptCall> calls) {
+    std::vector<std::string> numkeys;
+    numkeys.reserve(calls.size());
+    std::vector<std::vector<std::string_view>> commands;
+    commands.reserve(calls.size());
+    for (const auto& call : calls) {
+        numkeys.push_back(std::to_string(call.keys.size()));
+        commands.push_back(eval_argv("EVALSHA", script.sha1, numkeys.back(), call));
+    }
+    auto replies = connection.pipeline(commands);
+    if (!replies) return std::unexpected(replies.error());
+
+    // Calls that found the script uncached go again with its body (EVAL also caches it).
+    std::vector<std::size_t> missing;
+    std::vector<std::vector<std::string_view>> retry;
+    for (std::size_t i = 0; i < replies->size(); ++i) {
+        if (!is_noscript((*replies)[i])) continue;
+        missing.push_back(i);
+        retry.push_back(eval_argv("EVAL", script.body, numkeys[i], calls[i]));
+    }
+    if (!missing.empty()) {
+        auto again = connection.pipeline(retry);
+        if (!again) return std::unexpected(again.error());
+        for (std::size_t j = 0; j < missing.size(); ++j) (*replies)[missing[j]] = std::move((*again)[j]);
+    }
+
+    std::vector<std::expected<Reply, std::error_code>> results;
+    results.reserve(replies->size());
+    for (auto& r : *replies) results.push_back(as_result(std::move(r)));
+    return results;
 }
 
 }  // namespace fencelock::detail

@@ -1,6 +1,8 @@
 #pragma once
 #include <expected>
 #include <initializer_list>
+#include <span>
+#include <vector>
 #include <string_view>
 #include <system_error>
 
@@ -15,5 +17,17 @@ namespace fencelock::detail {
 std::expected<Reply, std::error_code> run_script(Connection& connection, const ScriptSource& script,
                                                  std::initializer_list<std::string_view> keys,
                                                  std::initializer_list<std::string_view> args);
+
+/// One invocation of a script in a batch.
+struct ScriptCall {
+    std::vector<std::string_view> keys;
+    std::vector<std::string_view> args;
+};
+
+/// Runs the same script for many calls in one pipelined round trip (two if the script had to
+/// be loaded). Per-call results: a Reply, or the error its error reply maps to. A transport
+/// error fails the whole batch.
+std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code> run_script_batch(
+    Connection& connection, const ScriptSource& script, std::span<const ScriptCall> calls);
 
 }  // namespace fencelock::detail

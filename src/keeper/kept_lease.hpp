@@ -1,0 +1,47 @@
+#pragma once
+// State of one kept lease, shared by its HeldLease handle and the keeper thread.
+#include <atomic>
+#include <mutex>
+#include <stop_token>
+#include <string>
+
+#include "core/renewal.hpp"
+#include "fencelock/keeper.hpp"
+
+namespace fencelock::detail {
+
+struct KeptLease {
+    enum class State { pending, active, lost };
+
+    KeptLease(ResourceName r, OwnerToken o, std::chrono::milliseconds lease_length, RenewalPolicy p,
+              KeepOptions k, std::string lock_key_)
+        : resource(std::move(r)), owner(std::move(o)), lease(lease_length),
+          lease_ms(std::to_string(lease_length.count())), policy(p), keep(std::move(k)),
+          lock_key(std::move(lock_key_)) {}
+
+    const ResourceName resource;
+    const OwnerToken owner;
+    const std::chrono::milliseconds lease;
+    const std::string lease_ms;  ///< the renew script's argument
+    const RenewalPolicy policy;
+    const KeepOptions keep;
+    const std::string lock_key;
+
+    std::atomic<std::uint64_t> fence{0};
+    std::atomic<State> state{State::pending};
+    std::atomic<bool> released{false};  ///< release() ran; the handle is done
+    std::atomic<LossReason> reason{LossReason::expired};
+    std::atomic<steady_time::rep> safe_until{0};  ///< steady_time ticks
+    std::atomic<std::uint64_t> renewals{0};
+    std::stop_source stop;
+
+    // Guarded by the keeper's mutex.
+    steady_time next_renewal{};
+    bool in_flight = false;  ///< part of a renewal batch on the wire
+    bool leaving = false;    ///< release() is taking it off the keeper
+
+    steady_time deadline() const noexcept { return steady_time(steady_time::duration(safe_until.load())); }
+    void set_deadline(steady_time t) noexcept { safe_until.store(t.time_since_epoch().count()); }
+};
+
+}  // namespace fencelock::detail

@@ -1,0 +1,46 @@
+#include "lock_ops.hpp"
+
+#include "core/keys.hpp"
+#include "redis/script_runner.hpp"
+
+namespace fencelock::detail {
+
+std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
+                                                          const ResourceName& resource, const OwnerToken& owner,
+                                                          const AcquireOptions& options, const HolderMeta& holder) {
+    const auto keys = make_keys(prefix, resource);
+    const std::string lease_ms = std::to_string(options.lease.count());
+    const std::string max_hold_ms = std::to_string(options.max_hold.count());
+    auto reply = run_script(c, scripts::acquire, {keys.lock, keys.fence},
+                            {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label});
+    if (!reply) return std::unexpected(reply.error());
+    return decode_acquire(*reply);
+}
+
+std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string_view prefix,
+                                                      const ResourceName& resource, const OwnerToken& owner,
+                                                      std::chrono::milliseconds lease) {
+    const auto keys = make_keys(prefix, resource);
+    const std::string lease_ms = std::to_string(lease.count());
+    auto reply = run_script(c, scripts::renew, {keys.lock}, {owner.str(), lease_ms});
+    if (!reply) return std::unexpected(reply.error());
+    return decode_renew(*reply);
+}
+
+std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
+                                                           const ResourceName& resource, const OwnerToken& owner) {
+    const auto keys = make_keys(prefix, resource);
+    auto reply = run_script(c, scripts::release, {keys.lock}, {owner.str()});
+    if (!reply) return std::unexpected(reply.error());
+    return decode_release(*reply);
+}
+
+std::expected<LockInfo, std::error_code> inspect_once(Connection& c, std::string_view prefix,
+                                                      const ResourceName& resource) {
+    const auto keys = make_keys(prefix, resource);
+    auto reply = run_script(c, scripts::inspect, {keys.lock, keys.fence}, {});
+    if (!reply) return std::unexpected(reply.error());
+    return decode_inspect(*reply);
+}
+
+}  // namespace fencelock::detail

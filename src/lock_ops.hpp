@@ -1,0 +1,32 @@
+#pragma once
+// One protocol step each, on a given connection: the single place where keys, script arguments
+// and reply decoding meet. LockClient and the lease keeper both call these.
+#include <chrono>
+#include <string>
+
+#include "core/protocol.hpp"
+#include "redis/connection.hpp"
+
+namespace fencelock::detail {
+
+struct HolderMeta {
+    std::string host;
+    std::string pid;
+    std::string label;
+};
+
+std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
+                                                          const ResourceName& resource, const OwnerToken& owner,
+                                                          const AcquireOptions& options, const HolderMeta& holder);
+
+std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string_view prefix,
+                                                      const ResourceName& resource, const OwnerToken& owner,
+                                                      std::chrono::milliseconds lease);
+
+std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
+                                                           const ResourceName& resource, const OwnerToken& owner);
+
+std::expected<LockInfo, std::error_code> inspect_once(Connection& c, std::string_view prefix,
+                                                      const ResourceName& resource);
+
+}  // namespace fencelock::detail
