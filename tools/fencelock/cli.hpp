@@ -58,5 +58,6 @@ LockClient make_client(const Globals& globals);
 void register_lock_commands(Program& program);
 void register_bench_command(Program& program);
 void register_store_commands(Program& program);
+void register_run_command(Program& program);
 
 }  // namespace fencelock::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
                            "limit for each Redis call, e.g. 500ms (default 1s)");
     register_lock_commands(program);
     register_bench_command(program);
+    register_run_command(program);
 #ifdef FENCELOCK_WITH_STORE
     register_store_commands(program);
 #endif
