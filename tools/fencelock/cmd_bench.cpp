@@ -1,6 +1,7 @@
 // bench: acquire+release cycles on distinct resources, one client (one connection) per thread.
 // A measurement tool, not a test: it reports figures and asserts nothing.
 #include <nlohmann/json.hpp>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,10 +18,58 @@ namespace {
 using clock = std::chrono::steady_clock;
 
 struct BenchArgs {
+    std::string scenario = "distinct";
     int clients = 1;
+    int leases = 10000;
     std::string duration = "5s";
     std::string lease = "10s";
 };
+
+double cpu_seconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    auto secs = [](timeval t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    return secs(usage.ru_utime) + secs(usage.ru_stime);
+}
+
+// keeper: one client holds `leases` kept leases; while this thread sleeps through the window,
+// the process's CPU time is the keeper's.
+int run_keeper_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
+                     const AcquireOptions& options) {
+    if (a.leases < 1 || a.leases > 1'000'000) throw InputError{"--leases", "must be from 1 to 1000000"};
+    auto client = make_client(g);
+    std::vector<HeldLease> held;
+    held.reserve(static_cast<std::size_t>(a.leases));
+    for (int i = 0; i < a.leases; ++i) {
+        auto got = client.hold(*ResourceName::make("fencelock-bench-keeper:" + std::to_string(i)), options);
+        if (!got) return redis_failure(got.error());
+        if (!got->acquired()) throw InputError{"--leases", "bench resources are held by someone else"};
+        held.push_back(std::move(*got->lease));
+    }
+    const KeeperStats before = client.keeper_stats();
+    const double cpu0 = cpu_seconds();
+    const auto t0 = clock::now();
+    std::this_thread::sleep_for(duration);  // the measurement window itself
+    const double elapsed = std::chrono::duration<double>(clock::now() - t0).count();
+    const double cpu = cpu_seconds() - cpu0;
+    const KeeperStats after = client.keeper_stats();
+    const auto renewals = after.renewals_confirmed - before.renewals_confirmed;
+    const auto batches = after.batches - before.batches;
+    emit({{"scenario", "keeper"},
+          {"leases", a.leases},
+          {"lease_ms", options.lease.count()},
+          {"duration_s", elapsed},
+          {"renewals", renewals},
+          {"renewals_per_sec", static_cast<double>(renewals) / elapsed},
+          {"batches", batches},
+          {"renewals_per_batch", batches ? static_cast<double>(renewals) / static_cast<double>(batches) : 0.0},
+          {"max_send_lateness_us", after.max_send_lateness.count()},
+          {"leases_lost", after.leases_lost},
+          {"cpu_seconds", cpu},
+          {"cpu_percent_of_one_core", 100.0 * cpu / elapsed}});
+    for (auto& h : held) (void)h.release();
+    return exit_ok;
+}
 
 struct ClientStats {
     std::vector<std::int64_t> cycle_us;
@@ -39,6 +88,8 @@ int run_bench(const Globals& g, const BenchArgs& a) {
     const auto duration = parse_duration_flag("--duration", a.duration);
     const AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
     if (auto ok = options.validate(); !ok) throw InputError{"--lease", ok.error().message};
+    if (a.scenario == "keeper") return run_keeper_bench(g, a, duration, options);
+    if (a.scenario != "distinct") throw InputError{"--scenario", "must be distinct or keeper"};
 
     std::vector<LockClient> clients;
     for (int i = 0; i < a.clients; ++i) clients.push_back(make_client(g));
@@ -102,7 +153,9 @@ int run_bench(const Globals& g, const BenchArgs& a) {
 
 void register_bench_command(Program& p) {
     auto args = std::make_shared<BenchArgs>();
-    auto* cmd = p.app.add_subcommand("bench", "measure acquire+release cycles per second");
+    auto* cmd = p.app.add_subcommand("bench", "measure acquire+release cycles, or keeper renewals, per second");
+    cmd->add_option("--scenario", args->scenario, "distinct (acquire+release cycles) or keeper (held leases)");
+    cmd->add_option("--leases", args->leases, "keeper: leases held and renewed (default 10000)");
     cmd->add_option("--clients", args->clients, "concurrent clients, each with its own connection (default 1)");
     cmd->add_option("--duration", args->duration, "measurement time (default 5s)");
     cmd->add_option("--lease", args->lease, "lease length per cycle (default 10s)");
