@@ -72,8 +72,16 @@ struct LockClient::Impl {
         std::lock_guard lock(keeper_mutex);
         if (!keeper)
             keeper = std::make_shared<detail::Keeper>(detail::make_hiredis_connection(settings), pool,
-                                                      options.key_prefix);
+                                                      options.key_prefix, options.observer);
         return keeper;
+    }
+
+    void report(AcquireResult result, const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,
+                std::optional<FencingToken> fence, unsigned attempts, steady_time started, std::error_code ec) {
+        if (!options.observer) return;
+        options.observer->on_acquire(AcquireEvent{
+            r, owner, result, fence, attempts,
+            std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started), o.lease, ec});
     }
 
     ClientOptions options;
@@ -91,7 +99,8 @@ template <typename Out, typename OnGranted>
 Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
                                            const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
     require_valid(o);
-    const auto deadline = steady_clock::now() + o.wait;
+    const auto started = steady_clock::now();
+    const auto deadline = started + o.wait;
     Out out;
     std::error_code last_error;
     bool maybe_granted = false;  // an attempt with unknown outcome may hold the lease
@@ -101,6 +110,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
         auto reply = attempt(r, owner, o, sent);
         if (reply && reply->acquired) {
             on_granted(out, *reply, sent);
+            report(AcquireResult::acquired, r, owner, o, reply->fence, out.attempts, started, {});
             return out;
         }
         if (reply) {
@@ -110,7 +120,10 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
         } else {
             last_error = reply.error();
             const failure_kind kind = classify(last_error);
-            if (kind == failure_kind::fatal) return std::unexpected(last_error);
+            if (kind == failure_kind::fatal) {
+                report(AcquireResult::error, r, owner, o, std::nullopt, out.attempts, started, last_error);
+                return std::unexpected(last_error);
+            }
             maybe_granted = maybe_granted || kind == failure_kind::outcome_unknown;
         }
         const auto now = steady_clock::now();
@@ -124,8 +137,11 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
         // the lease we may have been granted instead of leaving it to block others until it
         // expires. Best effort; it expires anyway. A caller holding the token retries instead.
         if (maybe_granted && token_is_private) (void)detail::release_once(*pool->borrow(), options.key_prefix, r, owner);
+        report(AcquireResult::error, r, owner, o, std::nullopt, out.attempts, started, last_error);
         return std::unexpected(last_error);
     }
+    report(o.wait > milliseconds::zero() ? AcquireResult::timeout : AcquireResult::contended, r, owner, o,
+           std::nullopt, out.attempts, started, {});
     return out;
 }
 
@@ -140,6 +156,35 @@ std::string_view to_string(RenewStatus s) noexcept {
 
 std::string_view to_string(ReleaseStatus s) noexcept {
     return s == ReleaseStatus::released ? "released" : "not_owner";
+}
+
+std::string_view to_string(AcquireResult r) noexcept {
+    switch (r) {
+        case AcquireResult::acquired: return "acquired";
+        case AcquireResult::contended: return "contended";
+        case AcquireResult::timeout: return "timeout";
+        case AcquireResult::error: return "error";
+    }
+    return "error";
+}
+
+std::string_view to_string(RenewResult r) noexcept {
+    switch (r) {
+        case RenewResult::renewed: return "renewed";
+        case RenewResult::not_owner: return "not_owner";
+        case RenewResult::max_hold: return "max_hold";
+        case RenewResult::error: return "error";
+    }
+    return "error";
+}
+
+std::string_view to_string(ReleaseResult r) noexcept {
+    switch (r) {
+        case ReleaseResult::released: return "released";
+        case ReleaseResult::not_owner: return "not_owner";
+        case ReleaseResult::error: return "error";
+    }
+    return "error";
 }
 
 std::expected<LockClient, OptionError> LockClient::create(ClientOptions options) {
@@ -234,6 +279,10 @@ Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken
     if (lease < std::chrono::milliseconds(10)) throw std::invalid_argument("renew: lease must be at least 10ms");
     const auto sent = steady_clock::now();
     auto reply = detail::renew_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner, lease);
+    if (const auto& observer = impl_->options.observer)
+        observer->on_renew(RenewEvent{resource, owner, reply ? detail::renew_result(reply->status) : RenewResult::error,
+                                      reply ? reply->fence : std::nullopt, lease, false,
+                                      reply ? std::error_code{} : reply.error()});
     if (!reply) return std::unexpected(reply.error());
     Renewal r{reply->status, reply->ttl, {}, reply->fence};
     if (r.status == RenewStatus::renewed)
@@ -242,7 +291,9 @@ Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken
 }
 
 Result<ReleaseStatus> LockClient::release(const ResourceName& resource, const OwnerToken& owner) {
-    return detail::release_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner);
+    auto result = detail::release_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner);
+    detail::report_release(impl_->options.observer.get(), resource, owner, result, std::nullopt);
+    return result;
 }
 
 Result<LockInfo> LockClient::inspect(const ResourceName& resource) {

@@ -35,6 +35,25 @@ std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::s
     return decode_release(*reply);
 }
 
+RenewResult renew_result(RenewStatus status) noexcept {
+    switch (status) {
+        case RenewStatus::renewed: return RenewResult::renewed;
+        case RenewStatus::not_owner: return RenewResult::not_owner;
+        case RenewStatus::max_hold_exceeded: return RenewResult::max_hold;
+    }
+    return RenewResult::error;
+}
+
+void report_release(LockObserver* observer, const ResourceName& resource, const OwnerToken& owner,
+                    const std::expected<ReleaseStatus, std::error_code>& result,
+                    std::optional<std::chrono::microseconds> held_for) noexcept {
+    if (observer == nullptr) return;
+    const ReleaseResult r = !result ? ReleaseResult::error
+                            : *result == ReleaseStatus::released ? ReleaseResult::released
+                                                                 : ReleaseResult::not_owner;
+    observer->on_release(ReleaseEvent{resource, owner, r, held_for, result ? std::error_code{} : result.error()});
+}
+
 std::expected<LockInfo, std::error_code> inspect_once(Connection& c, std::string_view prefix,
                                                       const ResourceName& resource) {
     const auto keys = make_keys(prefix, resource);

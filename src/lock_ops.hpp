@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/protocol.hpp"
+#include "fencelock/observer.hpp"
 #include "redis/connection.hpp"
 
 namespace fencelock::detail {
@@ -25,6 +26,12 @@ std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string
 
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner);
+
+/// Observer plumbing shared by the client and the keeper (no-ops without an observer).
+RenewResult renew_result(RenewStatus status) noexcept;
+void report_release(LockObserver* observer, const ResourceName& resource, const OwnerToken& owner,
+                    const std::expected<ReleaseStatus, std::error_code>& result,
+                    std::optional<std::chrono::microseconds> held_for) noexcept;
 
 std::expected<LockInfo, std::error_code> inspect_once(Connection& c, std::string_view prefix,
                                                       const ResourceName& resource);

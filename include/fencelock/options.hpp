@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cstddef>
 #include <expected>
+#include <memory>
 #include <string>
 
+#include "fencelock/observer.hpp"
 #include "fencelock/redis_url.hpp"
 
 namespace fencelock {
@@ -50,6 +52,8 @@ struct ClientOptions {
     double clock_drift_factor = 0.01;
     /// Label stored with each lease as holder metadata (next to host and pid). Default empty.
     std::string holder_label{};
+    /// Receives lock events (for metrics and logs). Default none.
+    std::shared_ptr<LockObserver> observer{};
 
     std::expected<void, OptionError> validate() const;
 };

@@ -87,7 +87,7 @@ std::expected<ReleaseStatus, std::error_code> HeldLease::release() {
     keeper_->remove(state_);
     state_->released = true;
     state_->stop.request_stop();
-    return keeper_->release(state_->resource, state_->owner);
+    return keeper_->release(*state_);
 }
 
 }  // namespace fencelock

@@ -11,8 +11,10 @@ namespace fencelock::detail {
 using std::chrono::steady_clock;
 using State = KeptLease::State;
 
-Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix)
+Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
+               std::shared_ptr<LockObserver> observer)
     : connection_(std::move(connection)), pool_(std::move(pool)), prefix_(std::move(key_prefix)),
+      observer_(std::move(observer)),
       thread_([this](std::stop_token stop) { run(stop); }) {}
 
 Keeper::~Keeper() {
@@ -33,6 +35,7 @@ void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent,
         lease->fence = fence.value();
         lease->set_deadline(times.safe_until);
         lease->next_renewal = times.next_renewal;
+        lease->acquired_at = sent;
         lease->state = State::active;
         dirty_ = true;
     }
@@ -46,8 +49,10 @@ void Keeper::remove(const std::shared_ptr<KeptLease>& lease) {
     std::erase(leases_, lease);
 }
 
-std::expected<ReleaseStatus, std::error_code> Keeper::release(const ResourceName& resource, const OwnerToken& owner) {
-    return release_once(*pool_->borrow(), prefix_, resource, owner);
+std::expected<ReleaseStatus, std::error_code> Keeper::release(const KeptLease& lease) {
+    auto result = release_once(*pool_->borrow(), prefix_, lease.resource, lease.owner);
+    report_release(observer_.get(), lease.resource, lease.owner, result, lease.held_for(steady_clock::now()));
+    return result;
 }
 
 KeeperStats Keeper::stats() {
@@ -105,6 +110,10 @@ void Keeper::run(std::stop_token stop) {
         lock.unlock();
         if (!due.empty()) renew_batch(due, lost);
         for (const auto& lease : lost) {
+            if (observer_)
+                observer_->on_lease_lost(LossEvent{lease->resource, lease->owner, FencingToken(lease->fence),
+                                                   to_string(lease->reason.load()),
+                                                   lease->held_for(steady_clock::now())});
             lease->stop.request_stop();
             if (lease->keep.on_lost)
                 lease->keep.on_lost(LeaseLoss{lease->resource, FencingToken(lease->fence), lease->reason});
@@ -135,6 +144,11 @@ void Keeper::renew_batch(std::vector<std::shared_ptr<KeptLease>>& due, std::vect
             std::expected<RenewReply, std::error_code> reply =
                 results ? ((*results)[i] ? decode_renew(*(*results)[i]) : std::unexpected((*results)[i].error()))
                         : std::unexpected(results.error());
+            if (observer_)
+                observer_->on_renew(RenewEvent{lease.resource, lease.owner,
+                                               reply ? renew_result(reply->status) : RenewResult::error,
+                                               reply ? reply->fence : std::nullopt, lease.lease, true,
+                                               reply ? std::error_code{} : reply.error()});
             if (!reply) {
                 // Outcome unknown or Redis failing: retry while the lease can still be saved.
                 lease.next_renewal = retry_at(received, lease.deadline(), lease.policy);

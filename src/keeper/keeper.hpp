@@ -16,7 +16,8 @@ namespace fencelock::detail {
 class Keeper {
 public:
     /// `connection` is the keeper thread's own; `pool` serves releases from handle threads.
-    Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix);
+    Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
+           std::shared_ptr<LockObserver> observer);
     ~Keeper();
 
     /// Registers a lease before its acquisition is sent; it is not renewed while pending.
@@ -31,7 +32,7 @@ public:
     KeeperStats stats();
 
     /// Compare-and-delete on a pooled connection (never the keeper thread's).
-    std::expected<ReleaseStatus, std::error_code> release(const ResourceName& resource, const OwnerToken& owner);
+    std::expected<ReleaseStatus, std::error_code> release(const KeptLease& lease);
 
 private:
     void run(std::stop_token stop);
@@ -42,6 +43,7 @@ private:
     std::unique_ptr<Connection> connection_;
     std::shared_ptr<ConnectionPool> pool_;
     const std::string prefix_;
+    const std::shared_ptr<LockObserver> observer_;
     std::mutex mutex_;
     std::condition_variable_any changed_;
     std::vector<std::shared_ptr<KeptLease>> leases_;

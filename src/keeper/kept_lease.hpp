@@ -35,6 +35,12 @@ struct KeptLease {
     std::atomic<std::uint64_t> renewals{0};
     std::stop_source stop;
 
+    steady_time acquired_at{};  ///< send time of the granted acquire; set once by activate()
+
+    std::chrono::microseconds held_for(steady_time now) const noexcept {
+        return std::chrono::duration_cast<std::chrono::microseconds>(now - acquired_at);
+    }
+
     // Guarded by the keeper's mutex.
     steady_time next_renewal{};
     bool in_flight = false;  ///< part of a renewal batch on the wire
