@@ -1,0 +1,76 @@
+#pragma once
+// What the demo records: every worker operation, every lease loss, every injected fault. Workers
+// write these as JSON lines; the parent merges them into a report and a timeline. Pure data and
+// pure functions: unit-tested without servers.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fencelock::demo {
+
+/// One read-modify-write: append `id` to `record` under a lease with `fence`.
+struct Operation {
+    int worker = 0;
+    std::string record;
+    std::uint64_t fence = 0;
+    std::string id;           ///< unique per operation ("w2-17")
+    std::int64_t acquired_ns = 0;
+    std::int64_t write_ns = 0;  ///< when the write was sent (0: never reached the write)
+    std::int64_t end_ns = 0;
+    /// applied | stale | not_found | error | aborted (lease lost before writing) | contended
+    std::string result;
+};
+
+struct LeaseLost {
+    int worker = 0;
+    std::string record;
+    std::uint64_t fence = 0;
+    std::int64_t at_ns = 0;
+    std::string reason;
+};
+
+/// A fault the parent injected: a pause (SIGSTOP..SIGCONT) or a crash (SIGKILL) of a worker,
+/// or a pause of Redis (target "redis").
+struct Fault {
+    std::string kind;    ///< pause | kill
+    std::string target;  ///< "w3" or "redis"
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;  ///< == start_ns for a kill
+};
+
+struct History {
+    std::vector<Operation> operations;
+    std::vector<LeaseLost> losses;
+    std::vector<Fault> faults;
+};
+
+/// Figures of one run, the demo's report.
+struct Report {
+    std::uint64_t attempted = 0;       ///< operations that sent a write
+    std::uint64_t accepted = 0;        ///< writes the store applied (acknowledged appends)
+    std::uint64_t stale_rejected = 0;  ///< writes the store refused as stale
+    std::uint64_t lost_updates = 0;    ///< acknowledged appends missing from the final records
+    std::uint64_t duplicates = 0;      ///< extra occurrences of an append in the final records
+    std::uint64_t leases_lost = 0;
+    std::uint64_t aborted = 0;         ///< operations abandoned because the lease was lost first
+    std::uint64_t contended = 0;       ///< lock attempts that found the record busy
+    std::uint64_t pauses = 0;
+    std::uint64_t kills = 0;
+};
+
+/// Splits a record's value into its appended ids (space separated).
+std::vector<std::string> appended_ids(const std::string& value);
+
+/// Compares what workers were told (applied) with what the records finally hold.
+Report make_report(const History& history, const std::map<std::string, std::string>& final_values);
+
+/// Parses one JSON line written by a worker or the parent into `history`; false if malformed.
+bool parse_history_line(const std::string& line, History& history);
+
+/// The JSON lines for each kind of entry.
+std::string to_json_line(const Operation& op);
+std::string to_json_line(const LeaseLost& loss);
+std::string to_json_line(const Fault& fault);
+
+}  // namespace fencelock::demo
