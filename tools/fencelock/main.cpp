@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     register_run_command(program);
 #ifdef FENCELOCK_WITH_STORE
     register_store_commands(program);
+    register_demo_commands(program);
 #endif
 
     try {

@@ -1,0 +1,297 @@
+// demo: the README's main job. Runs the same read-modify-write workload twice, with fencing and
+// without, while injecting faults on a seeded schedule (workers paused past their lease, workers
+// killed, Redis paused), then reports what the store accepted and what was lost.
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "cli.hpp"
+#include "demo/history.hpp"
+#include "demo/timeline.hpp"
+#include "demo/worker.hpp"
+#include "fencelock/store.hpp"
+#include "support/child_process.hpp"
+#include "support/redis_server.hpp"
+
+namespace fencelock::cli {
+namespace {
+
+using namespace std::chrono_literals;
+using demo::Fault;
+using demo::History;
+using demo::Report;
+
+struct DemoArgs {
+    std::uint64_t seed = 42;
+    int workers = 4;
+    int records = 3;
+    std::string duration = "12s";
+    std::string lease = "400ms";
+    std::string db;
+    std::string timeline;
+    bool json = false;
+};
+
+std::int64_t monotonic_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string self_exe() {
+    std::error_code ec;
+    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? "fencelock" : p.string();
+}
+
+struct ModeResult {
+    History history;
+    Report report;
+};
+
+class ModeRun {
+public:
+    ModeRun(const DemoArgs& a, bool fenced, std::chrono::milliseconds lease, std::chrono::milliseconds duration,
+            testing::RedisServer& redis, FencedStore& store, const std::string& db_url, const std::string& run_id,
+            const std::filesystem::path& dir)
+        : a_(a), fenced_(fenced), lease_(lease), duration_(duration), redis_(redis), store_(store),
+          db_url_(db_url), dir_(dir), mode_(fenced ? "fenced" : "unfenced") {
+        for (int i = 0; i < a.records; ++i) records_.push_back(run_id + ":" + mode_ + ":r" + std::to_string(i));
+    }
+
+    ModeResult run() {
+        for (const auto& r : records_) {
+            auto created = store_.create_resource(*ResourceName::make(r), "");
+            if (!created) throw std::runtime_error("cannot create demo record: " + created.error().detail);
+        }
+        until_ns_ = monotonic_ns() + std::chrono::nanoseconds(duration_).count();
+        for (int w = 0; w < a_.workers; ++w) spawn(w, 0);
+        inject_faults();
+        for (auto& wk : workers_) ::kill(wk.pid, SIGTERM);
+        for (auto& wk : workers_) testing::wait_process(wk.pid);
+        return collect();
+    }
+
+private:
+    struct Worker {
+        pid_t pid;
+        int generation;
+    };
+
+    void spawn(int w, int generation) {
+        const auto file = dir_ / (mode_ + "-w" + std::to_string(w) + "-g" + std::to_string(generation) + ".jsonl");
+        files_.push_back(file);
+        std::vector<std::string> argv{self_exe(), "demo-worker", "--redis", redis_.url(), "--db", db_url_,
+                                      "--prefix", mode_ + ":", "--history", file.string(), "--lease",
+                                      std::to_string(lease_.count()) + "ms", "--worker", std::to_string(w),
+                                      "--generation", std::to_string(generation), "--seed",
+                                      std::to_string(a_.seed * 1000 + static_cast<std::uint64_t>(w * 10 + generation)),
+                                      "--until-ns", std::to_string(until_ns_), fenced_ ? "--fenced" : "--unfenced"};
+        for (const auto& r : records_) argv.insert(argv.end(), {"--record", r});
+        const pid_t pid = testing::start_process(argv, "/dev/null");
+        if (static_cast<std::size_t>(w) < workers_.size()) workers_[static_cast<std::size_t>(w)] = {pid, generation};
+        else workers_.push_back({pid, generation});
+    }
+
+    // The schedule depends only on the seed, so both modes meet the same faults.
+    void inject_faults() {
+        std::mt19937_64 rng(a_.seed);
+        auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+        while (monotonic_ns() < until_ns_) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(pick(300, 800)));  // the schedule itself
+            if (monotonic_ns() >= until_ns_) break;
+            const int roll = pick(0, 99);
+            const int w = pick(0, a_.workers - 1);
+            Fault f{roll < 50 ? "pause" : roll < 75 ? "kill" : "pause", roll < 75 ? "w" + std::to_string(w) : "redis",
+                    monotonic_ns(), 0};
+            if (f.target == "redis") {
+                const auto pause = roll < 90 ? lease_ * 3 : lease_ / 2;
+                progress("Redis paused for " + std::to_string(pause.count()) + " ms");
+                redis_.pause();
+                std::this_thread::sleep_for(pause);
+                redis_.resume();
+            } else if (f.kind == "pause") {
+                progress("worker " + std::to_string(w) + " paused (SIGSTOP) for " + std::to_string(lease_.count() * 3) + " ms");
+                ::kill(workers_[static_cast<std::size_t>(w)].pid, SIGSTOP);
+                std::this_thread::sleep_for(lease_ * 3);
+                ::kill(workers_[static_cast<std::size_t>(w)].pid, SIGCONT);
+            } else {
+                progress("worker " + std::to_string(w) + " killed (SIGKILL) and restarted");
+                auto& wk = workers_[static_cast<std::size_t>(w)];
+                ::kill(wk.pid, SIGKILL);
+                testing::wait_process(wk.pid);
+                spawn(w, wk.generation + 1);
+            }
+            f.end_ns = monotonic_ns();
+            faults_.push_back(f);
+        }
+    }
+
+    ModeResult collect() {
+        ModeResult out;
+        for (const auto& file : files_) {
+            std::ifstream in(file);
+            for (std::string line; std::getline(in, line);) demo::parse_history_line(line, out.history);
+        }
+        out.history.faults = faults_;
+        std::map<std::string, std::string> finals;
+        for (const auto& r : records_) {
+            auto rec = store_.read(*ResourceName::make(r));
+            if (rec && *rec) finals[r] = (*rec)->value;
+        }
+        out.report = demo::make_report(out.history, finals);
+        return out;
+    }
+
+    void progress(const std::string& what) const {
+        const double t = duration_.count() / 1000.0 - static_cast<double>(until_ns_ - monotonic_ns()) / 1e9;
+        std::cerr << "  [" << mode_ << " " << std::fixed << std::setprecision(1) << t << "s] " << what << "\n";
+    }
+
+    const DemoArgs& a_;
+    bool fenced_;
+    std::chrono::milliseconds lease_, duration_;
+    testing::RedisServer& redis_;
+    FencedStore& store_;
+    std::string db_url_;
+    std::filesystem::path dir_;
+    std::string mode_;
+    std::vector<std::string> records_;
+    std::vector<Worker> workers_;
+    std::vector<std::filesystem::path> files_;
+    std::vector<Fault> faults_;
+    std::int64_t until_ns_ = 0;
+};
+
+nlohmann::json to_json(const Report& r) {
+    return {{"attempted", r.attempted},       {"accepted", r.accepted},     {"stale_rejected", r.stale_rejected},
+            {"lost_updates", r.lost_updates}, {"duplicates", r.duplicates}, {"leases_lost", r.leases_lost},
+            {"aborted", r.aborted},           {"contended", r.contended},   {"pauses", r.pauses},
+            {"kills", r.kills}};
+}
+
+void print_table(const Report& fenced, const Report& unfenced) {
+    auto row = [&](const char* name, std::uint64_t a, std::uint64_t b) {
+        std::cout << "  " << std::left << std::setw(34) << name << std::right << std::setw(10) << a << std::setw(12)
+                  << b << "\n";
+    };
+    std::cout << "\n  " << std::left << std::setw(34) << "" << std::right << std::setw(10) << "fenced" << std::setw(12)
+              << "unfenced" << "\n";
+    row("writes attempted", fenced.attempted, unfenced.attempted);
+    row("writes accepted (acknowledged)", fenced.accepted, unfenced.accepted);
+    row("stale writes rejected", fenced.stale_rejected, unfenced.stale_rejected);
+    row("lost updates", fenced.lost_updates, unfenced.lost_updates);
+    row("duplicated appends", fenced.duplicates, unfenced.duplicates);
+    row("leases lost", fenced.leases_lost, unfenced.leases_lost);
+    row("ops abandoned (lease lost first)", fenced.aborted, unfenced.aborted);
+    row("pauses injected (worker or Redis)", fenced.pauses, unfenced.pauses);
+    row("workers killed", fenced.kills, unfenced.kills);
+}
+
+int run_demo(const DemoArgs& a) {
+    if (a.workers < 2 || a.workers > 32) throw InputError{"--workers", "must be from 2 to 32"};
+    if (a.records < 1 || a.records > 100) throw InputError{"--records", "must be from 1 to 100"};
+    const auto duration = parse_duration_flag("--duration", a.duration);
+    const auto lease = parse_duration_flag("--lease", a.lease);
+    if (lease < 50ms) throw InputError{"--lease", "must be at least 50ms"};
+    if (duration < lease * 5) throw InputError{"--duration", "must be at least five leases long"};
+    if (!a.db.empty()) {
+        if (auto url = parse_database_url(a.db); !url) throw InputError{"--db", url.error().message};
+    }
+
+    char tmpl[] = "/tmp/fencelock-demo-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+    const std::filesystem::path dir = tmpl;
+    struct Cleanup {
+        std::filesystem::path dir;
+        ~Cleanup() {
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+        }
+    } cleanup{dir};
+
+    std::cerr << "fencelock demo: seed " << a.seed << ", " << a.workers << " worker processes, " << a.records
+              << " records, lease " << lease.count() << " ms, " << duration.count() / 1000.0 << " s per mode\n";
+    testing::RedisServer redis;
+    std::cerr << "  private redis-server on 127.0.0.1:" << redis.port() << "\n";
+    const std::string db_url = a.db.empty() ? "sqlite://" + (dir / "demo.db").string() : a.db;
+    auto store = FencedStore::create({.url = db_url});
+    if (!store) throw InputError{"--db", store.error().message};
+    if (auto init = store->init(); !init) {
+        std::cerr << "fencelock demo: database: " << init.error().detail << "\n";
+        return fail(exit_unavailable, "database", init.error().code.message());
+    }
+    const std::string run_id = "demo-" + OwnerToken::generate().str().substr(0, 8);
+
+    std::map<bool, ModeResult> results;
+    for (bool fenced : {true, false}) {
+        std::cerr << (fenced ? "run 1/2: with fencing\n" : "run 2/2: without fencing (the store accepts any write)\n");
+        results[fenced] = ModeRun(a, fenced, lease, duration, redis, *store, db_url, run_id, dir).run();
+    }
+    const Report& f = results[true].report;
+    const Report& u = results[false].report;
+    if (!a.timeline.empty()) {
+        std::ofstream out(a.timeline);
+        out << demo::render_timeline({{"with fencing", results[true].history, f},
+                                      {"without fencing", results[false].history, u}});
+        std::cerr << "timeline written to " << a.timeline << "\n";
+    }
+    if (a.json) {
+        emit({{"fenced", to_json(f)}, {"unfenced", to_json(u)}, {"seed", a.seed}});
+    } else {
+        print_table(f, u);
+        std::cout << "\n  With fencing: " << f.lost_updates << " lost updates, " << f.stale_rejected
+                  << " stale writes rejected by the store.\n"
+                  << "  Without fencing: " << u.lost_updates << " acknowledged appends were silently overwritten.\n";
+    }
+    return exit_ok;
+}
+
+}  // namespace
+
+void register_demo_commands(Program& p) {
+    auto args = std::make_shared<DemoArgs>();
+    auto* cmd = p.app.add_subcommand("demo", "show, under injected faults, the damage fencing prevents");
+    cmd->add_option("--seed", args->seed, "fault schedule seed (default 42)");
+    cmd->add_option("--workers", args->workers, "worker processes (default 4)");
+    cmd->add_option("--records", args->records, "shared records (default 3)");
+    cmd->add_option("--duration", args->duration, "length of each of the two runs (default 12s)");
+    cmd->add_option("--lease", args->lease, "lease length (default 400ms)");
+    cmd->add_option("--db", args->db, "database URL (default: a private SQLite file)");
+    cmd->add_option("--timeline", args->timeline, "write an HTML/SVG timeline to this file");
+    cmd->add_flag("--json", args->json, "print the report as one JSON object");
+    cmd->callback([&p, args] { p.run = [&p, args] { return run_demo(*args); }; });
+
+    auto w = std::make_shared<demo::WorkerArgs>();
+    auto lease = std::make_shared<std::string>();
+    auto unfenced = std::make_shared<bool>(false);
+    auto* worker = p.app.add_subcommand("demo-worker", "")->group("");  // hidden: spawned by demo
+    worker->add_option("--redis", w->redis_url)->required();
+    worker->add_option("--db", w->db_url)->required();
+    worker->add_option("--prefix", w->key_prefix);
+    worker->add_option("--history", w->history_path)->required();
+    worker->add_option("--record", w->records)->required();
+    worker->add_option("--lease", *lease)->required();
+    worker->add_option("--worker", w->worker);
+    worker->add_option("--generation", w->generation);
+    worker->add_option("--seed", w->seed);
+    worker->add_option("--until-ns", w->until_ns)->required();
+    worker->add_flag("--fenced", w->fenced);
+    worker->add_flag("--unfenced", *unfenced);
+    worker->callback([&p, w, lease, unfenced] {
+        p.run = [w, lease, unfenced] {
+            w->lease = parse_duration_flag("--lease", *lease);
+            if (*unfenced) w->fenced = false;
+            return demo::run_worker(*w);
+        };
+    });
+}
+
+}  // namespace fencelock::cli
