@@ -1,5 +1,7 @@
 #include "fencelock/client.hpp"
 
+#include "client_impl.hpp"
+
 #include <unistd.h>
 
 #include <condition_variable>
@@ -16,15 +18,13 @@
 
 namespace fencelock {
 
-using std::chrono::steady_clock;
-
-namespace {
-
 std::string host_name() {
     char buf[256] = {};
     if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
     return buf;
 }
+
+namespace {
 
 void require_valid(const AcquireOptions& options) {
     if (auto ok = options.validate(); !ok)
@@ -45,52 +45,6 @@ bool sleep_unless_stopped(std::chrono::milliseconds d, std::stop_token stop) {
 }
 
 }  // namespace
-
-struct LockClient::Impl {
-    explicit Impl(ClientOptions o)
-        : options(std::move(o)),
-          settings{options.endpoint, options.connect_timeout, options.command_timeout},
-          pool(std::make_shared<detail::ConnectionPool>(
-              [s = settings] { return detail::make_hiredis_connection(s); }, options.pool_size)),
-          holder{host_name(), std::to_string(::getpid()), options.holder_label} {}
-
-    // One attempt; `sent` receives the moment the request went out (safe-until counts from it).
-    Result<detail::AcquireReply> attempt(const ResourceName& r, const OwnerToken& owner,
-                                         const AcquireOptions& o, steady_time& sent) {
-        sent = steady_clock::now();
-        return detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder);
-    }
-
-    // Full-jitter retry loop shared by acquire() and hold(). `on_granted` turns a grant into
-    // the caller's result type.
-    // `token_is_private`: the caller never saw the owner token, so it cannot retry with it.
-    template <typename Out, typename OnGranted>
-    Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
-                             const AcquireOptions& o, std::stop_token stop, OnGranted on_granted);
-
-    std::shared_ptr<detail::Keeper> keeper_instance() {
-        std::lock_guard lock(keeper_mutex);
-        if (!keeper)
-            keeper = std::make_shared<detail::Keeper>(detail::make_hiredis_connection(settings), pool,
-                                                      options.key_prefix, options.observer);
-        return keeper;
-    }
-
-    void report(AcquireResult result, const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,
-                std::optional<FencingToken> fence, unsigned attempts, steady_time started, std::error_code ec) {
-        if (!options.observer) return;
-        options.observer->on_acquire(AcquireEvent{
-            r, owner, result, fence, attempts,
-            std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started), o.lease, ec});
-    }
-
-    ClientOptions options;
-    detail::ConnectionSettings settings;
-    std::shared_ptr<detail::ConnectionPool> pool;
-    detail::HolderMeta holder;
-    std::mutex keeper_mutex;
-    std::shared_ptr<detail::Keeper> keeper;
-};
 
 // Why one owner token for every attempt: if an attempt's reply is lost (timeout, broken
 // connection), Redis may have granted the lease. The next attempt with the same token gets that

@@ -16,6 +16,7 @@ extern const ScriptSource acquire;
 extern const ScriptSource renew;
 extern const ScriptSource release;
 extern const ScriptSource inspect;
+extern const ScriptSource force_release;
 }  // namespace scripts
 
 }  // namespace fencelock::detail

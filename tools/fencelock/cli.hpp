@@ -60,5 +60,6 @@ void register_bench_command(Program& program);
 void register_store_commands(Program& program);
 void register_run_command(Program& program);
 void register_demo_commands(Program& program);
+void register_ops_commands(Program& program);
 
 }  // namespace fencelock::cli

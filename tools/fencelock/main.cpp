@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     register_lock_commands(program);
     register_bench_command(program);
     register_run_command(program);
+    register_ops_commands(program);
 #ifdef FENCELOCK_WITH_STORE
     register_store_commands(program);
     register_demo_commands(program);

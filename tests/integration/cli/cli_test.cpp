@@ -171,6 +171,48 @@ TEST_F(CliTest, WrongPasswordFailsClosedWithoutLeakingIt) {
     EXPECT_EQ(secured.cli({"-a", "right-pw", "DBSIZE"}), "0");
 }
 
+TEST_F(CliTest, ForceReleaseRefusesAnActiveLockThenAuditsAForcedOne) {
+    json a = parse_one_object(fencelock({"acquire", "stuck", "--lease", "30s"}));
+    const std::string before = redis->snapshot();
+    auto refused = fencelock({"force-release", "stuck", "--reason", "looks stuck"});
+    EXPECT_EQ(refused.exit_code, 3);
+    EXPECT_EQ(parse_one_object(refused)["result"], "active");
+    EXPECT_NE(refused.err.find("--even-if-active"), std::string::npos);
+    EXPECT_EQ(redis->snapshot(), before);
+
+    auto forced = fencelock({"force-release", "stuck", "--reason", "host gone", "--even-if-active",
+                             "--operator", "carol@ops", "--owner", a["owner"]});
+    ASSERT_EQ(forced.exit_code, 0) << forced.err;
+    json f = parse_one_object(forced);
+    EXPECT_EQ(f["released"], true);
+    EXPECT_EQ(f["fence"], a["fence"]);
+    EXPECT_NE(forced.err.find("\"event\":\"force_release\""), std::string::npos) << "the log records it too";
+
+    auto audit = fencelock({"audit", "--resource", "stuck"});
+    ASSERT_EQ(audit.exit_code, 0);
+    json entry = parse_one_object(audit);
+    EXPECT_EQ(entry["reason"], "host gone");
+    EXPECT_EQ(entry["operator"], "carol@ops");
+    EXPECT_EQ(entry["owner"], a["owner"]);
+    EXPECT_EQ(entry["forced_active"], true);
+
+    auto listed = fencelock({"list"});
+    EXPECT_EQ(listed.exit_code, 0);
+    EXPECT_TRUE(listed.out.empty()) << "no lock is held any more";
+}
+
+TEST_F(CliTest, ForceReleaseWithoutAReasonIsInvalidInput) {
+    ASSERT_EQ(fencelock({"acquire", "stuck", "--lease", "30s"}).exit_code, 0);
+    const std::string before = redis->snapshot();
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"force-release", "stuck"}, {"force-release", "stuck", "--reason", ""},
+             {"force-release", "", "--reason", "x"}, {"list", "--pattern", ""}}) {
+        auto r = fencelock(args);
+        EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1];
+    }
+    EXPECT_EQ(redis->snapshot(), before);
+}
+
 TEST_F(CliTest, RedisUrlComesFromTheEnvironment) {
     auto result = run_process({FENCELOCK_CLI, "acquire", "env-r", "--lease", "10s"},
                               {"FENCELOCK_REDIS_URL=" + redis->url()});

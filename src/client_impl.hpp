@@ -1,0 +1,64 @@
+#pragma once
+// LockClient's state, shared by client.cpp (the protocol) and admin.cpp (operations).
+#include <mutex>
+
+#include "fencelock/client.hpp"
+#include "keeper/keeper.hpp"
+#include "lock_ops.hpp"
+#include "redis/connection_pool.hpp"
+#include "redis/hiredis_connection.hpp"
+
+namespace fencelock {
+
+using std::chrono::steady_clock;
+
+std::string host_name();
+
+struct LockClient::Impl {
+    explicit Impl(ClientOptions o)
+        : options(std::move(o)),
+          settings{options.endpoint, options.connect_timeout, options.command_timeout},
+          pool(std::make_shared<detail::ConnectionPool>(
+              [s = settings] { return detail::make_hiredis_connection(s); }, options.pool_size)),
+          holder{host_name(), std::to_string(::getpid()), options.holder_label} {}
+
+    // One attempt; `sent` receives the moment the request went out (safe-until counts from it).
+    Result<detail::AcquireReply> attempt(const ResourceName& r, const OwnerToken& owner,
+                                         const AcquireOptions& o, steady_time& sent) {
+        sent = steady_clock::now();
+        return detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder);
+    }
+
+    // Full-jitter retry loop shared by acquire() and hold(). `on_granted` turns a grant into
+    // the caller's result type.
+    // `token_is_private`: the caller never saw the owner token, so it cannot retry with it.
+    template <typename Out, typename OnGranted>
+    Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
+                             const AcquireOptions& o, std::stop_token stop, OnGranted on_granted);
+
+    std::shared_ptr<detail::Keeper> keeper_instance() {
+        std::lock_guard lock(keeper_mutex);
+        if (!keeper)
+            keeper = std::make_shared<detail::Keeper>(detail::make_hiredis_connection(settings), pool,
+                                                      options.key_prefix, options.observer);
+        return keeper;
+    }
+
+    void report(AcquireResult result, const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,
+                std::optional<FencingToken> fence, unsigned attempts, steady_time started, std::error_code ec) {
+        if (!options.observer) return;
+        options.observer->on_acquire(AcquireEvent{
+            r, owner, result, fence, attempts,
+            std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started), o.lease, ec});
+    }
+
+    ClientOptions options;
+    detail::ConnectionSettings settings;
+    std::shared_ptr<detail::ConnectionPool> pool;
+    detail::HolderMeta holder;
+    std::mutex keeper_mutex;
+    std::shared_ptr<detail::Keeper> keeper;
+};
+
+
+}  // namespace fencelock

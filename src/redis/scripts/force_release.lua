@@ -1,0 +1,44 @@
+-- force_release: an operator deletes a stuck lock, leaving an audit entry. Atomic: the checks,
+-- the delete and the audit entry happen together or not at all.
+--
+-- KEYS[1]  lock key     lock:{R}
+-- KEYS[2]  audit stream fencelock:audit  (one stream per key prefix; on Redis Cluster it would
+--          need the resource's hash tag, like the other keys)
+-- ARGV[1]  resource name (for the audit entry)
+-- ARGV[2]  reason (non-empty, checked by the client)
+-- ARGV[3]  operator (user@host of whoever ran the command)
+-- ARGV[4]  expected owner token, or '' for any owner
+-- ARGV[5]  '1' to delete even a lease renewed within its last lease period
+--
+-- Replies
+--   {1, owner, fence, since_renew_ms, audit_id}  released and audited
+--   {0}                                          not held: nothing to do, nothing audited
+--   {2, owner}                                   the holder is not the expected owner
+--   {3, owner, fence, since_renew_ms, lease_ms}  refused: renewed within the last lease period,
+--                                                so its holder is probably alive
+--
+-- Why: deleting a lock by hand is the last resort. The activity check stops an operator from
+-- pulling a live holder's lease (its writes would then be rejected as stale only if a new owner
+-- writes first); the audit entry records who did it and why. The fence counter is untouched,
+-- so the next owner's fence is still larger than the forced-out holder's.
+
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if not owner then
+    return {0}
+end
+if ARGV[4] ~= '' and owner ~= ARGV[4] then
+    return {2, owner}
+end
+local fields = redis.call('HMGET', KEYS[1], 'fence', 'renewed_ms', 'lease_ms')
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local since_renew = now_ms - tonumber(fields[2])
+if ARGV[5] ~= '1' and since_renew < tonumber(fields[3]) then
+    return {3, owner, tonumber(fields[1]), since_renew, tonumber(fields[3])}
+end
+redis.call('DEL', KEYS[1])
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', 10000, '*',
+    'resource', ARGV[1], 'owner', owner, 'fence', fields[1], 'reason', ARGV[2],
+    'operator', ARGV[3], 'time_ms', now_ms, 'since_renew_ms', since_renew,
+    'forced_active', ARGV[5])
+return {1, owner, tonumber(fields[1]), since_renew, id}
