@@ -61,5 +61,6 @@ void register_store_commands(Program& program);
 void register_run_command(Program& program);
 void register_demo_commands(Program& program);
 void register_ops_commands(Program& program);
+void register_queue_commands(Program& program);
 
 }  // namespace fencelock::cli

@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
 #ifdef FENCELOCK_WITH_STORE
     register_store_commands(program);
     register_demo_commands(program);
+#ifdef FENCELOCK_WITH_QUEUE
+    register_queue_commands(program);
+#endif
 #endif
 
     try {
