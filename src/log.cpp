@@ -3,8 +3,6 @@
 #include <cstdio>
 
 namespace fencelock::detail {
-namespace {
-
 void append_json_string(std::string& out, std::string_view s) {
     out += '"';
     for (unsigned char c : s) {
@@ -24,8 +22,6 @@ void append_json_string(std::string& out, std::string_view s) {
     }
     out += '"';
 }
-
-}  // namespace
 
 void log_event(std::string_view level, std::string_view event, std::initializer_list<LogField> fields) noexcept {
     try {

@@ -1,0 +1,72 @@
+#pragma once
+/// Structured logs for lock events (library fencelock::obs): one JSON object per line.
+///
+/// Each line carries the event name, the resource type and a hash of the resource id (the raw
+/// id only when `raw_resource_ids` is set), the owner token, fence, lease length, the result and
+/// durations. Secrets never appear: the library never logs connection URLs or passwords.
+
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <utility>
+#include <vector>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "fencelock/observer.hpp"
+
+namespace fencelock {
+
+enum class LogLevel { debug, info, warn, error, off };
+
+/// Parses "debug", "info", "warn", "error" or "off".
+std::optional<LogLevel> parse_log_level(std::string_view text);
+
+struct LogOptions {
+    /// Lines below this level are dropped. Default info: acquisitions, releases and every
+    /// failure; renewals and contention are debug.
+    LogLevel level = LogLevel::info;
+    /// Log the full resource id instead of its hash. Default false: ids may be personal data.
+    bool raw_resource_ids = false;
+    /// resource_type is the part of the name before this character. Default ':'.
+    char resource_type_separator = ':';
+    /// Where lines go (without the trailing newline). Default: stderr.
+    std::function<void(std::string_view line)> sink{};
+};
+
+/// A stable 16-hex-digit FNV-1a hash of a resource id, to correlate log lines about one resource
+/// without printing it. Not a secret: ids from a small space can be found by trying them.
+std::string resource_hash(std::string_view resource);
+
+class JsonLogObserver final : public LockObserver {
+public:
+    explicit JsonLogObserver(LogOptions options = {});
+
+    void on_acquire(const AcquireEvent& e) noexcept override;
+    void on_renew(const RenewEvent& e) noexcept override;
+    void on_release(const ReleaseEvent& e) noexcept override;
+    void on_lease_lost(const LossEvent& e) noexcept override;
+
+    /// For other layers (stores, queue): writes {"level","event",<resource fields>,<fields>}.
+    void log(LogLevel level, std::string_view event, std::string_view resource,
+             std::initializer_list<std::pair<std::string_view, std::string>> fields) noexcept;
+
+private:
+    LogOptions options_;
+};
+
+/// Forwards every event to several observers (e.g. metrics and logs).
+class ObserverChain final : public LockObserver {
+public:
+    explicit ObserverChain(std::vector<std::shared_ptr<LockObserver>> observers) : observers_(std::move(observers)) {}
+    void on_acquire(const AcquireEvent& e) noexcept override { for (auto& o : observers_) o->on_acquire(e); }
+    void on_renew(const RenewEvent& e) noexcept override { for (auto& o : observers_) o->on_renew(e); }
+    void on_release(const ReleaseEvent& e) noexcept override { for (auto& o : observers_) o->on_release(e); }
+    void on_lease_lost(const LossEvent& e) noexcept override { for (auto& o : observers_) o->on_lease_lost(e); }
+
+private:
+    std::vector<std::shared_ptr<LockObserver>> observers_;
+};
+
+}  // namespace fencelock

@@ -1,0 +1,172 @@
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <stdexcept>
+
+#include "fencelock/metrics.hpp"
+
+namespace fencelock {
+namespace {
+
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Histogram;
+
+// Lock waits and holds: from sub-millisecond to minutes.
+Histogram::BucketBoundaries seconds_buckets() {
+    return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+}
+
+double seconds(std::chrono::microseconds d) { return static_cast<double>(d.count()) / 1e6; }
+
+}  // namespace
+
+struct PrometheusMetrics::Families {
+    Families(prometheus::Registry& r, const std::string& p)
+        : acquire(prometheus::BuildCounter().Name(p + "lock_acquire_total").Help("Lock acquisitions by result").Register(r)),
+          acquire_duration(prometheus::BuildHistogram().Name(p + "lock_acquire_duration_seconds")
+                               .Help("Time from the first attempt to the outcome of an acquisition").Register(r)),
+          contention(prometheus::BuildCounter().Name(p + "lock_contention_total")
+                         .Help("Acquisition attempts that found the lock held, by resource type").Register(r)),
+          hold_duration(prometheus::BuildHistogram().Name(p + "lock_hold_duration_seconds")
+                            .Help("Time from acquisition to release or loss of a held lease").Register(r)),
+          renew(prometheus::BuildCounter().Name(p + "lock_renew_total").Help("Lease renewals by result").Register(r)),
+          lease_lost(prometheus::BuildCounter().Name(p + "lock_lease_lost_total").Help("Leases lost, by reason").Register(r)),
+          release(prometheus::BuildCounter().Name(p + "lock_release_total").Help("Releases by result").Register(r)),
+          fence_rejected(prometheus::BuildCounter().Name(p + "fence_rejected_total")
+                             .Help("Writes the store refused because their fence was stale").Register(r)),
+          job_retry(prometheus::BuildCounter().Name(p + "job_retry_total").Help("Jobs put back for a retry, by reason").Register(r)),
+          job_requeue(prometheus::BuildCounter().Name(p + "job_requeue_total").Help("Jobs requeued with a delay").Register(r)),
+          job_aborted(prometheus::BuildCounter().Name(p + "job_aborted_total").Help("Job executions abandoned, by reason").Register(r)),
+          job_duplicate(prometheus::BuildCounter().Name(p + "job_duplicate_total")
+                            .Help("Jobs whose idempotency key was already completed").Register(r)),
+          acquire_seconds(acquire_duration.Add({}, seconds_buckets())),
+          hold_seconds(hold_duration.Add({}, seconds_buckets())),
+          fence_rejected_count(fence_rejected.Add({})),
+          requeued(job_requeue.Add({})),
+          duplicates(job_duplicate.Add({})) {
+        // Every label value that is known in advance exists from the start, so dashboards and
+        // alerts see zeros instead of missing series.
+        for (auto r : {AcquireResult::acquired, AcquireResult::contended, AcquireResult::timeout, AcquireResult::error})
+            acquire.Add({{"result", std::string(to_string(r))}});
+        for (auto r : {RenewResult::renewed, RenewResult::not_owner, RenewResult::max_hold, RenewResult::error})
+            renew.Add({{"result", std::string(to_string(r))}});
+        for (auto r : {ReleaseResult::released, ReleaseResult::not_owner, ReleaseResult::error})
+            release.Add({{"result", std::string(to_string(r))}});
+        for (const char* reason : {"not_owner", "max_hold_exceeded", "expired"}) lease_lost.Add({{"reason", reason}});
+        for (const char* reason : {"contention", "business", "infrastructure"}) job_retry.Add({{"reason", reason}});
+        for (const char* reason : {"lease_lost", "shutdown"}) job_aborted.Add({{"reason", reason}});
+    }
+
+    Family<Counter>& acquire;
+    Family<Histogram>& acquire_duration;
+    Family<Counter>& contention;
+    Family<Histogram>& hold_duration;
+    Family<Counter>& renew;
+    Family<Counter>& lease_lost;
+    Family<Counter>& release;
+    Family<Counter>& fence_rejected;
+    Family<Counter>& job_retry;
+    Family<Counter>& job_requeue;
+    Family<Counter>& job_aborted;
+    Family<Counter>& job_duplicate;
+    Histogram& acquire_seconds;
+    Histogram& hold_seconds;
+    Counter& fence_rejected_count;
+    Counter& requeued;
+    Counter& duplicates;
+};
+
+PrometheusMetrics::PrometheusMetrics(prometheus::Registry& registry, MetricsOptions options)
+    : f_(std::make_unique<Families>(registry, options.name_prefix)), options_(std::move(options)) {}
+
+PrometheusMetrics::~PrometheusMetrics() = default;
+
+std::string PrometheusMetrics::resource_type(std::string_view resource) const {
+    const auto at = resource.find(options_.resource_type_separator);
+    if (at == std::string_view::npos || at == 0) return "untyped";
+    return std::string(resource.substr(0, at));
+}
+
+// The observer methods must not throw: prometheus-cpp only allocates here, and a failed
+// allocation is not worth taking a worker down for.
+void PrometheusMetrics::on_acquire(const AcquireEvent& e) noexcept {
+    try {
+        f_->acquire.Add({{"result", std::string(to_string(e.result))}}).Increment();
+        if (e.result != AcquireResult::error) f_->acquire_seconds.Observe(seconds(e.waited));
+        if (e.result != AcquireResult::acquired && e.result != AcquireResult::error)
+            f_->contention.Add({{"resource_type", resource_type(e.resource.str())}}).Increment();
+    } catch (...) {
+    }
+}
+
+void PrometheusMetrics::on_renew(const RenewEvent& e) noexcept {
+    try {
+        f_->renew.Add({{"result", std::string(to_string(e.result))}}).Increment();
+    } catch (...) {
+    }
+}
+
+void PrometheusMetrics::on_release(const ReleaseEvent& e) noexcept {
+    try {
+        f_->release.Add({{"result", std::string(to_string(e.result))}}).Increment();
+        if (e.held_for && e.result == ReleaseResult::released) f_->hold_seconds.Observe(seconds(*e.held_for));
+    } catch (...) {
+    }
+}
+
+void PrometheusMetrics::on_lease_lost(const LossEvent& e) noexcept {
+    try {
+        f_->lease_lost.Add({{"reason", std::string(e.reason)}}).Increment();
+        f_->hold_seconds.Observe(seconds(e.held_for));
+    } catch (...) {
+    }
+}
+
+void PrometheusMetrics::fence_rejected(std::string_view) noexcept { f_->fence_rejected_count.Increment(); }
+
+void PrometheusMetrics::job_retry(std::string_view reason) noexcept {
+    try {
+        f_->job_retry.Add({{"reason", std::string(reason)}}).Increment();
+    } catch (...) {
+    }
+}
+
+void PrometheusMetrics::job_requeued() noexcept { f_->requeued.Increment(); }
+
+void PrometheusMetrics::job_aborted(std::string_view reason) noexcept {
+    try {
+        f_->job_aborted.Add({{"reason", std::string(reason)}}).Increment();
+    } catch (...) {
+    }
+}
+
+void PrometheusMetrics::job_duplicate() noexcept { f_->duplicates.Increment(); }
+
+struct MetricsServer::Impl {
+    // The registry is declared first: the exposer must be destroyed before it.
+    std::shared_ptr<prometheus::Registry> registry;
+    std::unique_ptr<prometheus::Exposer> exposer;
+};
+
+MetricsServer::MetricsServer(const std::string& address, std::shared_ptr<prometheus::Registry> registry)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->registry = std::move(registry);
+    try {
+        impl_->exposer = std::make_unique<prometheus::Exposer>(address);
+    } catch (const std::exception& e) {
+        throw std::runtime_error("cannot serve metrics on " + address + ": " + e.what());
+    }
+    impl_->exposer->RegisterCollectable(impl_->registry);
+}
+
+MetricsServer::~MetricsServer() = default;
+
+unsigned short MetricsServer::port() const {
+    auto ports = impl_->exposer->GetListeningPorts();
+    return ports.empty() ? 0 : static_cast<unsigned short>(ports.front());
+}
+
+}  // namespace fencelock
