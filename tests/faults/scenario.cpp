@@ -1,0 +1,131 @@
+#include "faults/scenario.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "faults/json_lines.hpp"
+
+namespace fencelock::faults {
+
+Summary::Summary(std::string scenario, bool fencing) {
+    fields_.emplace_back("scenario", json_quote(scenario));
+    fields_.emplace_back("fencing", fencing ? "true" : "false");
+}
+
+Summary& Summary::add(const std::string& key, std::int64_t value) {
+    fields_.emplace_back(key, std::to_string(value));
+    return *this;
+}
+
+Summary& Summary::add(const std::string& key, const std::string& value) {
+    fields_.emplace_back(key, json_quote(value));
+    return *this;
+}
+
+Summary& Summary::flag(const std::string& key, bool value) {
+    fields_.emplace_back(key, value ? "true" : "false");
+    return *this;
+}
+
+Summary& Summary::report(const Report& r) {
+    add("violations", static_cast<std::int64_t>(r.total()));
+    add("stale_accepted", static_cast<std::int64_t>(r.stale_accepted));
+    add("v_fence_order", static_cast<std::int64_t>(r.fence_order.size()));
+    add("v_exclusion", static_cast<std::int64_t>(r.exclusion.size()));
+    add("v_final_state", static_cast<std::int64_t>(r.final_state.size()));
+    add("v_idempotency", static_cast<std::int64_t>(r.idempotency.size()));
+    add("v_completion", static_cast<std::int64_t>(r.completion.size()));
+    return *this;
+}
+
+void Summary::print() const {
+    std::string line = "FAULT-SUMMARY {";
+    for (std::size_t i = 0; i < fields_.size(); ++i) {
+        if (i > 0) line += ',';
+        line += json_quote(fields_[i].first) + ':' + fields_[i].second;
+    }
+    std::printf("%s}\n", line.c_str());
+    std::fflush(stdout);
+}
+
+std::string mode_name(const ::testing::TestParamInfo<bool>& info) { return info.param ? "fenced" : "unfenced"; }
+
+ResourceName res(const std::string& name) { return *ResourceName::make(name); }
+
+std::optional<Lease> record_acquire(Recorder& recorder, const std::string& resource,
+                                    const std::function<Result<Acquisition>()>& attempt) {
+    const auto id = recorder.invoke(OpKind::acquire, resource);
+    auto got = attempt();
+    if (!got) {
+        // Unknown: Redis may have granted it; certain failure otherwise (fail closed).
+        const bool unknown = classify(got.error()) == failure_kind::outcome_unknown;
+        recorder.complete(id, unknown ? Outcome::unknown : Outcome::fail, 0, {}, got.error().message());
+        return std::nullopt;
+    }
+    if (!got->acquired()) {
+        recorder.complete(id, Outcome::fail, 0, {}, "contended");
+        return std::nullopt;
+    }
+    recorder.complete(id, Outcome::ok, got->lease->fence.value(), {},
+                      got->lease->reacquired ? "reacquired" : "");
+    return std::move(got->lease);
+}
+
+bool still_valid(const Lease& lease) { return std::chrono::steady_clock::now() < lease.safe_until; }
+
+void ScenarioTest::SetUp() {
+    char tmpl[] = "/tmp/fencelock-faults-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir = tmpl;
+    history_dir = dir / "history";
+    target_dir = dir / "target";
+    std::filesystem::create_directories(history_dir);
+    target = FileRegister::create(target_dir, fencing());
+    redis = std::make_unique<testing::RedisServer>();
+}
+
+void ScenarioTest::TearDown() {
+    redis.reset();
+    std::error_code ec;
+    if (!HasFailure()) std::filesystem::remove_all(dir, ec);
+    else std::printf("history kept in %s\n", dir.c_str());
+}
+
+LockClient ScenarioTest::client(ClientOptions options, const std::string& url) {
+    options.endpoint = *parse_redis_url(url.empty() ? redis->url() : url);
+    auto c = LockClient::create(std::move(options));
+    if (!c) throw std::invalid_argument("ClientOptions." + c.error().field + ": " + c.error().message);
+    return std::move(*c);
+}
+
+std::unique_ptr<Recorder> ScenarioTest::recorder(const std::string& name) {
+    return std::make_unique<Recorder>(name, history_dir / (name + ".jsonl"));
+}
+
+History ScenarioTest::history() { return collect(*target, load_ops(history_dir)); }
+
+Report ScenarioTest::check_history(const CheckOptions& options) {
+    Report r = check(history(), options);
+    // The first few are enough to see what was caught; a storm without a lock finds hundreds.
+    constexpr std::size_t shown = 8;
+    const auto all = r.all();
+    for (std::size_t i = 0; i < all.size() && i < shown; ++i)
+        std::printf("  %s %s\n", fencing() ? "VIOLATION" : "caught", all[i].c_str());
+    if (all.size() > shown) std::printf("  ... and %zu more\n", all.size() - shown);
+    return r;
+}
+
+void ScenarioTest::expect_verdict(const Report& report) {
+    if (fencing()) {
+        for (const auto& v : report.all()) ADD_FAILURE() << v;
+    } else {
+        EXPECT_GE(report.total(), 1u) << "negative control: the checker found nothing with the protection off";
+    }
+}
+
+bool ScenarioTest::lock_gone(LockClient& c, const std::string& resource) {
+    auto info = c.inspect(res(resource));
+    return info && !info->holder;
+}
+
+}  // namespace fencelock::faults
