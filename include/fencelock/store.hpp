@@ -26,7 +26,7 @@ namespace fencelock {
 
 namespace detail {
 class Session;
-class SessionPool;
+struct TransactAttempt;
 }  // namespace detail
 
 template <typename T>
@@ -137,7 +137,7 @@ public:
     StoreBackend backend() const noexcept { return backend_; }
 
 private:
-    friend class FencedStore;
+    friend struct detail::TransactAttempt;
     Transaction(detail::Session& session, std::string resource, FencingToken fence, std::string value,
                 StoreBackend backend)
         : session_(session), resource_(std::move(resource)), fence_(fence), value_(std::move(value)),

@@ -57,6 +57,10 @@ struct StoreOptions {
     Isolation isolation = Isolation::read_committed;
     /// Connections kept open for concurrent callers of one FencedStore. Default 4.
     std::size_t pool_size = 4;
+    /// Whether fences are checked. false makes write(), claim() and transact() unconditional
+    /// (the caller's fence and owner are still stored, so last_fence can go backwards): ONLY to
+    /// demonstrate or measure what fencing prevents (the demo's unfenced run). Default true.
+    bool enforce_fencing = true;
 
     /// Checks every field (the URL included, without connecting); names the offending field.
     std::expected<void, OptionError> validate() const;

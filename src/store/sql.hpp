@@ -89,6 +89,14 @@ inline constexpr std::string_view write_same_owner =
     "UPDATE fencelock_resources SET value = $3, last_fence = $2, last_owner = $4, "
     "updated_at = CURRENT_TIMESTAMP WHERE resource = $1 "
     "AND (last_fence < $2 OR (last_fence = $2 AND last_owner = $4))";
+/// enforce_fencing = false only: the same write without any check (the lost-update baseline).
+inline constexpr std::string_view write_unfenced =
+    "UPDATE fencelock_resources SET value = $3, last_fence = $2, last_owner = $4, "
+    "updated_at = CURRENT_TIMESTAMP WHERE resource = $1";
+/// enforce_fencing = false only: a claim without any check.
+inline constexpr std::string_view claim_unfenced =
+    "UPDATE fencelock_resources SET last_fence = $2, last_owner = $3, updated_at = CURRENT_TIMESTAMP "
+    "WHERE resource = $1 RETURNING value";
 /// Fenced read: raise last_fence to the claimer's and return the value in one statement.
 /// $1 resource, $2 fence, $3 owner.
 inline constexpr std::string_view claim =

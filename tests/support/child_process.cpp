@@ -40,13 +40,16 @@ int wait_process(pid_t pid) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-pid_t start_process(const std::vector<std::string>& argv, const std::string& stdout_path) {
+pid_t start_process(const std::vector<std::string>& argv, const std::string& stdout_path,
+                    const std::string& stderr_path) {
     std::vector<std::string> args = argv;
     auto cargs = c_strings(args);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     if (!stdout_path.empty())
         posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!stderr_path.empty())
+        posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     pid_t pid = -1;
     int rc = posix_spawnp(&pid, cargs[0], &actions, nullptr, cargs.data(), environ);
     posix_spawn_file_actions_destroy(&actions);

@@ -17,8 +17,9 @@ struct ProcessResult {
 /// entries ("NAME=value"), waits for it and returns its exit code and output.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
-/// Starts a child without waiting; stdout/stderr go to the given files (empty: inherit).
-pid_t start_process(const std::vector<std::string>& argv, const std::string& stdout_path = {});
+/// Starts a child without waiting; stdout and stderr go to the given files (empty: inherit).
+pid_t start_process(const std::vector<std::string>& argv, const std::string& stdout_path = {},
+                    const std::string& stderr_path = {});
 
 /// Waits for a child started with start_process; returns its exit code (-1 if signalled).
 int wait_process(pid_t pid);

@@ -3,6 +3,7 @@
 // killed, Redis paused), then reports what the store accepted and what was lost.
 #include <nlohmann/json.hpp>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -74,7 +75,10 @@ public:
         until_ns_ = monotonic_ns() + std::chrono::nanoseconds(duration_).count();
         for (int w = 0; w < a_.workers; ++w) spawn(w, 0);
         inject_faults();
-        for (auto& wk : workers_) ::kill(wk.pid, SIGTERM);
+        for (auto& wk : workers_) {
+            ::kill(wk.pid, SIGCONT);  // in case an armed pause fired after the schedule ended
+            ::kill(wk.pid, SIGTERM);
+        }
         for (auto& wk : workers_) testing::wait_process(wk.pid);
         return collect();
     }
@@ -95,12 +99,17 @@ private:
                                       std::to_string(a_.seed * 1000 + static_cast<std::uint64_t>(w * 10 + generation)),
                                       "--until-ns", std::to_string(until_ns_), fenced_ ? "--fenced" : "--unfenced"};
         for (const auto& r : records_) argv.insert(argv.end(), {"--record", r});
-        const pid_t pid = testing::start_process(argv, "/dev/null");
+        // The workers' own diagnostics (keeper warnings) go to a log beside their history.
+        const pid_t pid = testing::start_process(argv, "/dev/null", (dir_ / (mode_ + "-workers.log")).string());
         if (static_cast<std::size_t>(w) < workers_.size()) workers_[static_cast<std::size_t>(w)] = {pid, generation};
         else workers_.push_back({pid, generation});
     }
 
-    // The schedule depends only on the seed, so both modes meet the same faults.
+    // The schedule depends only on the seed, so both modes meet the same faults:
+    //  35% a worker freezes right after checking its lease, before writing (the case fencing is for)
+    //  20% a worker freezes at a random moment
+    //  20% a worker is killed (SIGKILL) and restarted
+    //  25% Redis freezes: for 3 leases (leases are lost) or for half a lease (ridden out)
     void inject_faults() {
         std::mt19937_64 rng(a_.seed);
         auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -109,28 +118,50 @@ private:
             if (monotonic_ns() >= until_ns_) break;
             const int roll = pick(0, 99);
             const int w = pick(0, a_.workers - 1);
-            Fault f{roll < 50 ? "pause" : roll < 75 ? "kill" : "pause", roll < 75 ? "w" + std::to_string(w) : "redis",
+            const pid_t pid = workers_[static_cast<std::size_t>(w)].pid;
+            const std::string name = "worker " + std::to_string(w);
+            Fault f{roll < 55 ? "pause" : roll < 75 ? "kill" : "pause", roll < 75 ? "w" + std::to_string(w) : "redis",
                     monotonic_ns(), 0};
-            if (f.target == "redis") {
+            if (roll < 35) {
+                ::kill(pid, SIGUSR1);
+                if (!wait_until_stopped(pid)) {
+                    ::kill(pid, SIGUSR2);  // it never reached a write in time: disarm
+                    if (!wait_until_stopped(pid, std::chrono::milliseconds(0))) continue;
+                }
+                f.start_ns = monotonic_ns();
+                progress(name + " froze between its lease check and its write, for " + std::to_string(lease_.count() * 3) + " ms");
+                std::this_thread::sleep_for(lease_ * 3);
+                ::kill(pid, SIGCONT);
+            } else if (roll < 55) {
+                progress(name + " paused (SIGSTOP) for " + std::to_string(lease_.count() * 3) + " ms");
+                ::kill(pid, SIGSTOP);
+                std::this_thread::sleep_for(lease_ * 3);
+                ::kill(pid, SIGCONT);
+            } else if (roll < 75) {
+                progress(name + " killed (SIGKILL) and restarted");
+                ::kill(pid, SIGKILL);
+                testing::wait_process(pid);
+                spawn(w, workers_[static_cast<std::size_t>(w)].generation + 1);
+            } else {
                 const auto pause = roll < 90 ? lease_ * 3 : lease_ / 2;
                 progress("Redis paused for " + std::to_string(pause.count()) + " ms");
                 redis_.pause();
                 std::this_thread::sleep_for(pause);
                 redis_.resume();
-            } else if (f.kind == "pause") {
-                progress("worker " + std::to_string(w) + " paused (SIGSTOP) for " + std::to_string(lease_.count() * 3) + " ms");
-                ::kill(workers_[static_cast<std::size_t>(w)].pid, SIGSTOP);
-                std::this_thread::sleep_for(lease_ * 3);
-                ::kill(workers_[static_cast<std::size_t>(w)].pid, SIGCONT);
-            } else {
-                progress("worker " + std::to_string(w) + " killed (SIGKILL) and restarted");
-                auto& wk = workers_[static_cast<std::size_t>(w)];
-                ::kill(wk.pid, SIGKILL);
-                testing::wait_process(wk.pid);
-                spawn(w, wk.generation + 1);
             }
             f.end_ns = monotonic_ns();
             faults_.push_back(f);
+        }
+    }
+
+    // A worker armed with SIGUSR1 stops itself at its next write; wait for that, bounded.
+    static bool wait_until_stopped(pid_t pid, std::chrono::milliseconds limit = std::chrono::seconds(2)) {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        for (;;) {
+            int status = 0;
+            if (waitpid(pid, &status, WNOHANG | WUNTRACED) == pid && WIFSTOPPED(status)) return true;
+            if (std::chrono::steady_clock::now() >= deadline) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
     }
 

@@ -21,7 +21,12 @@ namespace fencelock::demo {
 namespace {
 
 std::atomic<bool> stopping{false};
+// Armed by the parent (SIGUSR1): freeze right after the next lease check, before the write,
+// the way a GC pause or a descheduled thread can. Disarmed by SIGUSR2.
+std::atomic<bool> pause_armed{false};
 extern "C" void on_term(int) { stopping = true; }
+extern "C" void on_arm(int) { pause_armed = true; }
+extern "C" void on_disarm(int) { pause_armed = false; }
 
 std::int64_t monotonic_ns() {
     timespec ts{};
@@ -55,6 +60,10 @@ int run_worker(const WorkerArgs& a) {
     struct sigaction sa{};
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, nullptr);
+    sa.sa_handler = on_arm;
+    sigaction(SIGUSR1, &sa, nullptr);
+    sa.sa_handler = on_disarm;
+    sigaction(SIGUSR2, &sa, nullptr);
 
     auto endpoint = parse_redis_url(a.redis_url);
     if (!endpoint) throw cli::InputError{"--redis", endpoint.error().message};
@@ -117,6 +126,7 @@ int run_worker(const WorkerArgs& a) {
             history.append(to_json_line(op));
             continue;
         }
+        if (pause_armed.exchange(false)) raise(SIGSTOP);  // the parent resumes us after 3 leases
         sleep_ms(rng, a.gap_min_ms, a.gap_max_ms);  // ...and the gap between the check and the write
         op.write_ns = monotonic_ns();
         const std::string next = value.empty() ? op.id : value + " " + op.id;
