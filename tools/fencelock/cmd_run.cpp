@@ -1,6 +1,498 @@
-// run: placeholder until the lock-wrapped command lands (being written now).
+// run: a command wrapped in a lease.
+//
+//   fencelock run R --lease D [--wait D] [--max-hold D] [--grace D] [--report FILE] -- CMD [ARGS...]
+//
+// Acquires R (waiting up to --wait), runs CMD in a process group of its own with
+// FENCELOCK_RESOURCE, FENCELOCK_OWNER and FENCELOCK_FENCE added to its environment, renews the
+// lease while CMD runs, releases it when CMD ends and prints one JSON summary on stdout (after
+// CMD is gone; CMD's own stdin/stdout/stderr are fencelock's).
+//
+// Exit codes of `run` (besides 2 = invalid input and 4 = Redis failure, as for every command):
+//   CMD's own  CMD ran and the lease was held from its start to its end; 128+N when CMD died
+//              from signal N. (CMD may itself exit 75 or 76: the summary's "lease_lost" and
+//              "cmd_exit_code" tell them apart.)
+//   75         the lock was not acquired within --wait (EX_TEMPFAIL: try again later). CMD
+//              never ran.
+//   76         the lease was lost while CMD ran (a renewal found another owner or the max hold,
+//              or renewals failed until the safe-until deadline). CMD's process group got
+//              SIGTERM, then SIGKILL after --grace, and CMD is gone. Also when CMD ended on its
+//              own but the lease did not last up to its end (a loss noticed just after CMD's
+//              exit, or the release found the lock in other hands).
+//   126, 127   CMD could not be started (not executable / not found). The lease is released.
+//   128+N      fencelock got signal N while still waiting for the lock. CMD never ran.
+//
+// Events without polling sleeps. SIGHUP, SIGINT, SIGQUIT, SIGTERM and SIGCHLD are blocked
+// before any thread exists (every thread inherits the mask, so no thread but the one reading
+// the signalfd ever sees them) and read through a signalfd; the keeper thread reports a lost
+// lease by writing an eventfd from KeepOptions::on_lost. The main thread poll()s both, with a
+// timeout only while a SIGKILL is scheduled. There are no signal handlers, so nothing races with
+// waitpid(). fencelock ignores SIGPIPE, so a dead Redis socket cannot kill it and orphan CMD.
+//
+// Signals fencelock receives (HUP, INT, QUIT, TERM) go to CMD's process group and fencelock
+// keeps waiting for CMD, renewing meanwhile: CMD decides how to stop. CMD starts with an empty
+// signal mask and default dispositions, except for signals fencelock's caller ignored (nohup,
+// `cmd &`): those stay ignored by both fencelock and CMD, as they would without the wrapper.
+// Only CMD itself is waited for. When the lease was lost and CMD exits while other processes of
+// its group still run, the group gets SIGKILL at once; when the lease was held, such stragglers
+// are left alone and reported ("stragglers": true, and on stderr): they no longer have a lease.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <expected>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
 #include "cli.hpp"
 
+extern char** environ;
+
 namespace fencelock::cli {
-void register_run_command(Program&) {}
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using steady = std::chrono::steady_clock;
+
+constexpr int exit_not_acquired = 75;
+constexpr int exit_lease_lost = 76;
+constexpr int forwarded_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+
+struct RunArgs {
+    std::string resource, lease, wait, max_hold, grace = "10s", report;
+    std::vector<std::string> command;
+};
+
+std::system_error os_error(const char* what) { return {errno, std::generic_category(), what}; }
+
+class Fd {
+public:
+    explicit Fd(int fd = -1) noexcept : fd_(fd) {}
+    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    Fd& operator=(Fd&&) = delete;
+    ~Fd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    int get() const noexcept { return fd_; }
+    void reset(int fd) noexcept {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = fd;
+    }
+
+private:
+    int fd_;
+};
+
+Fd make_eventfd() {
+    Fd fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (fd.get() < 0) throw os_error("eventfd");
+    return fd;
+}
+
+void notify(int eventfd) noexcept {
+    const std::uint64_t one = 1;
+    (void)!::write(eventfd, &one, sizeof one);
+}
+
+std::string signal_name(int sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+/// The file descriptors open right now (the ones fencelock inherited, when called first).
+std::vector<int> open_fds() {
+    std::vector<int> fds;
+    DIR* dir = ::opendir("/proc/self/fd");
+    if (dir == nullptr) return fds;
+    while (const dirent* entry = ::readdir(dir)) {
+        const int fd = std::atoi(entry->d_name);
+        if (entry->d_name[0] != '.' && fd != ::dirfd(dir)) fds.push_back(fd);
+    }
+    ::closedir(dir);
+    return fds;
+}
+
+/// Signal state of the process, set up before any thread exists.
+struct Signals {
+    Fd fd;               ///< signalfd for the forwarded signals and SIGCHLD
+    sigset_t defaults;   ///< dispositions CMD starts with as SIG_DFL
+};
+
+Signals take_signals() {
+    Signals s{.fd = Fd{}, .defaults = {}};
+    // CMD gets default dispositions, except for what our caller ignored (nohup, `cmd &`).
+    sigemptyset(&s.defaults);
+    for (int sig = 1; sig < NSIG; ++sig) {
+        struct sigaction old {};
+        if (sig == SIGKILL || sig == SIGSTOP || ::sigaction(sig, nullptr, &old) != 0) continue;
+        if (old.sa_handler != SIG_IGN) sigaddset(&s.defaults, sig);
+    }
+    // SIGCHLD must not be ignored, or children are reaped behind our back and never reported.
+    ::signal(SIGCHLD, SIG_DFL);
+    ::signal(SIGPIPE, SIG_IGN);
+    // A signal our caller ignored stays ignored here too: it is neither watched nor forwarded.
+    sigset_t watched;
+    sigemptyset(&watched);
+    for (int sig : forwarded_signals)
+        if (sigismember(&s.defaults, sig)) sigaddset(&watched, sig);
+    sigaddset(&watched, SIGCHLD);
+    if (int rc = ::pthread_sigmask(SIG_BLOCK, &watched, nullptr); rc != 0)
+        throw std::system_error(rc, std::generic_category(), "pthread_sigmask");
+    const int fd = ::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (fd < 0) throw os_error("signalfd");
+    s.fd.reset(fd);
+    return s;
+}
+
+std::vector<int> drain_signals(int sigfd) {
+    std::vector<int> out;
+    signalfd_siginfo info{};
+    while (::read(sigfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
+        out.push_back(static_cast<int>(info.ssi_signo));
+    return out;
+}
+
+void drain_eventfd(int fd) {
+    std::uint64_t count = 0;
+    (void)!::read(fd, &count, sizeof count);
+}
+
+/// Waits for fds[i] to become readable; retries on EINTR. `timeout` < 0: no limit.
+void wait_readable(pollfd* fds, nfds_t n, int timeout_ms) {
+    for (std::size_t i = 0; i < n; ++i) fds[i].revents = 0;
+    while (::poll(fds, n, timeout_ms) < 0)
+        if (errno != EINTR) throw os_error("poll");
+}
+
+Fd open_report(const std::string& path) {
+    if (path.empty()) throw InputError{"--report", "empty file name"};
+    Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.get() < 0) throw InputError{"--report", "cannot write " + path + ": " + std::strerror(errno)};
+    return fd;
+}
+
+/// Writes the summary to the --report file, if any. A failure is reported on stderr only: the
+/// exit code stays CMD's.
+void write_report(const json& summary, const Fd& report) {
+    if (report.get() < 0) return;
+    const std::string text = summary.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    for (std::size_t done = 0; done < text.size();) {
+        const ssize_t n = ::write(report.get(), text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            std::cerr << "fencelock: --report: write failed: " << std::strerror(errno) << "\n";
+            return;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+/// Prints the summary on stdout (and to the report); returns its exit code.
+int finish(const json& summary, const Fd& report) {
+    write_report(summary, report);
+    emit(summary);
+    return summary["exit_code"].get<int>();
+}
+
+// --- acquisition -----------------------------------------------------------------------------
+
+struct Acquired {
+    std::optional<Result<Holding>> result;
+    int interrupted = 0;  ///< signal that arrived while waiting (0: none)
+};
+
+/// LockClient::hold() on a worker thread while this thread keeps reading signals: a SIGINT
+/// during a long --wait stops the attempts (through the stop token) instead of waiting them out.
+Acquired acquire(LockClient& client, const ResourceName& resource, const AcquireOptions& options,
+                 KeepOptions keep, int sigfd) {
+    Acquired out;
+    std::exception_ptr failure;
+    std::stop_source stop;
+    Fd done = make_eventfd();
+    {
+        std::jthread worker([&] {
+            try {
+                out.result.emplace(client.hold(resource, options, std::move(keep), stop.get_token()));
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            notify(done.get());
+        });
+        pollfd fds[2] = {{sigfd, POLLIN, 0}, {done.get(), POLLIN, 0}};
+        for (;;) {
+            wait_readable(fds, 2, -1);
+            if (fds[1].revents != 0) break;
+            for (int sig : drain_signals(sigfd)) {
+                if (sig == SIGCHLD || out.interrupted != 0) continue;
+                out.interrupted = sig;
+                stop.request_stop();
+            }
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+    return out;
+}
+
+// --- CMD -------------------------------------------------------------------------------------
+
+/// Starts CMD in a new process group. Returns its pid, or the posix_spawnp error.
+std::expected<pid_t, int> spawn(const std::vector<std::string>& command, const HeldLease& lease,
+                                const sigset_t& defaults, const std::vector<int>& inherited) {
+    // Descriptors opened since start (Redis sockets, whatever a library opened without
+    // O_CLOEXEC) stay here; the ones fencelock inherited pass on to CMD as they would have.
+    for (int fd : open_fds())
+        if (fd > 2 && std::find(inherited.begin(), inherited.end(), fd) == inherited.end())
+            ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string_view entry(*e);
+        if (!entry.starts_with("FENCELOCK_RESOURCE=") && !entry.starts_with("FENCELOCK_OWNER=") &&
+            !entry.starts_with("FENCELOCK_FENCE="))
+            env.emplace_back(entry);
+    }
+    env.push_back("FENCELOCK_RESOURCE=" + lease.resource().str());
+    env.push_back("FENCELOCK_OWNER=" + lease.owner().str());
+    env.push_back("FENCELOCK_FENCE=" + std::to_string(lease.fence().value()));
+    auto c_strings = [](std::vector<std::string>& strings) {
+        std::vector<char*> out;
+        for (auto& s : strings) out.push_back(s.data());
+        out.push_back(nullptr);
+        return out;
+    };
+    std::vector<std::string> args = command;
+    auto argv = c_strings(args);
+    auto envp = c_strings(env);
+
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t empty;
+    sigemptyset(&empty);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setsigmask(&attr, &empty);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    pid_t pid = -1;
+    const int rc = ::posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) return std::unexpected(rc);
+    return pid;
+}
+
+bool group_alive(pid_t pgid) { return ::kill(-pgid, 0) == 0 || errno == EPERM; }
+
+struct Supervision {
+    int status = 0;             ///< CMD's wait status
+    bool loss_seen = false;     ///< on_lost fired while CMD ran
+    bool killed = false;        ///< SIGKILL was sent to the group once the grace was over
+    bool stragglers = false;    ///< group members outlived CMD (lease held)
+    std::vector<std::string> forwarded;
+};
+
+/// Waits for CMD (the leader of process group `pid`), forwarding signals, and stops the group
+/// when the lease is lost: SIGTERM at once, SIGKILL once `grace` has passed.
+Supervision supervise(pid_t pid, int sigfd, int lossfd, milliseconds grace) {
+    Supervision s;
+    std::optional<steady::time_point> kill_at;
+    pollfd fds[2] = {{sigfd, POLLIN, 0}, {lossfd, POLLIN, 0}};
+    for (;;) {
+        int timeout = -1;
+        if (kill_at && !s.killed) {
+            const auto left = std::chrono::ceil<milliseconds>(*kill_at - steady::now());
+            timeout = static_cast<int>(std::clamp<milliseconds::rep>(left.count(), 0, 1'000'000));
+        }
+        wait_readable(fds, 2, timeout);
+        if (fds[1].revents != 0) {
+            drain_eventfd(lossfd);
+            if (!s.loss_seen) {
+                s.loss_seen = true;
+                ::kill(-pid, SIGTERM);
+                kill_at = steady::now() + grace;
+            }
+        }
+        bool child_event = false;
+        if (fds[0].revents != 0) {
+            for (int sig : drain_signals(sigfd)) {
+                if (sig == SIGCHLD) {
+                    child_event = true;
+                    continue;
+                }
+                ::kill(-pid, sig);
+                s.forwarded.push_back(signal_name(sig));
+            }
+        }
+        if (kill_at && !s.killed && steady::now() >= *kill_at) {
+            ::kill(-pid, SIGKILL);
+            s.killed = true;
+        }
+        if (child_event) {
+            pid_t r;
+            while ((r = ::waitpid(pid, &s.status, WNOHANG)) < 0 && errno == EINTR) {}
+            if (r == pid) break;
+            if (r < 0) throw os_error("waitpid");
+        }
+    }
+    // Without a lease nothing of CMD's may go on: what is left of the group (already sent
+    // SIGTERM) is killed. With the lease held, leftovers are only reported.
+    if (s.loss_seen) ::kill(-pid, SIGKILL);
+    else s.stragglers = group_alive(pid);
+    return s;
+}
+
+// --- the command -----------------------------------------------------------------------------
+
+int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
+    const std::vector<int> inherited = open_fds();
+    // Everything is checked before anything is sent to Redis.
+    const auto resource = parse_resource(a.resource);
+    if (resource.str().find('\0') != std::string::npos)
+        throw InputError{"RESOURCE", "must not contain NUL: CMD receives it in FENCELOCK_RESOURCE"};
+    AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
+    options.max_hold = cmd.count("--max-hold") ? parse_duration_flag("--max-hold", a.max_hold)
+                                               : std::max(options.max_hold, options.lease);
+    if (cmd.count("--wait")) options.wait = parse_duration_flag("--wait", a.wait);
+    if (auto ok = options.validate(); !ok) {
+        std::string flag = "--" + ok.error().field;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        throw InputError{flag, ok.error().message};
+    }
+    const milliseconds grace = parse_duration_flag("--grace", a.grace);
+    if (a.command.empty()) throw InputError{"CMD", "missing command after --"};
+    if (a.command.front().empty()) throw InputError{"CMD", "empty command name"};
+
+    // Before the client (and so before the keeper thread) exists: every thread inherits the mask.
+    Signals signals = take_signals();
+    Fd lossfd = make_eventfd();
+    auto client = make_client(g);
+    Fd report = cmd.count("--report") ? open_report(a.report) : Fd{};
+
+    KeepOptions keep{.on_lost = [fd = lossfd.get()](const LeaseLoss&) { notify(fd); }};
+    Acquired acquired = acquire(client, resource, options, std::move(keep), signals.fd.get());
+    json summary{{"resource", resource.str()}};
+    if (!*acquired.result) {
+        summary.update({{"acquired", false}, {"error", "redis"}, {"exit_code", int(exit_unavailable)}});
+        write_report(summary, report);  // stdout gets redis_failure()'s error object
+        return redis_failure(acquired.result->error());
+    }
+    Holding& holding = **acquired.result;
+    summary["attempts"] = holding.attempts;
+    if (!holding.acquired()) {
+        const bool interrupted = acquired.interrupted != 0;
+        summary.update({{"acquired", false},
+                        {"reason", interrupted ? "interrupted" : "contended"},
+                        {"pttl_ms", holding.holder_ttl.count()},
+                        {"exit_code", interrupted ? 128 + acquired.interrupted : exit_not_acquired}});
+        if (interrupted) summary["signal"] = signal_name(acquired.interrupted);
+        return finish(summary, report);
+    }
+
+    HeldLease& lease = *holding.lease;
+    summary.update({{"acquired", true}, {"fence", lease.fence().value()}, {"owner", lease.owner().str()}});
+    bool lost = false;
+    std::optional<Supervision> supervision;
+    if (acquired.interrupted != 0) {
+        // Granted as the signal came in: give the lease back without running CMD.
+        summary.update({{"signal", signal_name(acquired.interrupted)}, {"exit_code", 128 + acquired.interrupted}});
+    } else if (!lease.valid()) {
+        lost = true;  // lost before CMD could start
+        summary["exit_code"] = exit_lease_lost;
+    } else if (auto pid = spawn(a.command, lease, signals.defaults, inherited); !pid) {
+        std::cerr << "fencelock: CMD: cannot run " << a.command.front() << ": " << std::strerror(pid.error()) << "\n";
+        summary.update({{"error", "spawn"}, {"message", std::strerror(pid.error())},
+                        {"exit_code", pid.error() == ENOENT ? 127 : 126}});
+    } else {
+        summary["cmd_pid"] = *pid;
+        supervision = supervise(*pid, signals.fd.get(), lossfd.get(), grace);
+        // A loss the keeper reported after CMD's exit, or not yet: either way the lease was
+        // not held throughout.
+        lost = supervision->loss_seen || !lease.valid();
+        const int status = supervision->status;
+        if (WIFEXITED(status)) summary["cmd_exit_code"] = WEXITSTATUS(status);
+        else summary["cmd_signal"] = signal_name(WTERMSIG(status));
+        summary["exit_code"] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        summary["killed"] = supervision->killed;
+        if (!supervision->forwarded.empty()) summary["forwarded"] = supervision->forwarded;
+        if (supervision->stragglers) {
+            summary["stragglers"] = true;
+            std::cerr << "fencelock: processes of CMD's group still run after CMD exited; "
+                         "the lease no longer covers them\n";
+        }
+    }
+
+    summary["renewals"] = lease.renewals();
+    std::optional<LossReason> reason = lease.loss();
+    auto released = lease.release();
+    if (!released) {
+        summary.update({{"released", false}, {"release_error", released.error().message()}});
+        std::cerr << "fencelock: release failed: " << released.error().message() << " ["
+                  << to_string(classify(released.error())) << "]; the lease runs out on its own\n";
+    } else {
+        summary["released"] = *released == ReleaseStatus::released;
+        // Someone else deleted or took the lock and the keeper had not noticed yet.
+        if (*released == ReleaseStatus::not_owner && !lost) {
+            lost = true;
+            reason = LossReason::not_owner;
+        }
+    }
+    summary["lease_lost"] = lost;
+    if (lost) {
+        summary["loss_reason"] = to_string(reason.value_or(LossReason::expired));
+        if (supervision) summary["exit_code"] = exit_lease_lost;
+        std::cerr << "fencelock: lease on " << resource.str() << " lost ("
+                  << summary["loss_reason"].get<std::string>() << ")"
+                  << (supervision && supervision->loss_seen ? "; CMD was stopped" : "") << "\n";
+    }
+    return finish(summary, report);
+}
+
+}  // namespace
+
+void register_run_command(Program& p) {
+    auto args = std::make_shared<RunArgs>();
+    auto* cmd = p.app.add_subcommand("run", "run CMD while holding the lease of RESOURCE");
+    // `run --lease 1s -- sh -c X` must not lock "sh" and run "-c": RESOURCE only takes an
+    // argument seen before `--`. CLI11 validates positionals as it assigns them (when
+    // validate_positionals() is on) and has moved a `--` it met to remaining() by then; the first
+    // verdict is kept because the validator runs again after parsing, when `--` is always there.
+    auto before_mark = std::make_shared<std::optional<std::string>>();
+    auto not_after_mark = [cmd, before_mark](std::string&) -> std::string {
+        if (!*before_mark) {
+            const auto seen = cmd->remaining();
+            *before_mark = std::find(seen.begin(), seen.end(), "--") != seen.end() ? "given after --" : "";
+        }
+        return **before_mark;
+    };
+    cmd->add_option("resource", args->resource, "resource name (before --)")
+        ->required()
+        ->check(CLI::Validator(not_after_mark, "", "before --"));
+    cmd->add_option("command", args->command, "command and its arguments, after --");
+    cmd->validate_positionals();
+    cmd->add_option("--lease", args->lease, "lease length, renewed while CMD runs, e.g. 30s")->required();
+    cmd->add_option("--wait", args->wait, "keep trying to acquire this long (default: one attempt)");
+    cmd->add_option("--max-hold", args->max_hold, "renewals refused after this (default max(1h, lease))");
+    cmd->add_option("--grace", args->grace, "after a lost lease: SIGTERM, then SIGKILL this much later (default 10s)");
+    cmd->add_option("--report", args->report, "also write the JSON summary to FILE");
+    cmd->footer(
+        "Exit codes: CMD's own when the lease was held throughout (128+N: killed by signal N); "
+        "75 not acquired within --wait; 76 lease lost (CMD stopped); 2 invalid input; 4 Redis failure.");
+    cmd->callback([&p, args, cmd] { p.run = [&p, args, cmd] { return run_run(p.globals, *args, *cmd); }; });
+}
+
 }  // namespace fencelock::cli

@@ -1,0 +1,455 @@
+// `fencelock run`: a command wrapped in a lease, against a real redis-server and real processes.
+// CMD is always `sh -c SCRIPT sh DIR`: the script writes files under DIR (its pid, its
+// environment, that it ran) so the test can see what happened inside it.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "integration/lock_fixture.hpp"
+#include "support/child_process.hpp"
+
+namespace fencelock::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using steady = std::chrono::steady_clock;
+
+// Writes its pid to DIR/started (atomically, so a reader never sees an empty file).
+constexpr const char* announce = R"(echo $$ > "$1/started.tmp" && mv "$1/started.tmp" "$1/started"; )";
+
+class RunTest : public LockTest {
+protected:
+    void SetUp() override {
+        LockTest::SetUp();
+        char tmpl[] = "/tmp/fencelock-run-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        dir = tmpl;
+    }
+    void TearDown() override {
+        // Nothing outlives a test, even a failed one.
+        for (pid_t pid : running) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+        // A CMD orphaned by a failure; after a pass its group is gone (and its id may be reused).
+        if (HasFailure())
+            for (pid_t group : cmd_groups) ::kill(-group, SIGKILL);
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+
+    std::vector<std::string> cli(std::vector<std::string> args) const {
+        args.insert(args.begin(), {FENCELOCK_CLI, "--redis", redis->url()});
+        return args;
+    }
+    /// `run RESOURCE FLAGS... -- sh -c SCRIPT sh DIR`
+    std::vector<std::string> run_args(const std::string& r, std::vector<std::string> flags,
+                                      const std::string& script) const {
+        std::vector<std::string> args{"run", r};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--", "sh", "-c", script, "sh", dir.string()});
+        return cli(args);
+    }
+    /// Starts fencelock in the background; its stdout goes to DIR/fencelock.out.
+    pid_t start(const std::vector<std::string>& argv) {
+        pid_t pid = start_process(argv, path("fencelock.out"));
+        running.push_back(pid);
+        return pid;
+    }
+    /// Waits for a started fencelock to exit; its exit code (-1: killed by a signal).
+    int wait_exit(pid_t pid) {
+        int status = 0;
+        const bool exited = eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 30s);
+        if (!exited) {
+            ADD_FAILURE() << "fencelock did not exit";
+            return -2;
+        }
+        std::erase(running, pid);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    /// Waits for CMD to write DIR/started; its pid.
+    pid_t wait_started() {
+        if (!eventually([&] { return fs::exists(path("started")); })) {
+            ADD_FAILURE() << "CMD never started";
+            return -1;
+        }
+        const pid_t pid = std::stoi(slurp(path("started")));
+        cmd_groups.push_back(pid);
+        return pid;
+    }
+
+    std::string path(const std::string& name) const { return (dir / name).string(); }
+    static std::string slurp(const std::string& file) {
+        std::ifstream in(file);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }
+    static std::vector<std::string> lines(const std::string& text) {
+        std::vector<std::string> out;
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);) out.push_back(line);
+        return out;
+    }
+    /// fencelock's summary: the one line on its stdout when CMD printed nothing.
+    static json summary(const std::string& out) {
+        EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+        json j = json::parse(out, nullptr, false);
+        EXPECT_TRUE(j.is_object()) << out;
+        return j;
+    }
+    static bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+    bool lock_exists(const std::string& r) const { return redis->cli({"EXISTS", "lock:{" + r + "}"}) == "1"; }
+    long connections_received() const {
+        const std::string info = redis->cli({"INFO", "stats"});
+        const std::string marker = "total_connections_received:";
+        return std::stol(info.substr(info.find(marker) + marker.size()));
+    }
+    long connected_clients() const {
+        const std::string info = redis->cli({"INFO", "clients"});
+        const std::string marker = "connected_clients:";
+        return std::stol(info.substr(info.find(marker) + marker.size()));
+    }
+    static double seconds_since(steady::time_point t) {
+        return std::chrono::duration<double>(steady::now() - t).count();
+    }
+
+    fs::path dir;
+    std::vector<pid_t> running;     // fencelock processes not yet waited for
+    std::vector<pid_t> cmd_groups;  // CMD process groups seen
+};
+
+TEST_F(RunTest, CmdExitCodePassesThroughWithItsLeaseInTheEnvironment) {
+    // A stale value in fencelock's own environment must not reach CMD.
+    auto r = run_process(run_args("job", {"--lease", "5s"},
+                                  R"(printf '%s\n%s\n%s\n' "$FENCELOCK_RESOURCE" "$FENCELOCK_OWNER" )"
+                                  R"("$FENCELOCK_FENCE" > "$1/env"; exit 7)"),
+                         {"FENCELOCK_FENCE=999"});
+    EXPECT_EQ(r.exit_code, 7) << r.err;
+    json j = summary(r.out);
+    EXPECT_EQ(j["acquired"], true);
+    EXPECT_EQ(j["lease_lost"], false);
+    EXPECT_FALSE(j.contains("loss_reason"));
+    EXPECT_EQ(j["exit_code"], 7);
+    EXPECT_EQ(j["resource"], "job");
+    EXPECT_EQ(j["fence"], 1);
+    EXPECT_EQ(j["released"], true);
+    EXPECT_TRUE(j["renewals"].is_number_unsigned());
+    EXPECT_FALSE(lock_exists("job")) << "released when CMD ended";
+    EXPECT_EQ(redis->cli({"GET", "fence:{job}"}), "1");
+
+    const auto env = lines(slurp(path("env")));
+    ASSERT_EQ(env.size(), 3u);
+    EXPECT_EQ(env[0], "job");
+    EXPECT_EQ(env[1], j["owner"].get<std::string>());
+    EXPECT_EQ(env[2], std::to_string(j["fence"].get<std::uint64_t>()));
+}
+
+TEST_F(RunTest, CmdOutputIsInheritedAndTheSummaryComesLast) {
+    auto r = run_process(run_args("out", {"--lease", "5s"}, "echo from-cmd; echo to-stderr >&2"));
+    EXPECT_EQ(r.exit_code, 0);
+    const auto out = lines(r.out);
+    ASSERT_EQ(out.size(), 2u) << r.out;
+    EXPECT_EQ(out[0], "from-cmd");
+    EXPECT_EQ(json::parse(out[1])["exit_code"], 0);
+    EXPECT_NE(r.err.find("to-stderr"), std::string::npos);
+}
+
+TEST_F(RunTest, CmdKilledBySignalExitsWith128PlusTheSignal) {
+    auto r = run_process(run_args("sig", {"--lease", "5s"}, "kill -KILL $$"));
+    EXPECT_EQ(r.exit_code, 128 + SIGKILL);
+    json j = summary(r.out);
+    EXPECT_EQ(j["cmd_signal"], "SIGKILL");
+    EXPECT_EQ(j["lease_lost"], false);
+    EXPECT_FALSE(lock_exists("sig"));
+}
+
+TEST_F(RunTest, LeaseDeletedMidRunStopsCmdAndExits76) {
+    const pid_t run = start(run_args("del", {"--lease", "1s", "--grace", "2s"}, std::string(announce) + "exec sleep 60"));
+    const pid_t cmd = wait_started();
+    ASSERT_GT(cmd, 0);
+    const auto deleted = steady::now();
+    ASSERT_EQ(redis->cli({"DEL", "lock:{del}"}), "1");
+    EXPECT_EQ(wait_exit(run), 76);
+    const double elapsed = seconds_since(deleted);
+    EXPECT_TRUE(process_gone(cmd));
+    json j = summary(slurp(path("fencelock.out")));
+    EXPECT_EQ(j["lease_lost"], true);
+    EXPECT_EQ(j["loss_reason"], "not_owner");
+    EXPECT_EQ(j["exit_code"], 76);
+    EXPECT_EQ(j["cmd_signal"], "SIGTERM");
+    EXPECT_EQ(j["killed"], false);
+    // Correctness bound, not a benchmark: loss noticed within a renewal interval, then SIGTERM.
+    EXPECT_LT(elapsed, 1.0 + 2.0 + 5.0);
+}
+
+TEST_F(RunTest, LeaseTakenByAnotherOwnerStopsCmdAndLeavesTheirLockAlone) {
+    const pid_t run = start(run_args("taken", {"--lease", "1s", "--grace", "2s"}, std::string(announce) + "exec sleep 60"));
+    const pid_t cmd = wait_started();
+    ASSERT_GT(cmd, 0);
+    const auto taken = steady::now();
+    ASSERT_EQ(redis->cli({"DEL", "lock:{taken}"}), "1");
+    auto other = client();
+    auto got = other.try_acquire(resource("taken"), AcquireOptions{.lease = 30s});
+    ASSERT_TRUE(got && got->acquired());
+    EXPECT_EQ(wait_exit(run), 76);
+    EXPECT_LT(seconds_since(taken), 1.0 + 2.0 + 5.0);
+    EXPECT_TRUE(process_gone(cmd));
+    json j = summary(slurp(path("fencelock.out")));
+    EXPECT_EQ(j["lease_lost"], true);
+    EXPECT_EQ(j["loss_reason"], "not_owner");
+    EXPECT_EQ(j["released"], false);
+    EXPECT_GT(got->lease->fence.value(), j["fence"].get<std::uint64_t>());
+
+    auto info = other.inspect(resource("taken"));
+    ASSERT_TRUE(info && info->holder);
+    EXPECT_EQ(info->holder->owner, got->lease->owner.str());
+    EXPECT_EQ(info->holder->fence, got->lease->fence);
+    EXPECT_EQ(info->last_fence, got->lease->fence);
+}
+
+TEST_F(RunTest, RedisGoneMidRunExpiresTheLeaseAndStopsCmd) {
+    // Fail closed: no confirmed renewal before the safe-until deadline means no lease.
+    const pid_t run = start(cli({"--timeout", "200ms", "run", "gone", "--lease", "1s", "--grace", "2s", "--", "sh",
+                                 "-c", std::string(announce) + "exec sleep 60", "sh", dir.string()}));
+    const pid_t cmd = wait_started();
+    ASSERT_GT(cmd, 0);
+    const auto killed = steady::now();
+    redis->kill();
+    EXPECT_EQ(wait_exit(run), 76);
+    EXPECT_LT(seconds_since(killed), 1.0 + 2.0 + 5.0);
+    EXPECT_TRUE(process_gone(cmd));
+    json j = summary(slurp(path("fencelock.out")));
+    EXPECT_EQ(j["lease_lost"], true);
+    EXPECT_EQ(j["loss_reason"], "expired");
+    EXPECT_EQ(j["released"], false);
+    EXPECT_TRUE(j.contains("release_error"));
+}
+
+TEST_F(RunTest, CmdIgnoringSigtermIsKilledAfterGrace) {
+    const pid_t run = start(run_args("stubborn", {"--lease", "1s", "--grace", "1s"},
+                                     std::string("trap '' TERM; ") + announce + "exec sleep 60"));
+    const pid_t cmd = wait_started();
+    ASSERT_GT(cmd, 0);
+    const auto deleted = steady::now();
+    ASSERT_EQ(redis->cli({"DEL", "lock:{stubborn}"}), "1");
+    EXPECT_EQ(wait_exit(run), 76);
+    const double elapsed = seconds_since(deleted);
+    EXPECT_TRUE(process_gone(cmd));
+    json j = summary(slurp(path("fencelock.out")));
+    EXPECT_EQ(j["lease_lost"], true);
+    EXPECT_EQ(j["killed"], true);
+    EXPECT_EQ(j["cmd_signal"], "SIGKILL");
+    EXPECT_GE(elapsed, 1.0) << "SIGKILL only once the grace is over";
+    EXPECT_LT(elapsed, 1.0 + 1.0 + 5.0);
+}
+
+TEST_F(RunTest, SigtermToFencelockIsForwardedAndTheLockReleased) {
+    const pid_t run = start(run_args("term", {"--lease", "1s"},
+                                     std::string(R"(trap 'echo got-term > "$1/term"; exit 0' TERM; )") + announce +
+                                         "sleep 60 & wait"));
+    const pid_t cmd = wait_started();
+    ASSERT_GT(cmd, 0);
+    ASSERT_TRUE(lock_exists("term"));
+    ASSERT_EQ(::kill(run, SIGTERM), 0);
+    EXPECT_EQ(wait_exit(run), 0) << "CMD's own exit code";
+    EXPECT_EQ(slurp(path("term")), "got-term\n");
+    EXPECT_TRUE(process_gone(cmd));
+    EXPECT_FALSE(lock_exists("term"));
+    json j = summary(slurp(path("fencelock.out")));
+    EXPECT_EQ(j["lease_lost"], false);
+    EXPECT_EQ(j["released"], true);
+    EXPECT_EQ(j["forwarded"], json::array({"SIGTERM"}));
+}
+
+TEST_F(RunTest, ContendedExits75WithoutRunningCmd) {
+    auto holder = client();
+    auto held = holder.try_acquire(resource("busy"), AcquireOptions{.lease = 30s});
+    ASSERT_TRUE(held && held->acquired());
+    const std::vector<std::vector<std::string>> flag_sets{{"--lease", "5s"}, {"--lease", "5s", "--wait", "1s"}};
+    for (const auto& flags : flag_sets) {
+        auto r = run_process(run_args("busy", flags, R"(touch "$1/ran")"));
+        EXPECT_EQ(r.exit_code, 75) << r.err;
+        json j = summary(r.out);
+        EXPECT_EQ(j["acquired"], false);
+        EXPECT_EQ(j["reason"], "contended");
+        EXPECT_EQ(j["exit_code"], 75);
+        EXPECT_GT(j["pttl_ms"].get<long>(), 0);
+        if (flags.size() > 2) {
+            EXPECT_GE(j["attempts"].get<int>(), 2) << "kept trying within --wait";
+        }
+    }
+    EXPECT_FALSE(fs::exists(path("ran")));
+    auto info = holder.inspect(resource("busy"));
+    ASSERT_TRUE(info && info->holder);
+    EXPECT_EQ(info->holder->owner, held->lease->owner.str());
+}
+
+TEST_F(RunTest, WaitAcquiresOnceTheHolderLets) {
+    auto holder = client();
+    auto held = holder.try_acquire(resource("later"), AcquireOptions{.lease = 2s});
+    ASSERT_TRUE(held && held->acquired());
+    auto r = run_process(run_args("later", {"--lease", "5s", "--wait", "20s"}, "exit 0"));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json j = summary(r.out);
+    EXPECT_EQ(j["acquired"], true);
+    EXPECT_GE(j["attempts"].get<int>(), 2);
+    EXPECT_EQ(j["fence"], held->lease->fence.value() + 1);
+}
+
+TEST_F(RunTest, InterruptWhileWaitingGivesUpWithoutRunningCmd) {
+    auto holder = client();
+    auto held = holder.try_acquire(resource("wait"), AcquireOptions{.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+    const long before = connected_clients();
+    const pid_t run = start(run_args("wait", {"--lease", "5s", "--wait", "60s"}, R"(touch "$1/ran")"));
+    // fencelock is connected, so it is in its waiting loop with signals blocked.
+    ASSERT_TRUE(eventually([&] { return connected_clients() > before; }));
+    const auto interrupted = steady::now();
+    ASSERT_EQ(::kill(run, SIGINT), 0);
+    EXPECT_EQ(wait_exit(run), 128 + SIGINT);
+    EXPECT_LT(seconds_since(interrupted), 10.0) << "well before --wait ends";
+    json j = summary(slurp(path("fencelock.out")));
+    EXPECT_EQ(j["acquired"], false);
+    EXPECT_EQ(j["reason"], "interrupted");
+    EXPECT_EQ(j["signal"], "SIGINT");
+    EXPECT_FALSE(fs::exists(path("ran")));
+}
+
+TEST_F(RunTest, MaxHoldEndsTheLeaseAndStopsCmd) {
+    const pid_t run = start(run_args("bounded", {"--lease", "2s", "--max-hold", "3s", "--grace", "2s"},
+                                     std::string(announce) + "exec sleep 60"));
+    const pid_t cmd = wait_started();
+    ASSERT_GT(cmd, 0);
+    EXPECT_EQ(wait_exit(run), 76);
+    EXPECT_TRUE(process_gone(cmd));
+    json j = summary(slurp(path("fencelock.out")));
+    EXPECT_EQ(j["loss_reason"], "max_hold_exceeded");
+    EXPECT_GE(j["renewals"].get<int>(), 1);
+}
+
+TEST_F(RunTest, ReportFileHoldsTheSummary) {
+    auto r = run_process(run_args("rep", {"--lease", "5s", "--report", path("report.json")}, "exit 3"));
+    EXPECT_EQ(r.exit_code, 3);
+    json report = json::parse(slurp(path("report.json")), nullptr, false);
+    EXPECT_EQ(report, summary(r.out));
+    for (const char* key : {"acquired", "fence", "lease_lost", "renewals", "exit_code"})
+        EXPECT_TRUE(report.contains(key)) << key;
+    EXPECT_EQ(report["acquired"], true);
+    EXPECT_EQ(report["exit_code"], 3);
+
+    auto holder = client();
+    ASSERT_TRUE(holder.try_acquire(resource("rep"), AcquireOptions{.lease = 30s}).value().acquired());
+    r = run_process(run_args("rep", {"--lease", "5s", "--report", path("report.json")}, "exit 0"));
+    EXPECT_EQ(r.exit_code, 75);
+    report = json::parse(slurp(path("report.json")), nullptr, false);
+    EXPECT_EQ(report, summary(r.out));
+    EXPECT_EQ(report["acquired"], false);
+    EXPECT_EQ(report["exit_code"], 75);
+}
+
+TEST_F(RunTest, BadInputExitsTwoAndChangesNothing) {
+    ASSERT_EQ(run_process(run_args("existing", {"--lease", "30s"}, "exit 0")).exit_code, 0);
+    const std::string before = redis->snapshot();
+    const std::string ran = path("ran");
+    const std::vector<std::string> touch{"sh", "-c", R"(touch "$1")", "sh", ran};
+    auto with_cmd = [&](std::vector<std::string> args) {
+        args.push_back("--");
+        args.insert(args.end(), touch.begin(), touch.end());
+        return args;
+    };
+    const std::vector<std::vector<std::string>> cases{
+        {"run", "r", "--lease", "5s"},
+        {"run", "r", "--lease", "5s", "--"},
+        {"run", "r", "--lease", "5s", "--", ""},
+        {"run", "--lease", "5s", "--", "sh", "-c", "exit 0"},  // RESOURCE missing before --
+        with_cmd({"run", "", "--lease", "5s"}),
+        with_cmd({"run", "}r", "--lease", "5s"}),
+        with_cmd({"run", "r"}),
+        with_cmd({"run", "r", "--lease", "5"}),
+        with_cmd({"run", "r", "--lease", "0s"}),
+        with_cmd({"run", "r", "--lease", "5ms"}),
+        with_cmd({"run", "r", "--lease", "5s", "--wait", "soon"}),
+        with_cmd({"run", "r", "--lease", "5s", "--grace", "0s"}),
+        with_cmd({"run", "r", "--lease", "5s", "--grace", "later"}),
+        with_cmd({"run", "r", "--lease", "5s", "--max-hold", "1s"}),
+        with_cmd({"run", "r", "--lease", "5s", "--report", ""}),
+        with_cmd({"run", "r", "--lease", "5s", "--report", path("no-such-dir/report.json")}),
+        with_cmd({"run", "r", "--lease", "5s", "--frobnicate"}),
+        with_cmd({"--timeout", "0ms", "run", "r", "--lease", "5s"}),
+    };
+    for (const auto& args : cases) {
+        const long connections = connections_received();
+        auto result = run_process(cli(args));
+        std::string shown;
+        for (const auto& a : args) shown += a + " ";
+        EXPECT_EQ(result.exit_code, 2) << shown << "\n" << result.out << result.err;
+        json j = summary(result.out);
+        EXPECT_EQ(j["error"], "invalid_input") << shown;
+        EXPECT_FALSE(result.err.empty()) << "a diagnostic on stderr: " << shown;
+        // Only the INFO call of connections_received() itself connected: fencelock sent nothing.
+        EXPECT_EQ(connections_received(), connections + 1) << shown;
+    }
+    EXPECT_FALSE(fs::exists(ran)) << "CMD never ran";
+    EXPECT_EQ(redis->snapshot(), before);
+}
+
+TEST_F(RunTest, BadInputNamesTheOffendingFlag) {
+    auto r = run_process(cli({"run", "r", "--lease", "5s", "--grace", "soon", "--", "true"}));
+    EXPECT_EQ(summary(r.out)["field"], "--grace");
+    EXPECT_NE(r.err.find("--grace"), std::string::npos);
+    r = run_process(cli({"run", "r", "--lease", "5s", "--"}));
+    EXPECT_EQ(summary(r.out)["field"], "CMD");
+}
+
+TEST_F(RunTest, UnreachableRedisExitsFourWithoutRunningCmd) {
+    auto r = run_process({FENCELOCK_CLI, "--redis", "redis://127.0.0.1:" + std::to_string(free_port()), "--timeout",
+                          "200ms", "run", "r", "--lease", "5s", "--", "sh", "-c", R"(touch "$1")", "sh", path("ran")});
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_EQ(summary(r.out)["error"], "redis");
+    EXPECT_FALSE(fs::exists(path("ran")));
+}
+
+TEST_F(RunTest, CmdNotFoundExits127AndReleases) {
+    auto r = run_process(cli({"run", "missing", "--lease", "5s", "--", path("no-such-program")}));
+    EXPECT_EQ(r.exit_code, 127);
+    json j = summary(r.out);
+    EXPECT_EQ(j["error"], "spawn");
+    EXPECT_EQ(j["released"], true);
+    EXPECT_FALSE(lock_exists("missing"));
+    EXPECT_NE(r.err.find("no-such-program"), std::string::npos);
+}
+
+TEST_F(RunTest, CmdStartsWithAnEmptySignalMaskAndDefaultDispositions) {
+    // fencelock blocks SIGINT, SIGTERM, SIGCHLD... and ignores SIGPIPE; none of it may reach CMD.
+    auto r = run_process(run_args("mask", {"--lease", "5s"}, R"(exec grep -E '^Sig(Blk|Ign):' /proc/self/status > "$1/sig")"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto sig = lines(slurp(path("sig")));
+    ASSERT_EQ(sig.size(), 2u);
+    auto mask = [](const std::string& line) { return std::stoull(line.substr(line.find(':') + 1), nullptr, 16); };
+    EXPECT_EQ(mask(sig[0]), 0u) << sig[0];
+    auto bit = [](int signo) { return 1ull << (signo - 1); };
+    for (int signo : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGPIPE})
+        EXPECT_EQ(mask(sig[1]) & bit(signo), 0u) << "signal " << signo << " ignored: " << sig[1];
+}
+
+TEST_F(RunTest, CmdDoesNotInheritFencelocksRedisConnections) {
+    auto r = run_process(run_args("fds", {"--lease", "5s"}, R"(ls -l /proc/$$/fd > "$1/fds")"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string fds = slurp(path("fds"));
+    EXPECT_EQ(fds.find("socket:"), std::string::npos) << fds;
+    EXPECT_EQ(fds.find("anon_inode:"), std::string::npos) << "signalfd/eventfd stay in fencelock\n" << fds;
+}
+
+}  // namespace
+}  // namespace fencelock::testing
