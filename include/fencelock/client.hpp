@@ -141,6 +141,9 @@ template <typename T>
 using Result = std::expected<T, std::error_code>;
 
 /// Thread-safe client. Calls from several threads use up to `pool_size` connections.
+/// Applications must ignore SIGPIPE (`signal(SIGPIPE, SIG_IGN)`): hiredis writes with write(2),
+/// and a write to a connection Redis has closed would otherwise end the process. Redis sockets
+/// are close-on-exec, so child processes do not inherit them.
 /// Every call is bounded by the connect and command timeouts; a connection that timed out is
 /// dropped and re-established on the next call. When Redis cannot be reached or fails, every
 /// operation returns an error: never "acquired" (fail closed).

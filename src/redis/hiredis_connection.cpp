@@ -1,6 +1,7 @@
 #include "redis/hiredis_connection.hpp"
 
 #include <hiredis/hiredis.h>
+#include <fcntl.h>
 #include <poll.h>
 
 #include <cerrno>
@@ -125,6 +126,10 @@ private:
             drop();
             return errc::unavailable;
         }
+        // Child processes of the application must not inherit the lock connection (a CMD run
+        // by `fencelock run` could otherwise keep Redis sockets open). hiredis 0.14 creates
+        // the socket without SOCK_CLOEXEC, so set it now.
+        ::fcntl(ctx_->fd, F_SETFD, ::fcntl(ctx_->fd, F_GETFD) | FD_CLOEXEC);
         // AUTH and SELECT run under the connect timeout; no command of the caller is sent yet,
         // so any failure here means "nothing happened".
         redisSetTimeout(ctx_, tv);

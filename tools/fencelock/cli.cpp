@@ -9,6 +9,8 @@
 
 namespace fencelock::cli {
 
+bool caller_ignored_sigpipe = false;
+
 void emit(const nlohmann::json& object) {
     // Resource names are arbitrary bytes: replace invalid UTF-8 rather than throw.
     std::cout << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;

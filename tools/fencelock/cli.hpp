@@ -23,6 +23,10 @@ enum Exit : int {
     exit_unavailable = 4,
 };
 
+/// Whether SIGPIPE was ignored before main() ignored it (commands that start a child restore
+/// the caller's disposition for it).
+extern bool caller_ignored_sigpipe;
+
 /// Thrown by parsing helpers for bad user input; main() turns it into exit 2.
 struct InputError {
     std::string field;

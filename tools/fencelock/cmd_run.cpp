@@ -144,9 +144,10 @@ Signals take_signals() {
         if (sig == SIGKILL || sig == SIGSTOP || ::sigaction(sig, nullptr, &old) != 0) continue;
         if (old.sa_handler != SIG_IGN) sigaddset(&s.defaults, sig);
     }
+    // main() ignores SIGPIPE for itself; CMD gets it back unless our caller had ignored it.
+    if (!caller_ignored_sigpipe) sigaddset(&s.defaults, SIGPIPE);
     // SIGCHLD must not be ignored, or children are reaped behind our back and never reported.
     ::signal(SIGCHLD, SIG_DFL);
-    ::signal(SIGPIPE, SIG_IGN);
     // A signal our caller ignored stays ignored here too: it is neither watched nor forwarded.
     sigset_t watched;
     sigemptyset(&watched);

@@ -1,5 +1,6 @@
 // fencelock: command-line entry point. Every command prints one JSON object on stdout;
 // diagnostics go to stderr. Exit codes: see cli.hpp and the README.
+#include <csignal>
 #include <exception>
 #include <iostream>
 
@@ -7,6 +8,9 @@
 
 int main(int argc, char** argv) {
     using namespace fencelock::cli;
+    // A write to a connection Redis has closed raises SIGPIPE (hiredis writes with write(2));
+    // the error is handled where it is reported, so the signal must not end the process.
+    caller_ignored_sigpipe = std::signal(SIGPIPE, SIG_IGN) == SIG_IGN;
     Program program;
     program.app.require_subcommand(1);
     program.app.set_version_flag("--version", "fencelock 0.1.0");
