@@ -99,7 +99,9 @@ private:
             int rc = SQLITE_OK;
             if (auto* v = std::get_if<std::int64_t>(&p)) rc = sqlite3_bind_int64(stmt, i, *v);
             else if (auto* s = std::get_if<std::string_view>(&p))
-                rc = sqlite3_bind_text(stmt, i, s->data(), static_cast<int>(s->size()), SQLITE_STATIC);
+                // A default string_view has a null data(), which SQLite would bind as NULL.
+                rc = sqlite3_bind_text(stmt, i, s->data() != nullptr ? s->data() : "", static_cast<int>(s->size()),
+                                       SQLITE_STATIC);
             else rc = sqlite3_bind_null(stmt, i);
             if (rc != SQLITE_OK) return std::unexpected(failure(rc));
         }

@@ -44,6 +44,18 @@ TEST_P(StoreTest, CreateAndRead) {
     EXPECT_FALSE(*missing);
 }
 
+// Regression: the default empty value was bound as SQL NULL on SQLite and refused.
+TEST_P(StoreTest, CreateWithTheDefaultValueStoresAnEmptyValue) {
+    auto created = store->create_resource(res("empty"));
+    ASSERT_TRUE(created) << created.error().detail;
+    EXPECT_EQ(*created, CreateStatus::created);
+    EXPECT_EQ(read("empty").value, "");
+    auto written = store->write(res("empty"), F(1), std::string_view{});
+    ASSERT_TRUE(written) << written.error().detail;
+    EXPECT_EQ(written->status, WriteStatus::applied);
+    EXPECT_EQ(read("empty").value, "");
+}
+
 TEST_P(StoreTest, WriteTellsAppliedStaleAndNotFoundApart) {
     create("r", "v0");
     auto a = store->write(res("r"), F(5), "v5");

@@ -52,7 +52,7 @@ OwnerToken parse_owner(const std::string& text) {
     return *o;
 }
 
-LockClient make_client(const Globals& globals) {
+RedisTarget redis_target(const Globals& globals) {
     std::string url = globals.redis_url;
     if (url.empty()) {
         const char* env = std::getenv("FENCELOCK_REDIS_URL");
@@ -60,9 +60,21 @@ LockClient make_client(const Globals& globals) {
     }
     auto endpoint = parse_redis_url(url);
     if (!endpoint) throw InputError{"--redis", endpoint.error().message};
-    const auto timeout = parse_duration_flag("--timeout", globals.timeout);
+    return {*endpoint, parse_duration_flag("--timeout", globals.timeout)};
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    out.reserve(strings.size() + 1);
+    for (auto& s : strings) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+LockClient make_client(const Globals& globals) {
+    const auto [endpoint, timeout] = redis_target(globals);
     auto client = LockClient::create(ClientOptions{
-        .endpoint = *endpoint, .connect_timeout = timeout, .command_timeout = timeout});
+        .endpoint = endpoint, .connect_timeout = timeout, .command_timeout = timeout});
     if (!client) throw InputError{client.error().field, client.error().message};
     return std::move(*client);
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "fencelock/client.hpp"
 
@@ -56,8 +57,19 @@ int redis_failure(std::error_code ec);
 std::chrono::milliseconds parse_duration_flag(std::string_view flag, const std::string& text);
 ResourceName parse_resource(const std::string& text);
 OwnerToken parse_owner(const std::string& text);
+/// The Redis server and per-call timeout the global options name: --redis, else
+/// $FENCELOCK_REDIS_URL, else redis://127.0.0.1:6379; --timeout. Validated, no I/O.
+struct RedisTarget {
+    RedisEndpoint endpoint;
+    std::chrono::milliseconds timeout;
+};
+RedisTarget redis_target(const Globals& globals);
+
 /// Validates the global options and builds a client (no I/O yet).
 LockClient make_client(const Globals& globals);
+
+/// argv/envp arrays for exec: pointers into `strings`, null-terminated.
+std::vector<char*> c_strings(std::vector<std::string>& strings);
 
 void register_lock_commands(Program& program);
 void register_bench_command(Program& program);
@@ -66,5 +78,6 @@ void register_run_command(Program& program);
 void register_demo_commands(Program& program);
 void register_ops_commands(Program& program);
 void register_queue_commands(Program& program);
+void register_worker_command(Program& program);
 
 }  // namespace fencelock::cli

@@ -272,12 +272,6 @@ std::expected<pid_t, int> spawn(const std::vector<std::string>& command, const H
     env.push_back("FENCELOCK_RESOURCE=" + lease.resource().str());
     env.push_back("FENCELOCK_OWNER=" + lease.owner().str());
     env.push_back("FENCELOCK_FENCE=" + std::to_string(lease.fence().value()));
-    auto c_strings = [](std::vector<std::string>& strings) {
-        std::vector<char*> out;
-        for (auto& s : strings) out.push_back(s.data());
-        out.push_back(nullptr);
-        return out;
-    };
     std::vector<std::string> args = command;
     auto argv = c_strings(args);
     auto envp = c_strings(env);

@@ -127,16 +127,9 @@ int run_claim(const StoreArgs& a) {
 
 int run_relay(const Globals& g, const StoreArgs& a) {
     if (a.batch < 1) throw InputError{"--batch", "must be at least 1"};
-    std::string url = g.redis_url;
-    if (url.empty()) {
-        const char* env = std::getenv("FENCELOCK_REDIS_URL");
-        url = env != nullptr && *env != '\0' ? env : "redis://127.0.0.1:6379";
-    }
-    auto endpoint = parse_redis_url(url);
-    if (!endpoint) throw InputError{"--redis", endpoint.error().message};
-    const auto timeout = parse_duration_flag("--timeout", g.timeout);
+    const auto [endpoint, timeout] = redis_target(g);
     auto store = open_store(a.db);
-    auto relay = OutboxRelay::create(store, RelayOptions{.endpoint = *endpoint, .connect_timeout = timeout,
+    auto relay = OutboxRelay::create(store, RelayOptions{.endpoint = endpoint, .connect_timeout = timeout,
                                                          .command_timeout = timeout, .batch_size = a.batch});
     if (!relay) throw InputError{"--" + relay.error().field, relay.error().message};
     std::size_t total = 0;

@@ -1,0 +1,151 @@
+// `fencelock queue ...` and `fencelock worker -- CMD` as a user runs them.
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "queue_fixture.hpp"
+#include "support/child_process.hpp"
+
+namespace fencelock::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+class QueueCliTest : public QueueTest {
+protected:
+    ProcessResult cli(std::vector<std::string> args) {
+        args.insert(args.begin(), {FENCELOCK_CLI, "--redis", redis->url()});
+        return run_process(args);
+    }
+    std::string slurp(const std::filesystem::path& p) const {
+        std::ifstream in(p);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }
+};
+
+TEST_P(QueueCliTest, EnqueueStatsAndBadInputChangesNothing) {
+    auto first = cli({"queue", "enqueue", "--queue", "q1", "--resource", "order-7", "--key", "inv-7", "--payload",
+                      R"({"amount":10})"});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const auto a = json::parse(first.out);
+    EXPECT_EQ(a["duplicate"], false);
+    EXPECT_EQ(a["id"].get<std::string>().size(), 32u);
+    auto again = cli({"queue", "enqueue", "--queue", "q1", "--resource", "order-7", "--key", "inv-7"});
+    ASSERT_EQ(again.exit_code, 0);
+    EXPECT_EQ(json::parse(again.out), (json{{"id", a["id"]}, {"duplicate", true}}));
+
+    const std::string before = redis->snapshot();
+    const std::vector<std::vector<std::string>> bad = {
+        {"queue", "enqueue", "--queue", "q1", "--resource", "r", "--key", "k2", "--payload", "{nope"},
+        {"queue", "enqueue", "--queue", "q1", "--resource", "r", "--key", ""},
+        {"queue", "enqueue", "--queue", "q{1}", "--resource", "r", "--key", "k3"},
+        {"queue", "enqueue", "--queue", "q1", "--resource", "}r", "--key", "k4"},
+        {"queue", "enqueue", "--queue", "q1", "--resource", "r", "--key", "k5", "--delay", "5"},
+        {"queue", "retry-dead", "--queue", "q1", "--id", "not-an-id"},
+        {"queue", "dead", "--queue", "q1", "--limit", "0"},
+        {"worker", "--queue", "q1", "--db", db->url(), "--lease", "1"},
+        {"worker", "--queue", "q1", "--db", "mysql://x", "--", "true"},
+        {"worker", "--queue", "q1", "--db", db->url(), "--concurrency", "0", "--", "true"},
+        {"worker", "--queue", "q1", "--db", db->url()},
+    };
+    for (const auto& args : bad) {
+        auto r = cli(args);
+        EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.out << r.err;
+        EXPECT_EQ(json::parse(r.out)["error"], "invalid_input") << r.out;
+    }
+    EXPECT_EQ(redis->snapshot(), before);
+
+    auto stats = cli({"queue", "stats", "--queue", "q1"});
+    ASSERT_EQ(stats.exit_code, 0);
+    const auto s = json::parse(stats.out);
+    EXPECT_EQ(s["ready"], 1);
+    EXPECT_EQ(s["delayed"], 0);
+    EXPECT_EQ(s["in_flight"], 0);
+    EXPECT_EQ(s["dead"], 0);
+    EXPECT_EQ(s["completed"], 0);
+    EXPECT_EQ(s["counters"]["duplicate_enqueues"], 1);
+
+    auto down = run_process({FENCELOCK_CLI, "--redis", "redis://127.0.0.1:" + std::to_string(free_port()), "queue",
+                             "stats", "--queue", "q1"});
+    EXPECT_EQ(down.exit_code, 4) << down.out;
+    EXPECT_EQ(json::parse(down.out)["error"], "redis");
+}
+
+TEST_P(QueueCliTest, WorkerRunsCommandPerJobWithEnvAndExitCodes) {
+    const std::string d = dir.string();
+    // ok-*: exit 0; later-*: 75 the first time, then 0; fail-*: always 3.
+    const std::string script =
+        "payload=$(cat); echo \"$FENCELOCK_JOB_ID $FENCELOCK_FENCE $FENCELOCK_OWNER $FENCELOCK_RESOURCE "
+        "$FENCELOCK_IDEMPOTENCY_KEY $payload\" >> " + d + "/runs; "
+        "case \"$FENCELOCK_RESOURCE\" in fail*) exit 3;; later*) "
+        "if [ -e " + d + "/later-seen ]; then exit 0; fi; touch " + d + "/later-seen; exit 75;; esac; exit 0";
+    std::map<std::string, std::string> ids;
+    for (const std::string r : {"ok-1", "later-1", "fail-1"}) {
+        auto e = cli({"queue", "enqueue", "--queue", "wq", "--resource", r, "--key", "key-" + r, "--payload",
+                      R"({"job":")" + r + R"("})"});
+        ASSERT_EQ(e.exit_code, 0) << e.err;
+        ids[r] = json::parse(e.out)["id"];
+    }
+    const pid_t worker = start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "wq", "--db",
+                                        db->url(), "--concurrency", "2", "--lease", "2s", "--max-attempts", "2",
+                                        "--", "sh", "-c", script},
+                                       d + "/worker.out");
+    queue_name = "wq";
+    auto wq = JobQueue::create(queue_options()).value();
+    const bool done = eventually([&] {
+        auto s = wq.stats();
+        return s && s->counter("completed") == 2 && s->dead == 1;
+    }, 60s);
+    ::kill(worker, SIGTERM);
+    EXPECT_EQ(wait_process(worker), 0);
+    ASSERT_TRUE(done) << slurp(dir / "runs") << describe(wq.stats().value());
+    const auto summary = json::parse(slurp(dir / "worker.out"));
+    EXPECT_EQ(summary["completed"], 2);
+    EXPECT_EQ(summary["retry_later"], 1);
+    EXPECT_EQ(summary["business_retries"], 1);
+    EXPECT_EQ(summary["dead"], 1);
+    EXPECT_EQ(summary["signals"], json::array({"SIGTERM"}));
+
+    const std::string runs = slurp(dir / "runs");
+    std::istringstream lines(runs);
+    std::string id, fence, owner, resource, key, payload;
+    bool saw_ok = false;
+    while (lines >> id >> fence >> owner >> resource >> key >> payload) {
+        if (resource != "ok-1") continue;
+        saw_ok = true;
+        EXPECT_EQ(id, ids["ok-1"]);
+        EXPECT_GT(std::stoull(fence), 0u);
+        EXPECT_EQ(owner.size(), 32u);
+        EXPECT_EQ(key, "key-ok-1");
+        EXPECT_EQ(payload, R"({"job":"ok-1"})");
+    }
+    EXPECT_TRUE(saw_ok) << runs;
+    // Completion recorded with the idempotency key, fenced, in the store.
+    EXPECT_EQ(db->query("SELECT resource FROM fencelock_idempotency WHERE key = 'key-ok-1'"), "ok-1\n");
+
+    auto dead = cli({"queue", "dead", "--queue", "wq"});
+    ASSERT_EQ(dead.exit_code, 0);
+    const auto jobs = json::parse(dead.out)["jobs"];
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0]["id"], ids["fail-1"]);
+    EXPECT_EQ(jobs[0]["reason"], "failed 2 times, last: CMD exited 3");
+    auto retried = cli({"queue", "retry-dead", "--queue", "wq", "--id", ids["fail-1"]});
+    EXPECT_EQ(retried.exit_code, 0);
+    EXPECT_EQ(json::parse(retried.out)["retried"], 1);
+    auto none = cli({"queue", "retry-dead", "--queue", "wq", "--id", ids["fail-1"]});
+    EXPECT_EQ(none.exit_code, 3);
+    const auto s = json::parse(cli({"queue", "stats", "--queue", "wq"}).out);
+    EXPECT_EQ(s["ready"], 1);
+    EXPECT_EQ(s["dead"], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, QueueCliTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);
+
+}  // namespace
+}  // namespace fencelock::testing
