@@ -1,12 +1,8 @@
 // Metrics and logs from a scripted lock scenario with known counts: the Prometheus text a
 // scrape returns over HTTP, and JSON log lines that hide resource ids and passwords.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <nlohmann/json.hpp>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <mutex>
 #include <regex>
@@ -14,37 +10,12 @@
 #include "fencelock/logging.hpp"
 #include "fencelock/metrics.hpp"
 #include "integration/lock_fixture.hpp"
+#include "support/scrape.hpp"
 
 namespace fencelock::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string http_get(unsigned short port, const std::string& path) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        ::close(fd);
-        return {};
-    }
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
-    (void)::write(fd, request.data(), request.size());
-    std::string response;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) response.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    return response;
-}
-
-/// The value of one sample in Prometheus text format, or -1 when absent.
-double sample(const std::string& text, const std::string& series) {
-    const auto at = text.find("\n" + series + " ");
-    if (at == std::string::npos) return -1;
-    return std::stod(text.substr(at + series.size() + 2));
-}
 
 TEST_F(LockTest, PrometheusMetricsCountAScriptedScenarioAndServeThemOverHttp) {
     auto registry = std::make_shared<prometheus::Registry>();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "queue_fixture.hpp"
+#include "support/scrape.hpp"
 #include "support/child_process.hpp"
 
 namespace fencelock::testing {
@@ -143,6 +144,57 @@ TEST_P(QueueCliTest, WorkerRunsCommandPerJobWithEnvAndExitCodes) {
     const auto s = json::parse(cli({"queue", "stats", "--queue", "wq"}).out);
     EXPECT_EQ(s["ready"], 1);
     EXPECT_EQ(s["dead"], 0);
+}
+
+
+// Metrics of a running worker scraped over HTTP after a scenario with known counts: one job that
+// succeeds, one that fails twice (one business retry, then dead), one that meets a lock held by
+// the test (contention retries until the test lets go).
+TEST_P(QueueCliTest, WorkerServesMetricsThatMatchTheScenario) {
+    const auto d = dir.string();
+    for (const auto& [resource, key] : std::vector<std::pair<std::string, std::string>>{
+             {"ok-1", "k-ok"}, {"bad-1", "k-bad"}, {"held-1", "k-held"}})
+        ASSERT_EQ(cli({"queue", "enqueue", "--queue", "mq", "--resource", resource, "--key", key}).exit_code, 0);
+    auto holder = client();
+    auto held = holder.try_acquire(*ResourceName::make("held-1"), {.lease = std::chrono::seconds(60)});
+    ASSERT_TRUE(held && held->acquired());
+
+    const auto port = free_port();
+    const std::string script = "case \"$FENCELOCK_RESOURCE\" in bad-*) exit 3;; *) exit 0;; esac";
+    const pid_t worker = start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "mq", "--db",
+                                        db->url(), "--max-attempts", "2", "--metrics-addr",
+                                        "127.0.0.1:" + std::to_string(port), "--", "sh", "-c", script},
+                                       d + "/worker.out", d + "/worker.err");
+    queue_name = "mq";
+    auto mq = JobQueue::create(queue_options()).value();
+    auto scrape = [&] { return "\n" + http_get(port, "/metrics"); };
+    // Contention first: the held job must have been retried at least once.
+    ASSERT_TRUE(eventually([&] { return sample(scrape(), "fencelock_job_retry_total{reason=\"contention\"}") >= 1; }, 30s))
+        << slurp(dir / "worker.err");
+    ASSERT_TRUE(holder.release(*ResourceName::make("held-1"), held->lease->owner));
+    ASSERT_TRUE(eventually([&] {
+        auto s = mq.stats();
+        return s && s->counter("completed") == 2 && s->dead == 1;
+    }, 60s)) << describe(mq.stats().value());
+    const std::string text = scrape();
+    ::kill(worker, SIGTERM);
+    EXPECT_EQ(wait_process(worker), 0);
+
+    const double contended = sample(text, "fencelock_lock_acquire_total{result=\"contended\"}");
+    EXPECT_EQ(sample(text, "fencelock_job_retry_total{reason=\"business\"}"), 1);
+    EXPECT_EQ(sample(text, "fencelock_job_retry_total{reason=\"infrastructure\"}"), 0);
+    EXPECT_EQ(sample(text, "fencelock_job_retry_total{reason=\"contention\"}"), contended)
+        << "every contended attempt is a contention retry, counted apart from failures";
+    EXPECT_EQ(sample(text, "fencelock_job_requeue_total"), contended + 1);
+    // ok-1 once, bad-1 twice, held-1 once it was free.
+    EXPECT_EQ(sample(text, "fencelock_lock_acquire_total{result=\"acquired\"}"), 4);
+    EXPECT_EQ(sample(text, "fencelock_lock_release_total{result=\"released\"}"), 4);
+    EXPECT_EQ(sample(text, "fencelock_lock_lease_lost_total{reason=\"expired\"}"), 0);
+    EXPECT_GE(sample(text, "fencelock_lock_contention_total{resource_type=\"untyped\"}"), 1);
+    // The worker's JSON log lines carry the job decisions, without raw resource ids.
+    const std::string log = slurp(dir / "worker.err");
+    EXPECT_NE(log.find("\"event\":\"job_decision\""), std::string::npos) << log;
+    EXPECT_EQ(log.find("bad-1"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, QueueCliTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);

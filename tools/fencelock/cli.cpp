@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -71,10 +72,26 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
     return out;
 }
 
-LockClient make_client(const Globals& globals) {
+AcquireOptions parse_acquire_options(const CLI::App& command, const std::string& lease, const std::string& wait,
+                                     const std::string& max_hold) {
+    AcquireOptions options{.lease = parse_duration_flag("--lease", lease)};
+    options.max_hold = command.count("--max-hold") ? parse_duration_flag("--max-hold", max_hold)
+                                                   : std::max(options.max_hold, options.lease);
+    if (command.count("--wait")) options.wait = parse_duration_flag("--wait", wait);
+    if (auto ok = options.validate(); !ok) {
+        std::string flag = "--" + ok.error().field;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        throw InputError{flag, ok.error().message};
+    }
+    return options;
+}
+
+LockClient make_client(const Globals& globals, std::shared_ptr<LockObserver> observer) {
     const auto [endpoint, timeout] = redis_target(globals);
-    auto client = LockClient::create(ClientOptions{
-        .endpoint = endpoint, .connect_timeout = timeout, .command_timeout = timeout});
+    auto client = LockClient::create(ClientOptions{.endpoint = endpoint,
+                                                   .connect_timeout = timeout,
+                                                   .command_timeout = timeout,
+                                                   .observer = std::move(observer)});
     if (!client) throw InputError{client.error().field, client.error().message};
     return std::move(*client);
 }

@@ -65,8 +65,12 @@ struct RedisTarget {
 };
 RedisTarget redis_target(const Globals& globals);
 
-/// Validates the global options and builds a client (no I/O yet).
-LockClient make_client(const Globals& globals);
+/// Validates the global options and builds a client (no I/O yet), reporting to `observer`.
+LockClient make_client(const Globals& globals, std::shared_ptr<LockObserver> observer = {});
+
+/// --lease, optional --wait and --max-hold (default max(1h, lease)) of acquire and run.
+AcquireOptions parse_acquire_options(const CLI::App& command, const std::string& lease, const std::string& wait,
+                                     const std::string& max_hold);
 
 /// argv/envp arrays for exec: pointers into `strings`, null-terminated.
 std::vector<char*> c_strings(std::vector<std::string>& strings);

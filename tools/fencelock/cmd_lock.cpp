@@ -18,15 +18,7 @@ struct AcquireArgs {
 
 int run_acquire(const Globals& g, const AcquireArgs& a, const CLI::App& cmd) {
     const auto resource = parse_resource(a.resource);
-    AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
-    options.max_hold = cmd.count("--max-hold") ? parse_duration_flag("--max-hold", a.max_hold)
-                                               : std::max(options.max_hold, options.lease);
-    if (cmd.count("--wait")) options.wait = parse_duration_flag("--wait", a.wait);
-    if (auto ok = options.validate(); !ok) {
-        std::string flag = "--" + ok.error().field;
-        std::replace(flag.begin(), flag.end(), '_', '-');
-        throw InputError{flag, ok.error().message};
-    }
+    const AcquireOptions options = parse_acquire_options(cmd, a.lease, a.wait, a.max_hold);
     const auto owner = cmd.count("--owner") ? parse_owner(a.owner) : OwnerToken::generate();
     auto client = make_client(g);
 

@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "observe.hpp"
 
 extern char** environ;
 
@@ -78,6 +79,7 @@ constexpr int forwarded_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 struct RunArgs {
     std::string resource, lease, wait, max_hold, grace = "10s", report;
     std::vector<std::string> command;
+    ObserveArgs observe;
 };
 
 std::system_error os_error(const char* what) { return {errno, std::generic_category(), what}; }
@@ -359,15 +361,7 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     const auto resource = parse_resource(a.resource);
     if (resource.str().find('\0') != std::string::npos)
         throw InputError{"RESOURCE", "must not contain NUL: CMD receives it in FENCELOCK_RESOURCE"};
-    AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
-    options.max_hold = cmd.count("--max-hold") ? parse_duration_flag("--max-hold", a.max_hold)
-                                               : std::max(options.max_hold, options.lease);
-    if (cmd.count("--wait")) options.wait = parse_duration_flag("--wait", a.wait);
-    if (auto ok = options.validate(); !ok) {
-        std::string flag = "--" + ok.error().field;
-        std::replace(flag.begin(), flag.end(), '_', '-');
-        throw InputError{flag, ok.error().message};
-    }
+    const AcquireOptions options = parse_acquire_options(cmd, a.lease, a.wait, a.max_hold);
     const milliseconds grace = parse_duration_flag("--grace", a.grace);
     if (a.command.empty()) throw InputError{"CMD", "missing command after --"};
     if (a.command.front().empty()) throw InputError{"CMD", "empty command name"};
@@ -375,7 +369,9 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     // Before the client (and so before the keeper thread) exists: every thread inherits the mask.
     Signals signals = take_signals();
     Fd lossfd = make_eventfd();
-    auto client = make_client(g);
+    // After the mask: the metrics server's threads must not receive our signals either.
+    Observability observe(a.observe);
+    auto client = make_client(g, observe.lock_observer());
     Fd report = cmd.count("--report") ? open_report(a.report) : Fd{};
 
     KeepOptions keep{.on_lost = [fd = lossfd.get()](const LeaseLoss&) { notify(fd); }};
@@ -484,6 +480,7 @@ void register_run_command(Program& p) {
     cmd->add_option("--max-hold", args->max_hold, "renewals refused after this (default max(1h, lease))");
     cmd->add_option("--grace", args->grace, "after a lost lease: SIGTERM, then SIGKILL this much later (default 10s)");
     cmd->add_option("--report", args->report, "also write the JSON summary to FILE");
+    add_observe_flags(*cmd, args->observe);
     cmd->footer(
         "Exit codes: CMD's own when the lease was held throughout (128+N: killed by signal N); "
         "75 not acquired within --wait; 76 lease lost (CMD stopped); 2 invalid input; 4 Redis failure.");

@@ -40,6 +40,8 @@
 
 #include "cli.hpp"
 #include "cmd_queue.hpp"
+#include "job_observer.hpp"
+#include "observe.hpp"
 #include "fencelock/queue.hpp"
 
 extern char** environ;
@@ -63,6 +65,7 @@ struct WorkerArgs {
     std::size_t concurrency = 1;
     unsigned max_attempts = 5;
     std::vector<std::string> command;
+    ObserveArgs observe;
 };
 
 /// A file descriptor closed on scope exit.
@@ -220,7 +223,10 @@ int run_worker(const Globals& g, const WorkerArgs& a) {
     OwnedFd sigfd(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
     OwnedFd finished(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 
-    auto client = make_client(g);
+    // After the mask: the metrics server's threads must not receive our signals either.
+    Observability observe(a.observe);
+    options.processing.observer = std::make_shared<JobObserver>(observe);
+    auto client = make_client(g, observe.lock_observer());
     // Fail fast when Redis or the database cannot be reached at all (later outages are retried).
     auto probe = JobQueue::create(queue).value();
     if (auto s = probe.stats(); !s) return redis_failure(s.error());
@@ -276,6 +282,7 @@ void register_worker_command(Program& p) {
     cmd->add_option("--queue", args->queue, "queue name")->required();
     cmd->add_option("--db", args->db, "fenced store recording completions (default $FENCELOCK_DB_URL)");
     cmd->add_option("--concurrency", args->concurrency, "jobs run at once (default 1)");
+    add_observe_flags(*cmd, args->observe);
     cmd->add_option("--lease", args->lease, "lease on each job's resource, renewed while CMD runs (default 30s)");
     cmd->add_option("--max-attempts", args->max_attempts, "business attempts before dead-lettering (default 5)");
     cmd->add_option("--visibility-timeout", args->visibility,

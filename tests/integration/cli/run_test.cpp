@@ -2,6 +2,7 @@
 // CMD is always `sh -c SCRIPT sh DIR`: the script writes files under DIR (its pid, its
 // environment, that it ran) so the test can see what happened inside it.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <sstream>
 
 #include "integration/lock_fixture.hpp"
+#include "support/scrape.hpp"
 #include "support/child_process.hpp"
 
 namespace fencelock::testing {
@@ -172,6 +174,35 @@ TEST_F(RunTest, CmdKilledBySignalExitsWith128PlusTheSignal) {
     EXPECT_EQ(j["cmd_signal"], "SIGKILL");
     EXPECT_EQ(j["lease_lost"], false);
     EXPECT_FALSE(lock_exists("sig"));
+}
+
+// Metrics of a running `fencelock run`, scraped over HTTP: one acquisition, renewals while CMD
+// runs, then exactly one lease lost (not_owner) and one failed renewal when the lock is taken.
+TEST_F(RunTest, ServesMetricsThatMatchTheScenario) {
+    const auto port = free_port();
+    const std::string fifo = path("go");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    // CMD ignores SIGTERM and waits on the fifo, so fencelock stays up (in its grace period)
+    // after the loss until the test has scraped.
+    const pid_t run = start(run_args("metered", {"--lease", "150ms", "--grace", "60s", "--metrics-addr",
+                                                 "127.0.0.1:" + std::to_string(port)},
+                                     std::string(announce) + "trap '' TERM; read line < " + fifo));
+    ASSERT_GT(wait_started(), 0);
+    auto scrape = [&] { return "\n" + http_get(static_cast<unsigned short>(port), "/metrics"); };
+    ASSERT_TRUE(eventually([&] { return sample(scrape(), "fencelock_lock_renew_total{result=\"renewed\"}") >= 3; }));
+    ASSERT_EQ(redis->cli({"DEL", "lock:{metered}"}), "1");
+    ASSERT_TRUE(eventually([&] { return sample(scrape(), "fencelock_lock_lease_lost_total{reason=\"not_owner\"}") == 1; }));
+    const std::string text = scrape();
+    EXPECT_EQ(sample(text, "fencelock_lock_acquire_total{result=\"acquired\"}"), 1);
+    EXPECT_EQ(sample(text, "fencelock_lock_acquire_total{result=\"error\"}"), 0);
+    EXPECT_EQ(sample(text, "fencelock_lock_renew_total{result=\"not_owner\"}"), 1);
+    EXPECT_EQ(sample(text, "fencelock_lock_lease_lost_total{reason=\"expired\"}"), 0);
+    EXPECT_EQ(sample(text, "fencelock_lock_hold_duration_seconds_count"), 1);
+    {
+        std::ofstream go(fifo);  // let CMD finish
+        go << "done\n";
+    }
+    EXPECT_EQ(wait_exit(run), 76);
 }
 
 TEST_F(RunTest, LeaseDeletedMidRunStopsCmdAndExits76) {

@@ -1,0 +1,37 @@
+#include "observe.hpp"
+
+#include <prometheus/registry.h>
+
+#include <stdexcept>
+
+namespace fencelock::cli {
+
+void add_observe_flags(CLI::App& command, ObserveArgs& args) {
+    command.add_option("--metrics-addr", args.metrics_addr, "serve Prometheus /metrics on HOST:PORT");
+    command.add_option("--log-level", args.log_level, "JSON log lines on stderr: debug, info, warn (default), error, off");
+    command.add_flag("--log-raw-ids", args.log_raw_ids, "log full resource ids instead of their hash");
+}
+
+Observability::Observability(const ObserveArgs& args) {
+    const auto level = parse_log_level(args.log_level);
+    if (!level) throw InputError{"--log-level", "must be debug, info, warn, error or off"};
+    if (!args.metrics_addr.empty() && args.metrics_addr.find(':') == std::string::npos)
+        throw InputError{"--metrics-addr", "must be HOST:PORT, e.g. 127.0.0.1:9464"};
+    log_ = std::make_shared<JsonLogObserver>(LogOptions{.level = *level, .raw_resource_ids = args.log_raw_ids});
+    if (args.metrics_addr.empty()) {
+        lock_observer_ = log_;
+        return;
+    }
+    registry_ = std::make_shared<prometheus::Registry>();
+    metrics_ = std::make_shared<PrometheusMetrics>(*registry_);
+    lock_observer_ = std::make_shared<ObserverChain>(std::vector<std::shared_ptr<LockObserver>>{metrics_, log_});
+    try {
+        server_ = std::make_unique<MetricsServer>(args.metrics_addr, registry_);
+    } catch (const std::runtime_error& e) {
+        throw InputError{"--metrics-addr", e.what()};
+    }
+}
+
+Observability::~Observability() = default;
+
+}  // namespace fencelock::cli
