@@ -6,6 +6,9 @@
 
 #include "integration/history.hpp"
 #include "integration/lock_fixture.hpp"
+#ifdef FENCELOCK_WITH_STORE
+#include "fencelock/store.hpp"
+#endif
 #include "support/child_process.hpp"
 
 namespace fencelock::testing {
@@ -24,7 +27,17 @@ TEST_F(LockTest, StoppedHolderNoticesTheLossWithinOneRenewalIntervalAfterSigcont
     const auto r = resource("paused:1");
     const std::string out = ::testing::TempDir() + "holder-" + std::to_string(::getpid());
     constexpr long lease_ms = 300;  // renewed every 100 ms
-    const pid_t holder = start_process({LEASE_HOLDER_BIN, redis->url(), r.str(), std::to_string(lease_ms), out});
+    std::vector<std::string> argv{LEASE_HOLDER_BIN, redis->url(), r.str(), std::to_string(lease_ms), out};
+#ifdef FENCELOCK_WITH_STORE
+    // The records live in a real SQLite store that checks fences.
+    const std::string db_file = ::testing::TempDir() + "paused-" + std::to_string(::getpid()) + ".db";
+    std::remove(db_file.c_str());
+    auto store = FencedStore::create({.url = "sqlite://" + db_file});
+    ASSERT_TRUE(store && store->init());
+    ASSERT_TRUE(store->create_resource(r, "initial"));
+    argv.push_back("sqlite://" + db_file);
+#endif
+    const pid_t holder = start_process(argv);
     ASSERT_TRUE(eventually([&] { return read_file(out).starts_with("acquired "); })) << "holder never acquired";
     const std::uint64_t holder_fence = std::stoull(read_file(out).substr(9));
 
@@ -34,6 +47,10 @@ TEST_F(LockTest, StoppedHolderNoticesTheLossWithinOneRenewalIntervalAfterSigcont
     auto taker = c.try_acquire(r, {.lease = 10s});
     ASSERT_TRUE(taker && taker->acquired());
     EXPECT_GT(taker->lease->fence.value(), holder_fence);
+#ifdef FENCELOCK_WITH_STORE
+    auto taken = store->write(r, taker->lease->fence, "written by the new holder");
+    ASSERT_TRUE(taken && taken->status == WriteStatus::applied);
+#endif
 
     const auto resumed = monotonic_ns();
     ::kill(holder, SIGCONT);
@@ -49,9 +66,17 @@ TEST_F(LockTest, StoppedHolderNoticesTheLossWithinOneRenewalIntervalAfterSigcont
                 static_cast<long long>(delay_ms), lease_ms / 3);
     EXPECT_LE(delay_ms, lease_ms / 3);
 
-    // The store's check, as the fenced stores apply it: a write is accepted only with a fence
-    // newer than the last accepted one, and the taker's is newer than the frozen holder's.
+#ifdef FENCELOCK_WITH_STORE
+    // The woken holder wrote with its old fence anyway: the store refused it.
+    EXPECT_NE(read_file(out).find("write stale"), std::string::npos) << read_file(out);
+    auto record = store->read(r);
+    ASSERT_TRUE(record && *record);
+    EXPECT_EQ((*record)->value, "written by the new holder");
+    EXPECT_EQ((*record)->last_fence, taker->lease->fence);
+    std::remove(db_file.c_str());
+#else
     EXPECT_FALSE(FencingToken(holder_fence) > taker->lease->fence);
+#endif
     auto info = c.inspect(r);
     ASSERT_TRUE(info && info->holder);
     EXPECT_EQ(info->holder->owner, taker->lease->owner.str()) << "the woken holder must not disturb the taker";
