@@ -1,5 +1,7 @@
 #include "fencelock/types.hpp"
 
+#include "core/random_id.hpp"
+
 #include <sys/random.h>
 
 #include <array>
@@ -19,7 +21,9 @@ std::expected<ResourceName, InvalidName> ResourceName::make(std::string_view nam
     return ResourceName(std::string(name));
 }
 
-OwnerToken OwnerToken::generate() {
+namespace detail {
+
+std::string random_hex_id() {
     std::array<unsigned char, 16> bytes{};
     std::size_t filled = 0;
     while (filled < bytes.size()) {
@@ -31,14 +35,18 @@ OwnerToken OwnerToken::generate() {
         filled += static_cast<std::size_t>(n);
     }
     static constexpr char hex[] = "0123456789abcdef";
-    std::string token;
-    token.reserve(bytes.size() * 2);
+    std::string id;
+    id.reserve(bytes.size() * 2);
     for (unsigned char b : bytes) {
-        token.push_back(hex[b >> 4]);
-        token.push_back(hex[b & 0xf]);
+        id.push_back(hex[b >> 4]);
+        id.push_back(hex[b & 0xf]);
     }
-    return OwnerToken(std::move(token));
+    return id;
 }
+
+}  // namespace detail
+
+OwnerToken OwnerToken::generate() { return OwnerToken(detail::random_hex_id()); }
 
 std::expected<OwnerToken, InvalidName> OwnerToken::make(std::string_view token) {
     if (token.empty()) return std::unexpected(InvalidName{"owner token is empty"});

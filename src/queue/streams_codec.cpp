@@ -1,10 +1,10 @@
 #include "queue/streams_codec.hpp"
 
-#include <sys/random.h>
-
 #include <charconv>
 #include <stdexcept>
 #include <system_error>
+
+#include "core/random_id.hpp"
 
 namespace fencelock::detail {
 
@@ -13,24 +13,7 @@ QueueKeys queue_keys(std::string_view prefix, std::string_view queue) {
     return {base + "stream", base + "delayed", base + "dead", base + "keys", base + "stats"};
 }
 
-std::string new_job_id() {
-    unsigned char bytes[16];
-    for (std::size_t got = 0; got < sizeof bytes;) {
-        const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw std::system_error(errno, std::generic_category(), "getrandom");
-        }
-        got += static_cast<std::size_t>(n);
-    }
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string id;
-    for (unsigned char b : bytes) {
-        id.push_back(hex[b >> 4]);
-        id.push_back(hex[b & 15]);
-    }
-    return id;
-}
+std::string new_job_id() { return random_hex_id(); }
 
 std::vector<std::string> encode_job(const Job& job) {
     return {"id",  job.id,

@@ -1,9 +1,9 @@
-#include <sys/random.h>
 
 #include <array>
 #include <cerrno>
 #include <system_error>
 
+#include "core/random_id.hpp"
 #include "store/session.hpp"
 
 namespace fencelock::detail {
@@ -50,24 +50,6 @@ StoreResult<SessionPool::Lease> SessionPool::acquire() {
     return Lease(*this, std::move(*s));
 }
 
-std::string random_id() {
-    std::array<unsigned char, 16> bytes{};
-    std::size_t filled = 0;
-    while (filled < bytes.size()) {
-        ssize_t n = getrandom(bytes.data() + filled, bytes.size() - filled, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw std::system_error(errno, std::generic_category(), "getrandom");
-        }
-        filled += static_cast<std::size_t>(n);
-    }
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string id;
-    for (unsigned char b : bytes) {
-        id.push_back(hex[b >> 4]);
-        id.push_back(hex[b & 0xf]);
-    }
-    return id;
-}
+std::string random_id() { return random_hex_id(); }
 
 }  // namespace fencelock::detail
