@@ -90,7 +90,7 @@ Result<ForceReleaseOutcome> LockClient::force_release(const ResourceName& resour
     const std::string expected = request.expected_owner ? request.expected_owner->str() : "";
     auto reply = detail::run_script(*impl_->pool->borrow(), detail::scripts::force_release, {keys.lock, audit},
                                     {resource.str(), request.reason, request.operator_name, expected,
-                                     request.even_if_active ? "1" : "0"});
+                                     request.even_if_active ? "1" : "0", keys.released});
     if (!reply) return std::unexpected(reply.error());
     const auto& e = reply->elements;
     if (e.empty()) return malformed();

@@ -49,6 +49,12 @@ bool sleep_unless_stopped(std::chrono::milliseconds d, std::stop_token stop) {
 // Why one owner token for every attempt: if an attempt's reply is lost (timeout, broken
 // connection), Redis may have granted the lease. The next attempt with the same token gets that
 // lease back with its fence instead of being blocked by it until it expires.
+//
+// Waiting: once contended, the waiter joins this client's local line for the resource and
+// subscribes to its release channel. An attempt sent while the subscription stands cannot miss
+// the next release, so after it fails the waiter sleeps until a release wakes it (one waiter per
+// release, in arrival order) or until the holder's lease would end; without a subscription it
+// polls with full-jitter backoff.
 template <typename Out, typename OnGranted>
 Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
                                            const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
@@ -58,11 +64,28 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
     Out out;
     std::error_code last_error;
     bool maybe_granted = false;  // an attempt with unknown outcome may hold the lease
+    bool may_be_in_line = false;  // a fair attempt was refused: Redis may keep a place for us
+    const bool may_wait = o.wait > milliseconds::zero() && options.release_notifications;
+    const std::string channel = may_wait ? detail::make_keys(options.key_prefix, r).released : std::string{};
+    std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
+    auto join_line = [&](steady_time now) {
+        line = notifier_instance().join(channel);
+        return line->subscribed(std::min(deadline, now + options.command_timeout));
+    };
+    // Threads of this client already wait for the lock: a newcomer goes to the back of the
+    // line instead of overtaking them. A fair waiter joins the local line before its first
+    // attempt, so its place there follows its place in Redis's line, and attempts at once to
+    // get the latter.
+    bool woken = false;  // the last wait ended by a release message
+    if (may_wait && (o.fair || has_local_waiters(channel)) && join_line(started) && !o.fair && line->ahead() > 0)
+        woken = line->wait(std::min(deadline, started + o.backoff.max), stop);
     for (;;) {
         ++out.attempts;
+        const bool watched = line && line->subscribed_now();
         steady_time sent;
         auto reply = attempt(r, owner, o, sent);
         if (reply && reply->acquired) {
+            if (line) line->granted();
             on_granted(out, *reply, sent);
             report(AcquireResult::acquired, r, owner, o, reply->fence, out.attempts, started, {});
             return out;
@@ -71,6 +94,10 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
             out.holder_ttl = reply->ttl;
             last_error.clear();
             maybe_granted = false;
+            may_be_in_line = may_be_in_line || o.fair;
+            // Woken for a release that is another process's fair waiter's turn, or a local
+            // waiter's whose place in Redis's line is ahead of ours: hand it on.
+            if (woken && reply->queued) line->pass_on();
         } else {
             last_error = reply.error();
             const failure_kind kind = classify(last_error);
@@ -82,10 +109,19 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
         }
         const auto now = steady_clock::now();
         if (now >= deadline || stop.stop_requested()) break;
-        auto delay = detail::full_jitter(o.backoff, out.attempts - 1, thread_rng());
+        // Subscribed only now: a release may have come between the attempt and the
+        // subscription, so look once more before sleeping.
+        if (may_wait && !line && !last_error && join_line(now)) continue;
+        auto delay = watched && !last_error ? detail::calm_delay(o.backoff, out.holder_ttl, thread_rng())
+                                            : detail::full_jitter(o.backoff, out.attempts - 1, thread_rng());
         delay = std::min(delay, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
-        if (!sleep_unless_stopped(delay, stop)) break;
+        woken = false;
+        if (line) woken = line->wait(now + delay, stop);
+        else (void)sleep_unless_stopped(delay, stop);
+        if (stop.stop_requested()) break;
     }
+    // Best effort, like the release below: a place left behind lapses by itself.
+    if (may_be_in_line) (void)detail::leave_line_once(*pool->borrow(), options.key_prefix, r, owner);
     if (last_error) {
         // Giving up after an unknown outcome with a token the caller cannot retry with: free
         // the lease we may have been granted instead of leaving it to block others until it

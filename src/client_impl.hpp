@@ -7,6 +7,7 @@
 #include "lock_ops.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
+#include "redis/release_notifier.hpp"
 
 namespace fencelock {
 
@@ -44,6 +45,17 @@ struct LockClient::Impl {
         return keeper;
     }
 
+    detail::ReleaseNotifier& notifier_instance() {
+        std::lock_guard lock(notifier_mutex);
+        if (!notifier) notifier = std::make_unique<detail::ReleaseNotifier>(settings);
+        return *notifier;
+    }
+
+    bool has_local_waiters(const std::string& channel) {
+        std::lock_guard lock(notifier_mutex);
+        return notifier && notifier->has_waiters(channel);
+    }
+
     void report(AcquireResult result, const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,
                 std::optional<FencingToken> fence, unsigned attempts, steady_time started, std::error_code ec) {
         if (!options.observer) return;
@@ -58,6 +70,8 @@ struct LockClient::Impl {
     detail::HolderMeta holder;
     std::mutex keeper_mutex;
     std::shared_ptr<detail::Keeper> keeper;
+    std::mutex notifier_mutex;
+    std::unique_ptr<detail::ReleaseNotifier> notifier;  // created by the first waiter
 };
 
 

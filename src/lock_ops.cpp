@@ -11,8 +11,10 @@ std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::st
     const auto keys = make_keys(prefix, resource);
     const std::string lease_ms = std::to_string(options.lease.count());
     const std::string max_hold_ms = std::to_string(options.max_hold.count());
-    auto reply = run_script(c, scripts::acquire, {keys.lock, keys.fence},
-                            {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label});
+    const std::string slot_ms = std::to_string(waiter_slot(options).count());
+    auto reply = run_script(c, scripts::acquire, {keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines},
+                            {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label,
+                             options.fair ? "1" : "0", slot_ms});
     if (!reply) return std::unexpected(reply.error());
     return decode_acquire(*reply);
 }
@@ -30,9 +32,25 @@ std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner) {
     const auto keys = make_keys(prefix, resource);
-    auto reply = run_script(c, scripts::release, {keys.lock}, {owner.str()});
+    auto reply = run_script(c, scripts::release, {keys.lock}, {owner.str(), keys.released});
     if (!reply) return std::unexpected(reply.error());
     return decode_release(*reply);
+}
+
+std::expected<bool, std::error_code> leave_line_once(Connection& c, std::string_view prefix,
+                                                     const ResourceName& resource, const OwnerToken& owner) {
+    const auto keys = make_keys(prefix, resource);
+    auto reply = run_script(c, scripts::leave_line, {keys.waiters, keys.waiter_deadlines},
+                            {owner.str(), keys.released});
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->kind != Reply::Kind::integer) return std::unexpected(make_error_code(errc::protocol_error));
+    return reply->integer == 1;
+}
+
+std::chrono::milliseconds waiter_slot(const AcquireOptions& options) {
+    // A waiter tries again at least every backoff.max (see LockClient::Impl::acquire_loop);
+    // twice that plus slack for a slow round trip keeps a live waiter's place.
+    return 2 * options.backoff.max + std::chrono::seconds(2);
 }
 
 RenewResult renew_result(RenewStatus status) noexcept {

@@ -27,6 +27,13 @@ std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner);
 
+/// Gives up a fair waiter's place in the line (true) or finds it had none (false).
+std::expected<bool, std::error_code> leave_line_once(Connection& c, std::string_view prefix,
+                                                     const ResourceName& resource, const OwnerToken& owner);
+
+/// How long a fair waiter's place in the line lasts without a new attempt.
+std::chrono::milliseconds waiter_slot(const AcquireOptions& options);
+
 /// Observer plumbing shared by the client and the keeper (no-ops without an observer).
 RenewResult renew_result(RenewStatus status) noexcept;
 void report_release(LockObserver* observer, const ResourceName& resource, const OwnerToken& owner,

@@ -52,6 +52,11 @@ struct ClientOptions {
     double clock_drift_factor = 0.01;
     /// Label stored with each lease as holder metadata (next to host and pid). Default empty.
     std::string holder_label{};
+    /// Wake waiting acquisitions by the release script's pub/sub message instead of polling:
+    /// one extra connection per client, opened by the first acquisition that has to wait.
+    /// Without SUBSCRIBE permission (or with false) waiters fall back to the backoff.
+    /// Default true.
+    bool release_notifications = true;
     /// Receives lock events (for metrics and logs). Default none.
     std::shared_ptr<LockObserver> observer{};
 
@@ -69,8 +74,16 @@ struct AcquireOptions {
     /// How long acquire() keeps trying while the lock is contended or Redis is failing.
     /// Zero means one attempt. Default 0. Ignored by try_acquire().
     milliseconds wait{0};
-    /// Delays between attempts inside `wait`.
+    /// Delays between attempts inside `wait`. While the client is subscribed to the lock's
+    /// release messages (see ClientOptions::release_notifications) a waiter is woken by the
+    /// release and these delays only bound how long a missed message can keep it waiting:
+    /// min(holder's remaining lease, backoff.max).
     BackoffPolicy backoff{};
+    /// First come, first served among fair waiters: a waiting acquisition takes a place in a
+    /// line kept in Redis, and no acquisition (fair or not) is granted while a live fair waiter
+    /// is ahead of it. A waiter that stops trying loses its place after 2 * backoff.max + 2 s.
+    /// Costs a few more writes per contended attempt. Default false.
+    bool fair = false;
 
     std::expected<void, OptionError> validate() const;
 };

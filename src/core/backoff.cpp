@@ -1,5 +1,7 @@
 #include "core/backoff.hpp"
 
+#include <algorithm>
+
 namespace fencelock::detail {
 
 std::chrono::milliseconds backoff_ceiling(const BackoffPolicy& policy, unsigned attempt) noexcept {
@@ -18,6 +20,19 @@ std::chrono::milliseconds full_jitter(const BackoffPolicy& policy, unsigned atte
     std::uniform_int_distribution<std::chrono::milliseconds::rep> pick(
         0, backoff_ceiling(policy, attempt).count());
     return std::chrono::milliseconds(pick(rng));
+}
+
+}  // namespace fencelock::detail
+
+namespace fencelock::detail {
+
+std::chrono::milliseconds calm_delay(const BackoffPolicy& policy, std::chrono::milliseconds holder_ttl,
+                                     std::mt19937_64& rng) noexcept {
+    using rep = std::chrono::milliseconds::rep;
+    const rep ttl = std::clamp<rep>(holder_ttl.count(), 0, policy.max.count());
+    // Jitter only up to the room left below max: the sum then never exceeds max (nor overflows).
+    std::uniform_int_distribution<rep> jitter(0, std::min(policy.base.count(), policy.max.count() - ttl));
+    return std::chrono::milliseconds(ttl + jitter(rng));
 }
 
 }  // namespace fencelock::detail

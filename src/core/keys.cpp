@@ -4,7 +4,9 @@ namespace fencelock::detail {
 
 LockKeys make_keys(std::string_view prefix, const ResourceName& resource) {
     const std::string tag = "{" + resource.str() + "}";
-    return {std::string(prefix) + "lock:" + tag, std::string(prefix) + "fence:" + tag};
+    const std::string p(prefix);
+    return {p + "lock:" + tag, p + "fence:" + tag, p + "waiters:" + tag, p + "waiter-deadlines:" + tag,
+            p + "released:" + tag};
 }
 
 }  // namespace fencelock::detail

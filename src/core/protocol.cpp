@@ -38,8 +38,12 @@ std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply) 
     if (!is_shape(reply, 1) || !as_int(reply.elements[0], flag)) return malformed();
     AcquireReply out;
     if (flag == 0) {
-        if (reply.elements.size() != 2 || !as_int(reply.elements[1], ttl)) return malformed();
+        std::int64_t queued = 0;
+        const auto n = reply.elements.size();
+        if ((n != 2 && n != 3) || !as_int(reply.elements[1], ttl)) return malformed();
+        if (n == 3 && (!as_int(reply.elements[2], queued) || queued != 1)) return malformed();
         out.ttl = milliseconds(ttl);
+        out.queued = queued == 1;
         return out;
     }
     if (flag != 1) return malformed();

@@ -17,6 +17,8 @@ struct AcquireReply {
     /// acquired: the lease's TTL; contended: the holder's remaining TTL.
     std::chrono::milliseconds ttl{0};
     bool reacquired = false;
+    /// Not granted although free: an earlier fair waiter's turn (ttl: until its place lapses).
+    bool queued = false;
 };
 
 struct RenewReply {

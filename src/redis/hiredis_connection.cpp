@@ -1,5 +1,7 @@
 #include "redis/hiredis_connection.hpp"
 
+#include "redis/hiredis_context.hpp"
+
 #include <hiredis/hiredis.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,26 +14,6 @@
 
 namespace fencelock::detail {
 namespace {
-
-timeval to_timeval(std::chrono::milliseconds d) {
-    return {static_cast<time_t>(d.count() / 1000), static_cast<suseconds_t>((d.count() % 1000) * 1000)};
-}
-
-Reply convert(const redisReply* r) {
-    switch (r->type) {
-        case REDIS_REPLY_INTEGER: return Reply::make_integer(r->integer);
-        case REDIS_REPLY_STRING: return Reply::make_string(std::string(r->str, r->len));
-        case REDIS_REPLY_STATUS: return {Reply::Kind::status, 0, std::string(r->str, r->len), {}};
-        case REDIS_REPLY_ERROR: return Reply::make_error(std::string(r->str, r->len));
-        case REDIS_REPLY_ARRAY: {
-            std::vector<Reply> elements;
-            elements.reserve(r->elements);
-            for (size_t i = 0; i < r->elements; ++i) elements.push_back(convert(r->element[i]));
-            return Reply::make_array(std::move(elements));
-        }
-        default: return Reply::make_nil();
-    }
-}
 
 struct ReplyDeleter {
     void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
@@ -120,48 +102,9 @@ private:
     }
 
     std::error_code connect() {
-        timeval tv = to_timeval(settings_.connect_timeout);
-        ctx_ = redisConnectWithTimeout(settings_.endpoint.host.c_str(), settings_.endpoint.port, tv);
-        if (ctx_ == nullptr || ctx_->err != 0) {
-            drop();
-            return errc::unavailable;
-        }
-        // Child processes of the application must not inherit the lock connection (a CMD run
-        // by `fencelock run` could otherwise keep Redis sockets open). hiredis 0.14 creates
-        // the socket without SOCK_CLOEXEC, so set it now.
-        ::fcntl(ctx_->fd, F_SETFD, ::fcntl(ctx_->fd, F_GETFD) | FD_CLOEXEC);
-        // AUTH and SELECT run under the connect timeout; no command of the caller is sent yet,
-        // so any failure here means "nothing happened".
-        redisSetTimeout(ctx_, tv);
-        redisEnableKeepAlive(ctx_);
-        if (auto ec = handshake()) {
-            drop();
-            return ec;
-        }
-        redisSetTimeout(ctx_, to_timeval(settings_.command_timeout));
-        return {};
-    }
-
-    std::error_code handshake() {
-        const RedisEndpoint& ep = settings_.endpoint;
-        std::vector<std::string_view> auth;
-        if (!ep.password.empty()) {
-            auth = {"AUTH"};
-            if (!ep.user.empty()) auth.push_back(ep.user);
-            auth.push_back(ep.password);
-        }
-        std::string db = std::to_string(ep.db);
-        std::vector<std::vector<std::string_view>> steps;
-        if (!auth.empty()) steps.push_back(auth);
-        if (ep.db != 0) steps.push_back({"SELECT", db});
-        for (const auto& step : steps) {
-            ReplyPtr r = send(step);
-            if (!r) return errc::unavailable;
-            if (r->type == REDIS_REPLY_ERROR) {
-                std::error_code ec = error_from_reply(std::string(r->str, r->len));
-                return step.front() == "AUTH" ? std::error_code(errc::auth_failed) : ec;
-            }
-        }
+        auto ctx = open_context(settings_);
+        if (!ctx) return ctx.error();
+        ctx_ = ctx->release();
         return {};
     }
 
@@ -175,6 +118,82 @@ private:
 };
 
 }  // namespace
+
+
+void ContextDeleter::operator()(redisContext* c) const noexcept {
+    if (c != nullptr) redisFree(c);
+}
+
+Reply convert(const redisReply* r) {
+    switch (r->type) {
+        case REDIS_REPLY_INTEGER: return Reply::make_integer(r->integer);
+        case REDIS_REPLY_STRING: return Reply::make_string(std::string(r->str, r->len));
+        case REDIS_REPLY_STATUS: return {Reply::Kind::status, 0, std::string(r->str, r->len), {}};
+        case REDIS_REPLY_ERROR: return Reply::make_error(std::string(r->str, r->len));
+        case REDIS_REPLY_ARRAY: {
+            std::vector<Reply> elements;
+            elements.reserve(r->elements);
+            for (size_t i = 0; i < r->elements; ++i) elements.push_back(convert(r->element[i]));
+            return Reply::make_array(std::move(elements));
+        }
+        default: return Reply::make_nil();
+    }
+}
+
+
+namespace {
+
+timeval to_timeval(std::chrono::milliseconds d) {
+    return {static_cast<time_t>(d.count() / 1000), static_cast<suseconds_t>((d.count() % 1000) * 1000)};
+}
+
+// AUTH and SELECT run under the connect timeout; no command of the caller is sent yet, so any
+// failure here means "nothing happened".
+std::error_code handshake(redisContext* ctx, const RedisEndpoint& ep) {
+    std::vector<std::string_view> auth;
+    if (!ep.password.empty()) {
+        auth = {"AUTH"};
+        if (!ep.user.empty()) auth.push_back(ep.user);
+        auth.push_back(ep.password);
+    }
+    std::string db = std::to_string(ep.db);
+    std::vector<std::vector<std::string_view>> steps;
+    if (!auth.empty()) steps.push_back(auth);
+    if (ep.db != 0) steps.push_back({"SELECT", db});
+    for (const auto& step : steps) {
+        std::vector<const char*> ptrs;
+        std::vector<size_t> lens;
+        for (auto a : step) {
+            ptrs.push_back(a.data());
+            lens.push_back(a.size());
+        }
+        ReplyPtr r(static_cast<redisReply*>(
+            redisCommandArgv(ctx, static_cast<int>(step.size()), ptrs.data(), lens.data())));
+        if (!r) return errc::unavailable;
+        if (r->type == REDIS_REPLY_ERROR) {
+            std::error_code ec = error_from_reply(std::string(r->str, r->len));
+            return step.front() == "AUTH" ? std::error_code(errc::auth_failed) : ec;
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings& settings) {
+    timeval tv = to_timeval(settings.connect_timeout);
+    ContextPtr ctx(redisConnectWithTimeout(settings.endpoint.host.c_str(), settings.endpoint.port, tv));
+    if (!ctx || ctx->err != 0) return std::unexpected(make_error_code(errc::unavailable));
+    // Child processes of the application must not inherit the lock connection (a CMD run by
+    // `fencelock run` could otherwise keep Redis sockets open). hiredis 0.14 creates the
+    // socket without SOCK_CLOEXEC, so set it now.
+    ::fcntl(ctx->fd, F_SETFD, ::fcntl(ctx->fd, F_GETFD) | FD_CLOEXEC);
+    redisSetTimeout(ctx.get(), tv);
+    redisEnableKeepAlive(ctx.get());
+    if (auto ec = handshake(ctx.get(), settings.endpoint)) return std::unexpected(ec);
+    redisSetTimeout(ctx.get(), to_timeval(settings.command_timeout));
+    return ctx;
+}
 
 std::unique_ptr<Connection> make_hiredis_connection(ConnectionSettings settings) {
     return std::make_unique<HiredisConnection>(std::move(settings));

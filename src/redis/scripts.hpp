@@ -17,6 +17,7 @@ extern const ScriptSource renew;
 extern const ScriptSource release;
 extern const ScriptSource inspect;
 extern const ScriptSource force_release;
+extern const ScriptSource leave_line;
 }  // namespace scripts
 
 }  // namespace fencelock::detail

@@ -7,16 +7,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class LeaseTest : public LockTest {
-protected:
-    /// EVALSHA calls the server has executed so far (acquire attempts included).
-    long script_calls() {
-        const std::string stats = redis->cli({"INFO", "commandstats"});
-        const std::string marker = "cmdstat_evalsha:calls=";
-        auto at = stats.find(marker);
-        return at == std::string::npos ? 0 : std::stol(stats.substr(at + marker.size()));
-    }
-};
+class LeaseTest : public LockTest {};
 
 TEST_F(LeaseTest, ExpiredLeaseIsTakenOverWithAHigherFenceAndTheOldOwnerCannotTouchIt) {
     auto a_client = client();

@@ -30,6 +30,14 @@ protected:
         return info && !info->holder;
     }
 
+    /// EVALSHA calls the server has executed so far (acquire attempts included).
+    long script_calls() {
+        const std::string stats = redis->cli({"INFO", "commandstats"});
+        const std::string marker = "cmdstat_evalsha:calls=";
+        auto at = stats.find(marker);
+        return at == std::string::npos ? 0 : std::stol(stats.substr(at + marker.size()));
+    }
+
     std::unique_ptr<RedisServer> redis;
 };
 

@@ -110,3 +110,46 @@ TEST(FullJitter, SameSeedSameSequence) {
 }
 
 }  // namespace
+
+namespace {
+
+using fencelock::detail::calm_delay;
+
+TEST(CalmDelay, SleepsUntilTheLeaseWouldEndPlusJitter) {
+    const BackoffPolicy p{.base = milliseconds(10), .max = milliseconds(1000)};
+    std::mt19937_64 rng{7};
+    milliseconds lowest = milliseconds::max(), highest = milliseconds::min();
+    for (int i = 0; i < 2000; ++i) {
+        const auto d = calm_delay(p, milliseconds(300), rng);
+        lowest = std::min(lowest, d);
+        highest = std::max(highest, d);
+    }
+    EXPECT_EQ(lowest, milliseconds(300));
+    EXPECT_EQ(highest, milliseconds(310));
+}
+
+TEST(CalmDelay, NeverLongerThanMax) {
+    const BackoffPolicy p{.base = milliseconds(50), .max = milliseconds(200)};
+    std::mt19937_64 rng{7};
+    for (int i = 0; i < 500; ++i) {
+        EXPECT_EQ(calm_delay(p, milliseconds(30'000), rng), milliseconds(200));
+        EXPECT_LE(calm_delay(p, milliseconds(190), rng), milliseconds(200));
+    }
+}
+
+TEST(CalmDelay, ExpiredOrUnknownTtlIsJitterOnly) {
+    const BackoffPolicy p{.base = milliseconds(10), .max = milliseconds(1000)};
+    std::mt19937_64 rng{7};
+    for (int i = 0; i < 500; ++i) {
+        EXPECT_LE(calm_delay(p, milliseconds(-2), rng), milliseconds(10));
+        EXPECT_LE(calm_delay(p, milliseconds(0), rng), milliseconds(10));
+    }
+}
+
+TEST(CalmDelay, HugeValuesDoNotOverflow) {
+    const BackoffPolicy p{.base = milliseconds::max(), .max = milliseconds::max()};
+    std::mt19937_64 rng{7};
+    EXPECT_EQ(calm_delay(p, milliseconds::max(), rng), milliseconds::max());
+}
+
+}  // namespace

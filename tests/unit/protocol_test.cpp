@@ -16,7 +16,7 @@ using std::chrono::milliseconds;
 
 std::error_code err(errc e) { return make_error_code(e); }
 
-// --- acquire: {1, fence, pttl, 0|1} or {0, pttl} ---------------------------------------------
+// --- acquire: {1, fence, pttl, 0|1}, {0, pttl} or {0, ms, 1} ------------------------------
 
 TEST(DecodeAcquire, Acquired) {
     const auto r = decode_acquire(A({I(1), I(17), I(30'000), I(0)})).value();
@@ -39,6 +39,16 @@ TEST(DecodeAcquire, Contended) {
     const auto r = decode_acquire(A({I(0), I(4'200)})).value();
     EXPECT_FALSE(r.acquired);
     EXPECT_EQ(r.ttl, milliseconds(4'200));
+    EXPECT_FALSE(r.queued);
+}
+
+TEST(DecodeAcquire, FreeButAnEarlierFairWaitersTurn) {
+    const auto r = decode_acquire(A({I(0), I(3'900), I(1)})).value();
+    EXPECT_FALSE(r.acquired);
+    EXPECT_TRUE(r.queued);
+    EXPECT_EQ(r.ttl, milliseconds(3'900));
+    EXPECT_EQ(decode_acquire(A({I(0), I(3'900), I(2)})).error(), err(errc::protocol_error));
+    EXPECT_EQ(decode_acquire(A({I(0), I(3'900), I(1), I(1)})).error(), err(errc::protocol_error));
 }
 
 TEST(DecodeAcquire, FenceMissingAfterFlagIsCorruptKey) {

@@ -1,35 +1,82 @@
 -- acquire: take the lease on a free lock and issue a new fencing token, atomically.
 --
--- KEYS[1]  lock key    lock:{R}   hash holding the current lease
--- KEYS[2]  fence key   fence:{R}  integer counter; never expires, never deleted
+-- KEYS[1]  lock key     lock:{R}              hash holding the current lease
+-- KEYS[2]  fence key    fence:{R}             integer counter; never expires, never deleted
+-- KEYS[3]  waiters      waiters:{R}           fair-mode line: zset owner -> arrival (us)
+-- KEYS[4]  deadlines    waiter-deadlines:{R}  hash owner -> ms when the waiter's place lapses
 -- ARGV[1]  owner token (fresh per acquisition)
 -- ARGV[2]  lease length in ms (> 0, validated by the client)
 -- ARGV[3]  max hold in ms (>= lease): renewals are refused after acquisition + max hold
 -- ARGV[4]  holder host   ARGV[5] holder pid   ARGV[6] holder label (may be empty)
+-- ARGV[7]  '1': fair mode, take (or keep) a place in the line when not granted
+-- ARGV[8]  ms a place in the line lasts unless the waiter tries again
 --
 -- Replies
 --   {1, fence, pttl, 0}  acquired: a new fence was issued
 --   {1, fence, pttl, 1}  already held by this same owner token (a retry after a lost
 --                        reply): the existing fence, nothing changed
---   {0, pttl}            contended: held by another owner for pttl more ms
+--   {0, ms}              not granted: held by another owner for ms more
+--   {0, ms, 1}           not granted: free, but an earlier fair waiter's turn, whose place
+--                        lapses in ms
 --   error                WRONGTYPE or a non-integer counter; nothing was written
 --
--- Why it is safe: the check and both writes run as one script, so no client can interleave.
+-- Why it is safe: the check and the writes run as one script, so no client can interleave.
 -- INCR runs before any write to the lock, so a failing INCR leaves no lease without a fence.
 -- TIME is the server's clock, the only clock that decides lease validity.
+--
+-- The line: every acquisition, fair or not, yields to a live fair waiter ahead of it, so a
+-- fair waiter cannot be overtaken. A waiter that stops trying (crash, gave up without leaving)
+-- loses its place when its deadline passes, so a dead waiter blocks the lock no longer than
+-- ARGV[8]. Both line keys expire with the last place, so they never outlive their waiters.
 
 local holder = redis.call('HGET', KEYS[1], 'owner')
-if holder then
-    local pttl = redis.call('PTTL', KEYS[1])
-    if holder == ARGV[1] then
-        return {1, tonumber(redis.call('HGET', KEYS[1], 'fence')), pttl, 1}
+if holder == ARGV[1] then
+    return {1, tonumber(redis.call('HGET', KEYS[1], 'fence')), redis.call('PTTL', KEYS[1]), 1}
+end
+
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- The first waiter whose place has not lapsed; lapsed places ahead of it are dropped.
+local head, head_deadline = nil, 0
+while true do
+    local first = redis.call('ZRANGE', KEYS[3], 0, 0)
+    if #first == 0 then break end
+    local deadline = tonumber(redis.call('HGET', KEYS[4], first[1]) or '0')
+    if deadline > now_ms then
+        head, head_deadline = first[1], deadline
+        break
     end
-    return {0, pttl}
+    redis.call('ZREM', KEYS[3], first[1])
+    redis.call('HDEL', KEYS[4], first[1])
+end
+
+local function wait_in_line()
+    if ARGV[7] ~= '1' then return end
+    local slot_ms = tonumber(ARGV[8])
+    -- Built as a string: Lua would print the number with 14 significant digits.
+    local arrival_us = t[1] .. string.format('%06d', tonumber(t[2]))
+    redis.call('ZADD', KEYS[3], 'NX', arrival_us, ARGV[1])
+    redis.call('HSET', KEYS[4], ARGV[1], now_ms + slot_ms)
+    -- A key's TTL never ends before its longest-lived place.
+    if redis.call('PTTL', KEYS[3]) < slot_ms then redis.call('PEXPIRE', KEYS[3], slot_ms) end
+    if redis.call('PTTL', KEYS[4]) < slot_ms then redis.call('PEXPIRE', KEYS[4], slot_ms) end
+end
+
+if holder then
+    wait_in_line()
+    return {0, redis.call('PTTL', KEYS[1])}
+end
+if head and head ~= ARGV[1] then
+    wait_in_line()
+    return {0, head_deadline - now_ms, 1}
+end
+if head then
+    redis.call('ZREM', KEYS[3], head)
+    redis.call('HDEL', KEYS[4], head)
 end
 
 local fence = redis.call('INCR', KEYS[2])
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lease_ms = tonumber(ARGV[2])
 
 redis.call('HSET', KEYS[1],

@@ -9,6 +9,7 @@
 -- ARGV[3]  operator (user@host of whoever ran the command)
 -- ARGV[4]  expected owner token, or '' for any owner
 -- ARGV[5]  '1' to delete even a lease renewed within its last lease period
+-- ARGV[6]  release channel  released:{R} (waiters are woken as on a normal release)
 --
 -- Replies
 --   {1, owner, fence, since_renew_ms, audit_id}  released and audited
@@ -37,6 +38,7 @@ if ARGV[5] ~= '1' and since_renew < tonumber(fields[3]) then
     return {3, owner, tonumber(fields[1]), since_renew, tonumber(fields[3])}
 end
 redis.call('DEL', KEYS[1])
+redis.pcall('PUBLISH', ARGV[6], '')  -- without channel permission: no wake-up
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', 10000, '*',
     'resource', ARGV[1], 'owner', owner, 'fence', fields[1], 'reason', ARGV[2],
     'operator', ARGV[3], 'time_ms', now_ms, 'since_renew_ms', since_renew,

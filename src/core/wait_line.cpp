@@ -1,0 +1,48 @@
+#include "core/wait_line.hpp"
+
+#include <algorithm>
+
+namespace fencelock::detail {
+
+WaitLine::Ticket WaitLine::join() {
+    entries_.push_back({next_, false});
+    return next_++;
+}
+
+void WaitLine::leave(Ticket t) {
+    std::erase_if(entries_, [t](const Entry& e) { return e.ticket == t; });
+}
+
+std::optional<WaitLine::Ticket> WaitLine::wake_next() {
+    auto it = std::ranges::find(entries_, false, &Entry::woken);
+    if (it == entries_.end()) return std::nullopt;
+    it->woken = true;
+    return it->ticket;
+}
+
+std::optional<WaitLine::Ticket> WaitLine::wake_after(Ticket t) {
+    auto it = std::ranges::find(entries_, t, &Entry::ticket);
+    if (it == entries_.end()) return std::nullopt;
+    it = std::find_if(it + 1, entries_.end(), [](const Entry& e) { return !e.woken; });
+    if (it == entries_.end()) return std::nullopt;
+    it->woken = true;
+    return it->ticket;
+}
+
+void WaitLine::wake_all() {
+    for (auto& e : entries_) e.woken = true;
+}
+
+bool WaitLine::take_wake(Ticket t) {
+    auto it = std::ranges::find(entries_, t, &Entry::ticket);
+    if (it == entries_.end() || !it->woken) return false;
+    it->woken = false;
+    return true;
+}
+
+std::size_t WaitLine::ahead(Ticket t) const {
+    auto it = std::ranges::find(entries_, t, &Entry::ticket);
+    return it == entries_.end() ? 0 : static_cast<std::size_t>(it - entries_.begin());
+}
+
+}  // namespace fencelock::detail

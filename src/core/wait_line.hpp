@@ -1,0 +1,46 @@
+#pragma once
+// The local line of threads waiting for one lock, woken one at a time by release messages.
+//
+// Why one at a time: every waiter that wakes for a release sends an attempt, and all but one
+// fail. Waking only the longest-waiting thread that is not already awake gives the release to
+// it, in arrival order, and keeps failed attempts near zero. Not thread-safe: the notifier
+// guards it with its mutex.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+
+namespace fencelock::detail {
+
+class WaitLine {
+public:
+    using Ticket = std::uint64_t;
+
+    /// Enters at the back.
+    Ticket join();
+    /// Leaves (no-op for an unknown ticket).
+    void leave(Ticket t);
+    /// A release happened: wakes the first waiter not already woken and returns it.
+    std::optional<Ticket> wake_next();
+    /// Hands a release on: wakes the first waiter behind `t` not already woken (the release
+    /// was not `t`'s to take: an earlier fair waiter's turn).
+    std::optional<Ticket> wake_after(Ticket t);
+    /// Wakes every waiter (release messages may have been missed: all must look for themselves).
+    void wake_all();
+    /// Consumes the ticket's wake-up: true if it had been woken since the last call.
+    bool take_wake(Ticket t);
+    /// Waiters in front of the ticket (0 for the head or an unknown ticket).
+    std::size_t ahead(Ticket t) const;
+    bool empty() const noexcept { return entries_.empty(); }
+    std::size_t size() const noexcept { return entries_.size(); }
+
+private:
+    struct Entry {
+        Ticket ticket;
+        bool woken;
+    };
+    std::deque<Entry> entries_;
+    Ticket next_ = 1;
+};
+
+}  // namespace fencelock::detail

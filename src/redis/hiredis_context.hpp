@@ -1,0 +1,29 @@
+#pragma once
+// Opening a hiredis context the way every fencelock connection needs it, shared by the
+// blocking connection and the release notifier's subscriber.
+#include <expected>
+#include <memory>
+#include <system_error>
+
+#include "redis/hiredis_connection.hpp"
+#include "redis/reply.hpp"
+
+struct redisContext;
+struct redisReply;
+
+namespace fencelock::detail {
+
+struct ContextDeleter {
+    void operator()(redisContext* c) const noexcept;
+};
+using ContextPtr = std::unique_ptr<redisContext, ContextDeleter>;
+
+/// A blocking context: connected within connect_timeout, close-on-exec, keep-alive, AUTH and
+/// SELECT done, reads bounded by command_timeout. errc::unavailable or auth_failed otherwise;
+/// either way nothing of the caller's was sent.
+std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings& settings);
+
+/// hiredis's reply tree as a Reply value.
+Reply convert(const redisReply* r);
+
+}  // namespace fencelock::detail

@@ -1,0 +1,73 @@
+#pragma once
+// Wakes a lock's waiters when its holder releases it, from the release script's pub/sub
+// message, instead of leaving them to poll.
+//
+// One subscriber connection and thread per client, subscribed to a resource's channel only
+// while a thread of this client waits for that resource. Messages are hints: a waiter still
+// takes the lock through the acquire script, so a lost, late or spurious message can delay a
+// waiter (its backoff timer is the fallback) but never let two hold the lock.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+#include "redis/hiredis_connection.hpp"
+
+namespace fencelock::detail {
+
+using steady_time = std::chrono::steady_clock::time_point;
+
+class ReleaseNotifier {
+public:
+    explicit ReleaseNotifier(ConnectionSettings settings);
+    ~ReleaseNotifier();
+    ReleaseNotifier(const ReleaseNotifier&) = delete;
+    ReleaseNotifier& operator=(const ReleaseNotifier&) = delete;
+
+    struct State;
+
+    /// A place in this client's local line for one channel. Leaves the line when destroyed.
+    class Waiter {
+    public:
+        Waiter(std::shared_ptr<State> state, std::string channel);
+        ~Waiter();
+        Waiter(const Waiter&) = delete;
+        Waiter& operator=(const Waiter&) = delete;
+
+        /// Waits until Redis confirmed the subscription (true), or it failed or `until` passed.
+        /// Only after a confirmation can no release go unnoticed.
+        bool subscribed(steady_time until);
+        /// Whether the subscription stands now (a broken connection drops it).
+        bool subscribed_now() const;
+        /// Waiters of this client in front of this one.
+        std::size_t ahead() const;
+        /// Sleeps until a release picks this waiter (true), or `until` passes or `stop` is
+        /// requested (false).
+        bool wait(steady_time until, std::stop_token stop);
+        /// The release that woke this waiter was not its to take: wake the next one behind it.
+        void pass_on();
+        /// This waiter got the lock: a wake-up it did not consume is not handed on.
+        void granted() noexcept { granted_ = true; }
+
+    private:
+        std::shared_ptr<State> state_;
+        std::string channel_;
+        std::uint64_t ticket_;
+        std::condition_variable_any cv_;
+        bool granted_ = false;
+    };
+
+    /// Enters the back of the local line for `channel`, subscribing to it if needed.
+    std::unique_ptr<Waiter> join(const std::string& channel);
+    /// Whether some thread of this client waits for `channel`.
+    bool has_waiters(const std::string& channel) const;
+
+private:
+    std::shared_ptr<State> state_;
+    std::thread thread_;
+};
+
+}  // namespace fencelock::detail

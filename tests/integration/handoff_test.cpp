@@ -1,0 +1,231 @@
+// Waiting for a held lock: release messages wake waiters (no blind polling), the fair mode's
+// line in Redis, and the fallbacks when messages cannot arrive.
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "integration/lock_fixture.hpp"
+
+namespace fencelock::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Backoff so long that a waiter relying on it would not wake within any test's patience.
+constexpr BackoffPolicy sleepy{.base = 60s, .max = 60s};
+
+class HandoffTest : public LockTest {
+protected:
+    std::string channel(std::string_view r) { return "released:{" + std::string(r) + "}"; }
+    long subscribers(std::string_view r) {
+        const std::string out = redis->cli({"PUBSUB", "NUMSUB", channel(r)});
+        return std::stol(out.substr(out.find('\n') + 1));
+    }
+    long places(std::string_view r) { return std::stol(redis->cli({"ZCARD", "waiters:{" + std::string(r) + "}"})); }
+    std::int64_t redis_ms() {
+        const std::string t = redis->cli({"TIME"});
+        const auto nl = t.find('\n');
+        return std::stoll(t.substr(0, nl)) * 1000 + std::stoll(t.substr(nl + 1)) / 1000;
+    }
+    // A place in the fair line for an owner that never comes back (a crashed waiter).
+    void ghost_place(std::string_view r, const std::string& owner, std::int64_t lapses_at_ms) {
+        const std::string tag = "{" + std::string(r) + "}";
+        redis->cli({"ZADD", "waiters:" + tag, "1", owner});
+        redis->cli({"HSET", "waiter-deadlines:" + tag, owner, std::to_string(lapses_at_ms)});
+    }
+};
+
+TEST_F(HandoffTest, ReleaseWakesAWaiterWhoseBackoffWouldSleepForAMinute) {
+    auto holder_client = client();
+    auto waiter_client = client();
+    const auto r = resource("order:1");
+    auto held = holder_client.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+
+    auto waiting = std::async(std::launch::async, [&] {
+        return waiter_client.acquire(r, {.lease = 10s, .wait = 120s, .backoff = sleepy});
+    });
+    ASSERT_TRUE(eventually([&] { return subscribers("order:1") == 1; }));
+    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+
+    // Far below the 60 s the waiter's own timers would take: only the message can wake it.
+    ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready) << "the release did not wake the waiter";
+    auto got = waiting.get();
+    ASSERT_TRUE(got && got->acquired());
+    EXPECT_GT(got->lease->fence, held->lease->fence);
+    // One refused attempt, one more right after subscribing, one after the wake-up.
+    EXPECT_EQ(got->attempts, 3u);
+    EXPECT_TRUE(eventually([&] { return subscribers("order:1") == 0; })) << "the waiter left its channel subscribed";
+}
+
+TEST_F(HandoffTest, ThreadsOfOneClientTakeTurnsWithoutARetryStorm) {
+    auto shared = client();
+    const auto r = resource("hot");
+    constexpr int threads = 8, rounds = 25;
+    std::mutex m;
+    std::vector<std::uint64_t> fences;
+    unsigned attempts = 0;
+    std::atomic<int> inside{0}, overlaps{0};
+    {
+        std::vector<std::jthread> workers;
+        for (int t = 0; t < threads; ++t)
+            workers.emplace_back([&] {
+                for (int i = 0; i < rounds; ++i) {
+                    auto got = shared.acquire(r, {.lease = 10s, .wait = 60s, .backoff = sleepy});
+                    ASSERT_TRUE(got && got->acquired());
+                    if (inside.fetch_add(1) != 0) overlaps.fetch_add(1);
+                    {
+                        std::lock_guard lock(m);
+                        fences.push_back(got->lease->fence.value());
+                        attempts += got->attempts;
+                    }
+                    inside.fetch_sub(1);
+                    ASSERT_TRUE(shared.release(r, got->lease->owner));
+                }
+            });
+    }
+    ASSERT_EQ(fences.size(), static_cast<std::size_t>(threads * rounds));
+    EXPECT_EQ(overlaps.load(), 0);
+    std::sort(fences.begin(), fences.end());
+    EXPECT_EQ(std::adjacent_find(fences.begin(), fences.end()), fences.end()) << "a fence was issued twice";
+    // With a minute of backoff, every handoff came from a release message. Refused attempts
+    // happen only when a thread finds no line to join (two before it subscribes).
+    const unsigned failed = attempts - static_cast<unsigned>(fences.size());
+    EXPECT_LE(failed, fences.size() / 4) << failed << " refused attempts for " << fences.size() << " grants";
+}
+
+TEST_F(HandoffTest, FairWaitersGetTheLockInArrivalOrder) {
+    auto holder_client = client();
+    const auto r = resource("fifo");
+    auto held = holder_client.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+
+    constexpr int waiters = 4;
+    std::vector<LockClient> clients;
+    for (int i = 0; i < waiters; ++i) clients.push_back(client());
+    std::mutex m;
+    std::vector<int> order;
+    std::vector<std::jthread> threads;
+    for (int i = 0; i < waiters; ++i) {
+        threads.emplace_back([&, i] {
+            auto got = clients[i].acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 20ms, .max = 200ms},
+                                              .fair = true});
+            ASSERT_TRUE(got && got->acquired());
+            {
+                std::lock_guard lock(m);
+                order.push_back(i);
+            }
+            ASSERT_TRUE(clients[i].release(r, got->lease->owner));
+        });
+        // The next waiter starts only once this one has its place in the line.
+        ASSERT_TRUE(eventually([&] { return places("fifo") == i + 1; }));
+    }
+    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+    threads.clear();
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(places("fifo"), 0);
+}
+
+TEST_F(HandoffTest, NoAcquisitionOvertakesALiveFairWaiter) {
+    auto c = client();
+    const auto r = resource("queued");
+    const auto ghost = OwnerToken::generate();
+    ghost_place("queued", ghost.str(), redis_ms() + 60'000);
+
+    auto barging = c.try_acquire(r, {.lease = 10s});
+    ASSERT_TRUE(barging);
+    EXPECT_FALSE(barging->acquired()) << "the lock is free, but a fair waiter is first";
+    EXPECT_GT(barging->holder_ttl, 50s) << "the refusal says when the waiter's place lapses";
+
+    auto turn = c.try_acquire(r, ghost, {.lease = 10s, .fair = true});
+    ASSERT_TRUE(turn && turn->acquired());
+    EXPECT_EQ(places("queued"), 0);
+}
+
+TEST_F(HandoffTest, ACrashedFairWaitersPlaceLapses) {
+    auto c = client();
+    const auto r = resource("lapsed");
+    const auto ghost = OwnerToken::generate();
+    ghost_place("lapsed", ghost.str(), redis_ms() + 300);
+    auto first = c.try_acquire(r, {.lease = 10s});
+    ASSERT_TRUE(first);
+    ASSERT_FALSE(first->acquired());
+    ASSERT_TRUE(eventually([&] {
+        auto again = c.try_acquire(r, {.lease = 10s});
+        return again && again->acquired();
+    })) << "a dead waiter's place blocked the lock for good";
+    EXPECT_EQ(places("lapsed"), 0);
+}
+
+TEST_F(HandoffTest, AFairWaiterThatGivesUpLeavesTheLine) {
+    auto holder_client = client();
+    auto waiter_client = client();
+    const auto r = resource("impatient");
+    auto held = holder_client.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+    auto gave_up = waiter_client.acquire(r, {.lease = 10s, .wait = 200ms, .fair = true});
+    ASSERT_TRUE(gave_up);
+    EXPECT_FALSE(gave_up->acquired());
+    EXPECT_EQ(places("impatient"), 0);
+}
+
+TEST_F(HandoffTest, WithoutNotificationsWaitersPoll) {
+    auto holder_client = client();
+    auto waiter_client = client({.release_notifications = false});
+    const auto r = resource("polled");
+    auto held = holder_client.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+    auto waiting = std::async(std::launch::async, [&] {
+        return waiter_client.acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 5ms, .max = 20ms}});
+    });
+    ASSERT_TRUE(eventually([&] { return script_calls() >= 3; })) << "the waiter never polled";
+    EXPECT_EQ(subscribers("polled"), 0);
+    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+    auto got = waiting.get();
+    ASSERT_TRUE(got && got->acquired());
+    EXPECT_EQ(subscribers("polled"), 0);
+}
+
+TEST_F(HandoffTest, ALostSubscriptionFallsBackToPollingAndResubscribes) {
+    auto holder_client = client();
+    auto waiter_client = client();
+    const auto r = resource("cut");
+    auto held = holder_client.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+    auto waiting = std::async(std::launch::async, [&] {
+        return waiter_client.acquire(r, {.lease = 10s, .wait = 120s, .backoff = {.base = 5ms, .max = 20ms}});
+    });
+    ASSERT_TRUE(eventually([&] { return subscribers("cut") == 1; }));
+    redis->cli({"CLIENT", "KILL", "TYPE", "pubsub"});
+    // The subscriber reconnects while the waiter polls.
+    ASSERT_TRUE(eventually([&] { return subscribers("cut") == 1; }));
+    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+    auto got = waiting.get();
+    ASSERT_TRUE(got && got->acquired());
+}
+
+TEST_F(HandoffTest, AnAclUserWithoutChannelsStillReleasesAndWaitsByPolling) {
+    redis->cli({"ACL", "SETUSER", "nochan", "on", ">nochan-pw", "~*", "resetchannels", "+@all"});
+    auto options = [&] {
+        ClientOptions o;
+        o.endpoint = *parse_redis_url("redis://nochan:nochan-pw@127.0.0.1:" + std::to_string(redis->port()));
+        return o;
+    };
+    auto holder_client = LockClient::create(options()).value();
+    auto waiter_client = LockClient::create(options()).value();
+    const auto r = resource("acl");
+    auto held = holder_client.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+    auto waiting = std::async(std::launch::async, [&] {
+        return waiter_client.acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 5ms, .max = 20ms}});
+    });
+    auto released = holder_client.release(r, held->lease->owner);
+    ASSERT_TRUE(released) << released.error().message();
+    EXPECT_EQ(*released, ReleaseStatus::released);
+    auto got = waiting.get();
+    ASSERT_TRUE(got && got->acquired());
+    EXPECT_EQ(subscribers("acl"), 0);
+}
+
+}  // namespace
+}  // namespace fencelock::testing

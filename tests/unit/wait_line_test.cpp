@@ -1,0 +1,78 @@
+#include "core/wait_line.hpp"
+
+#include <gtest/gtest.h>
+
+namespace fencelock::detail {
+namespace {
+
+TEST(WaitLine, ReleasesWakeWaitersOneAtATimeInArrivalOrder) {
+    WaitLine line;
+    const auto a = line.join();
+    const auto b = line.join();
+    const auto c = line.join();
+    EXPECT_EQ(line.wake_next(), a);
+    EXPECT_EQ(line.wake_next(), b);  // a is still awake: the second release goes to b
+    EXPECT_TRUE(line.take_wake(a));
+    EXPECT_FALSE(line.take_wake(a));  // consumed
+    EXPECT_FALSE(line.take_wake(c));
+    EXPECT_EQ(line.wake_next(), a);  // a went back to sleep at the head: it is first again
+}
+
+TEST(WaitLine, NoWaiterNoWake) {
+    WaitLine line;
+    EXPECT_EQ(line.wake_next(), std::nullopt);
+    const auto a = line.join();
+    EXPECT_EQ(line.wake_next(), a);
+    EXPECT_EQ(line.wake_next(), std::nullopt);  // everyone is already awake
+}
+
+TEST(WaitLine, LeavingHandsTheHeadToTheNext) {
+    WaitLine line;
+    const auto a = line.join();
+    const auto b = line.join();
+    EXPECT_EQ(line.ahead(b), 1u);
+    line.leave(a);
+    EXPECT_EQ(line.ahead(b), 0u);
+    EXPECT_EQ(line.wake_next(), b);
+    line.leave(a);  // twice is harmless
+    EXPECT_EQ(line.size(), 1u);
+    line.leave(b);
+    EXPECT_TRUE(line.empty());
+    EXPECT_FALSE(line.take_wake(b));
+}
+
+TEST(WaitLine, WakeAllWakesEveryone) {
+    WaitLine line;
+    const auto a = line.join();
+    const auto b = line.join();
+    line.wake_all();
+    EXPECT_TRUE(line.take_wake(a));
+    EXPECT_TRUE(line.take_wake(b));
+    EXPECT_EQ(line.wake_next(), a);
+}
+
+TEST(WaitLine, TicketsAreNeverReused) {
+    WaitLine line;
+    const auto a = line.join();
+    line.leave(a);
+    const auto b = line.join();
+    EXPECT_NE(a, b);
+    EXPECT_FALSE(line.take_wake(a));
+}
+
+TEST(WaitLine, AReleaseThatWasNotMineGoesToTheNextBehindMe) {
+    WaitLine line;
+    const auto a = line.join();
+    const auto b = line.join();
+    const auto c = line.join();
+    ASSERT_EQ(line.wake_next(), a);
+    ASSERT_TRUE(line.take_wake(a));
+    EXPECT_EQ(line.wake_after(a), b);
+    EXPECT_EQ(line.wake_after(a), c);  // b is awake already
+    EXPECT_EQ(line.wake_after(a), std::nullopt);
+    EXPECT_EQ(line.wake_after(c), std::nullopt);
+    EXPECT_EQ(line.wake_after(999), std::nullopt);
+}
+
+}  // namespace
+}  // namespace fencelock::detail
