@@ -10,20 +10,12 @@
 #include <thread>
 #include <vector>
 
-#include "cli.hpp"
+#include "bench.hpp"
 
 namespace fencelock::cli {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-struct BenchArgs {
-    std::string scenario = "distinct";
-    int clients = 1;
-    int leases = 10000;
-    std::string duration = "5s";
-    std::string lease = "10s";
-};
 
 double cpu_seconds() {
     rusage usage{};
@@ -77,19 +69,14 @@ struct ClientStats {
     std::error_code first_error;
 };
 
-std::int64_t percentile(const std::vector<std::int64_t>& sorted, double p) {
-    if (sorted.empty()) return 0;
-    auto index = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1));
-    return sorted[index];
-}
-
 int run_bench(const Globals& g, const BenchArgs& a) {
     if (a.clients < 1 || a.clients > 1024) throw InputError{"--clients", "must be from 1 to 1024"};
     const auto duration = parse_duration_flag("--duration", a.duration);
     const AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
     if (auto ok = options.validate(); !ok) throw InputError{"--lease", ok.error().message};
     if (a.scenario == "keeper") return run_keeper_bench(g, a, duration, options);
-    if (a.scenario != "distinct") throw InputError{"--scenario", "must be distinct or keeper"};
+    if (a.scenario == "hot") return run_hot_bench(g, a, duration, options);
+    if (a.scenario != "distinct") throw InputError{"--scenario", "must be distinct, hot or keeper"};
 
     std::vector<LockClient> clients;
     for (int i = 0; i < a.clients; ++i) clients.push_back(make_client(g));
@@ -151,12 +138,20 @@ int run_bench(const Globals& g, const BenchArgs& a) {
 
 }  // namespace
 
+std::int64_t percentile(const std::vector<std::int64_t>& sorted, double p) {
+    if (sorted.empty()) return 0;
+    auto index = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1));
+    return sorted[index];
+}
+
 void register_bench_command(Program& p) {
     auto args = std::make_shared<BenchArgs>();
     auto* cmd = p.app.add_subcommand("bench", "measure acquire+release cycles, or keeper renewals, per second");
-    cmd->add_option("--scenario", args->scenario, "distinct (acquire+release cycles) or keeper (held leases)");
+    cmd->add_option("--scenario", args->scenario,
+                    "distinct (acquire+release cycles), hot (contenders on one resource) or keeper (held leases)");
+    cmd->add_flag("--fair", args->fair, "hot: contenders wait in the fair (FIFO) line");
     cmd->add_option("--leases", args->leases, "keeper: leases held and renewed (default 10000)");
-    cmd->add_option("--clients", args->clients, "concurrent clients, each with its own connection (default 1)");
+    cmd->add_option("--clients", args->clients, "distinct: concurrent clients, each with its own connection; hot: contenders sharing one client (default 1)");
     cmd->add_option("--duration", args->duration, "measurement time (default 5s)");
     cmd->add_option("--lease", args->lease, "lease length per cycle (default 10s)");
     cmd->callback([&p, args] { p.run = [&p, args] { return run_bench(p.globals, *args); }; });
