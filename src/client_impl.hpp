@@ -7,6 +7,7 @@
 #include "lock_ops.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
+#include "redis/multiplexed_connection.hpp"
 #include "redis/release_notifier.hpp"
 
 namespace fencelock {
@@ -20,7 +21,7 @@ struct LockClient::Impl {
         : options(std::move(o)),
           settings{options.endpoint, options.connect_timeout, options.command_timeout},
           pool(std::make_shared<detail::ConnectionPool>(
-              [s = settings] { return detail::make_hiredis_connection(s); }, options.pool_size)),
+              [s = settings] { return detail::make_multiplexed_connection(s); }, options.pool_size)),
           holder{host_name(), std::to_string(::getpid()), options.holder_label} {}
 
     // One attempt; `sent` receives the moment the request went out (safe-until counts from it).
@@ -40,7 +41,7 @@ struct LockClient::Impl {
     std::shared_ptr<detail::Keeper> keeper_instance() {
         std::lock_guard lock(keeper_mutex);
         if (!keeper)
-            keeper = std::make_shared<detail::Keeper>(detail::make_hiredis_connection(settings), pool,
+            keeper = std::make_shared<detail::Keeper>(detail::make_multiplexed_connection(settings), pool,
                                                       options.key_prefix, options.observer);
         return keeper;
     }

@@ -140,10 +140,10 @@ std::string_view to_string(ForceReleaseStatus s) noexcept;
 template <typename T>
 using Result = std::expected<T, std::error_code>;
 
-/// Thread-safe client. Calls from several threads use up to `pool_size` connections.
-/// Applications must ignore SIGPIPE (`signal(SIGPIPE, SIG_IGN)`): hiredis writes with write(2),
-/// and a write to a connection Redis has closed would otherwise end the process. Redis sockets
-/// are close-on-exec, so child processes do not inherit them.
+/// Thread-safe client: calls from any number of threads share `pool_size` multiplexed
+/// connections. Its sockets are written only by its own threads, which block asynchronous
+/// signals, so a write to a connection Redis closed cannot end the process with SIGPIPE. Redis
+/// sockets are close-on-exec, so child processes do not inherit them.
 /// Every call is bounded by the connect and command timeouts; a connection that timed out is
 /// dropped and re-established on the next call. When Redis cannot be reached or fails, every
 /// operation returns an error: never "acquired" (fail closed).

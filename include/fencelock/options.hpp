@@ -44,8 +44,12 @@ struct ClientOptions {
     /// Limit for one command's reply. A command that times out has an unknown outcome and
     /// its connection is dropped and re-established on next use. Default 1 s.
     milliseconds command_timeout{1000};
-    /// Connections kept for concurrent callers of one client. Default 4.
-    std::size_t pool_size = 4;
+    /// Connections shared by the threads of one client. Each carries any number of concurrent
+    /// calls, pipelined automatically on one socket (commands issued while a round trip is in
+    /// flight go out together), so one is usually enough; more spread the client's I/O over
+    /// more event-loop threads. The lease keeper and release notifications add one connection
+    /// each when first needed. Default 1.
+    std::size_t pool_size = 1;
     /// Fraction of each lease the client does not trust, for clock-rate drift between this
     /// host and Redis: a lease is considered safe until send_time + ttl * (1 - factor).
     /// Default 0.01.

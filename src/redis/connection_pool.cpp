@@ -2,29 +2,14 @@
 
 namespace fencelock::detail {
 
-ConnectionPool::ConnectionPool(Factory factory, std::size_t size)
-    : factory_(std::move(factory)), size_(size) {}
-
-ConnectionPool::Borrowed ConnectionPool::borrow() {
-    std::unique_lock lock(mutex_);
-    returned_.wait(lock, [&] { return !idle_.empty() || created_ < size_; });
-    if (!idle_.empty()) {
-        auto c = std::move(idle_.back());
-        idle_.pop_back();
-        return Borrowed(*this, std::move(c));
-    }
-    ++created_;
-    lock.unlock();
-    // Creating a connection object does no I/O: it connects on its first command.
-    return Borrowed(*this, factory_());
+ConnectionPool::ConnectionPool(const Factory& factory, std::size_t size) {
+    connections_.reserve(size);
+    for (std::size_t i = 0; i < size; ++i) connections_.push_back(factory());
 }
 
-void ConnectionPool::give_back(std::unique_ptr<Connection> c) {
-    {
-        std::lock_guard lock(mutex_);
-        idle_.push_back(std::move(c));
-    }
-    returned_.notify_one();
+ConnectionPool::Borrowed ConnectionPool::borrow() {
+    const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed) % connections_.size();
+    return Borrowed(*connections_[i]);
 }
 
 }  // namespace fencelock::detail

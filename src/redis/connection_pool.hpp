@@ -1,47 +1,39 @@
 #pragma once
-#include <condition_variable>
+#include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "redis/connection.hpp"
 
 namespace fencelock::detail {
 
-/// Up to `size` connections shared by the threads of one client. A caller borrows one for a
-/// single command (or script) and gives it back; when all are busy it waits for one.
+/// The connections of one client, shared by all its threads. Each is multiplexed (any number
+/// of threads may use it at once, their commands pipelined on one socket), so a caller does not
+/// wait for a free connection: it takes the next one round-robin. Creating them does no I/O;
+/// each connects on its first command.
 class ConnectionPool {
 public:
     using Factory = std::function<std::unique_ptr<Connection>()>;
 
-    ConnectionPool(Factory factory, std::size_t size);
+    ConnectionPool(const Factory& factory, std::size_t size);
 
+    /// A connection to use for one call (kept as a handle so call sites read `*pool.borrow()`).
     class Borrowed {
     public:
-        Borrowed(ConnectionPool& pool, std::unique_ptr<Connection> c) : pool_(&pool), c_(std::move(c)) {}
-        Borrowed(Borrowed&&) = default;
-        Borrowed& operator=(Borrowed&&) = delete;
-        ~Borrowed() { if (c_) pool_->give_back(std::move(c_)); }
+        explicit Borrowed(Connection& c) : c_(&c) {}
         Connection& operator*() const noexcept { return *c_; }
-        Connection* operator->() const noexcept { return c_.get(); }
+        Connection* operator->() const noexcept { return c_; }
 
     private:
-        ConnectionPool* pool_;
-        std::unique_ptr<Connection> c_;
+        Connection* c_;
     };
 
     Borrowed borrow();
 
 private:
-    void give_back(std::unique_ptr<Connection> c);
-
-    Factory factory_;
-    std::size_t size_;
-    std::size_t created_ = 0;
-    std::mutex mutex_;
-    std::condition_variable returned_;
-    std::vector<std::unique_ptr<Connection>> idle_;
+    std::vector<std::unique_ptr<Connection>> connections_;
+    std::atomic<std::size_t> next_{0};
 };
 
 }  // namespace fencelock::detail

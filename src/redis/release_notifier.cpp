@@ -15,6 +15,7 @@
 
 #include "core/wait_line.hpp"
 #include "redis/hiredis_context.hpp"
+#include "redis/signal_free_thread.hpp"
 
 namespace fencelock::detail {
 
@@ -217,7 +218,7 @@ private:
 
 ReleaseNotifier::ReleaseNotifier(ConnectionSettings settings)
     : state_(std::make_shared<State>(std::move(settings))),
-      thread_([s = state_] { Subscriber(s).run(); }) {}
+      thread_(start_signal_free_thread([s = state_] { Subscriber(s).run(); })) {}
 
 ReleaseNotifier::~ReleaseNotifier() {
     {

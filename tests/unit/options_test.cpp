@@ -42,7 +42,7 @@ TEST(Options, DocumentedDefaults) {
     EXPECT_EQ(c.endpoint.port, 6379);
     EXPECT_EQ(c.connect_timeout, 1s);
     EXPECT_EQ(c.command_timeout, 1s);
-    EXPECT_EQ(c.pool_size, 4u);
+    EXPECT_EQ(c.pool_size, 1u);
     EXPECT_DOUBLE_EQ(c.clock_drift_factor, 0.01);
     const AcquireOptions a{};
     EXPECT_EQ(a.lease, 30s);

@@ -16,6 +16,7 @@ struct BenchArgs {
     std::string duration = "5s";
     std::string lease = "10s";
     bool fair = false;
+    int connections = 1;
 };
 
 /// The value at quantile p (0..1) of a sorted sample; 0 for an empty one.

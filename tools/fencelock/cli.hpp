@@ -65,8 +65,10 @@ struct RedisTarget {
 };
 RedisTarget redis_target(const Globals& globals);
 
-/// Validates the global options and builds a client (no I/O yet), reporting to `observer`.
-LockClient make_client(const Globals& globals, std::shared_ptr<LockObserver> observer = {});
+/// Validates the global options and builds a client (no I/O yet) with `connections`
+/// multiplexed connections, reporting to `observer`.
+LockClient make_client(const Globals& globals, std::shared_ptr<LockObserver> observer = {},
+                       std::size_t connections = 1);
 
 /// --lease, optional --wait and --max-hold (default max(1h, lease)) of acquire and run.
 AcquireOptions parse_acquire_options(const CLI::App& command, const std::string& lease, const std::string& wait,

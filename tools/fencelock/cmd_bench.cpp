@@ -1,4 +1,4 @@
-// bench: acquire+release cycles on distinct resources, one client (one connection) per thread.
+// bench: acquire+release cycles on distinct resources, N locker threads sharing one client.
 // A measurement tool, not a test: it reports figures and asserts nothing.
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>
@@ -74,12 +74,14 @@ int run_bench(const Globals& g, const BenchArgs& a) {
     const auto duration = parse_duration_flag("--duration", a.duration);
     const AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
     if (auto ok = options.validate(); !ok) throw InputError{"--lease", ok.error().message};
+    if (a.connections < 1 || a.connections > 64) throw InputError{"--connections", "must be from 1 to 64"};
     if (a.scenario == "keeper") return run_keeper_bench(g, a, duration, options);
     if (a.scenario == "hot") return run_hot_bench(g, a, duration, options);
     if (a.scenario != "distinct") throw InputError{"--scenario", "must be distinct, hot or keeper"};
 
-    std::vector<LockClient> clients;
-    for (int i = 0; i < a.clients; ++i) clients.push_back(make_client(g));
+    // One client shared by every locker thread, as an application would: its connections
+    // multiplex the lockers' commands.
+    auto client = make_client(g, {}, static_cast<std::size_t>(a.connections));
     std::vector<ClientStats> stats(static_cast<std::size_t>(a.clients));
     std::atomic<bool> stop{false};
     std::vector<std::jthread> threads;
@@ -91,10 +93,10 @@ int run_bench(const Globals& g, const BenchArgs& a) {
             auto& s = stats[static_cast<std::size_t>(i)];
             while (!stop.load(std::memory_order_relaxed)) {
                 const auto t0 = clock::now();
-                auto acquired = clients[static_cast<std::size_t>(i)].try_acquire(resource, options);
+                auto acquired = client.try_acquire(resource, options);
                 bool ok = acquired && acquired->acquired();
                 if (ok) {
-                    auto released = clients[static_cast<std::size_t>(i)].release(resource, acquired->lease->owner);
+                    auto released = client.release(resource, acquired->lease->owner);
                     ok = released && *released == ReleaseStatus::released;
                     if (!released && !s.first_error) s.first_error = released.error();
                 } else if (!acquired && !s.first_error) {
@@ -149,9 +151,10 @@ void register_bench_command(Program& p) {
     auto* cmd = p.app.add_subcommand("bench", "measure acquire+release cycles, or keeper renewals, per second");
     cmd->add_option("--scenario", args->scenario,
                     "distinct (acquire+release cycles), hot (contenders on one resource) or keeper (held leases)");
+    cmd->add_option("--connections", args->connections, "distinct, hot: connections of the shared client (default 1)");
     cmd->add_flag("--fair", args->fair, "hot: contenders wait in the fair (FIFO) line");
     cmd->add_option("--leases", args->leases, "keeper: leases held and renewed (default 10000)");
-    cmd->add_option("--clients", args->clients, "distinct: concurrent clients, each with its own connection; hot: contenders sharing one client (default 1)");
+    cmd->add_option("--clients", args->clients, "concurrent lockers (threads) sharing one client (default 1)");
     cmd->add_option("--duration", args->duration, "measurement time (default 5s)");
     cmd->add_option("--lease", args->lease, "lease length per cycle (default 10s)");
     cmd->callback([&p, args] { p.run = [&p, args] { return run_bench(p.globals, *args); }; });

@@ -1,0 +1,323 @@
+#include "redis/async_loop.hpp"
+
+#include <fcntl.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <hiredis/sds.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <utility>
+
+#include "fencelock/error.hpp"
+#include "redis/hiredis_context.hpp"
+#include "redis/signal_free_thread.hpp"
+
+namespace fencelock::detail {
+namespace {
+
+void append_header(std::string& out, char type, std::size_t n) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+    out += type;
+    out.append(digits, end);
+    out += "\r\n";
+}
+
+}  // namespace
+
+void append_resp(std::string& out, std::span<const std::string_view> argv) {
+    append_header(out, '*', argv.size());
+    for (std::string_view a : argv) {
+        append_header(out, '$', a.size());
+        out.append(a);
+        out += "\r\n";
+    }
+}
+
+void AsyncRequest::wait() const noexcept {
+    while (done.load(std::memory_order_acquire) == 0) done.wait(0, std::memory_order_acquire);
+}
+
+AsyncLoop::AsyncLoop(ConnectionSettings settings) : settings_(std::move(settings)) {
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0) throw std::system_error(errno, std::system_category(), "eventfd");
+    try {
+        thread_ = start_signal_free_thread([this] { run(); });
+    } catch (...) {
+        ::close(wake_fd_);
+        throw;
+    }
+}
+
+AsyncLoop::~AsyncLoop() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake();
+    thread_.join();
+    ::close(wake_fd_);
+}
+
+void AsyncLoop::submit(std::shared_ptr<AsyncRequest> request) {
+    bool first = false;
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) {
+            complete(*request, errc::unavailable);
+            return;
+        }
+        // Stamped under the lock, so deadlines grow in queue order.
+        request->deadline = clock::now() + settings_.command_timeout;
+        submitted_.push_back(std::move(request));
+        requests_.fetch_add(1, std::memory_order_relaxed);
+        first = submitted_.size() == 1;
+    }
+    // One wake-up per batch: while requests are queued, the loop has a wake-up pending.
+    if (first) wake();
+}
+
+MultiplexedStats AsyncLoop::stats() const noexcept {
+    return {requests_.load(std::memory_order_relaxed), commands_.load(std::memory_order_relaxed),
+            writes_.load(std::memory_order_relaxed), connects_.load(std::memory_order_relaxed)};
+}
+
+void AsyncLoop::wake() noexcept {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
+}
+
+void AsyncLoop::run() {
+    for (;;) {
+        pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {-1, 0, 0}};  // poll ignores fd -1
+        if (ac_ != nullptr)
+            fds[1] = {ac_->c.fd, static_cast<short>((want_read_ ? POLLIN : 0) | (want_write_ ? POLLOUT : 0)), 0};
+        if (::poll(fds, 2, poll_timeout_ms(clock::now())) > 0) {
+            if (fds[0].revents != 0) {
+                std::uint64_t count;
+                [[maybe_unused]] const auto n = ::read(wake_fd_, &count, sizeof count);
+            }
+            if (fds[1].revents != 0 && ac_ != nullptr) handle_events(fds[1].revents);
+        }
+        if (!take_submissions()) break;
+        expire(clock::now());
+        pump();
+    }
+    drop(errc::connection_lost, errc::unavailable);
+}
+
+bool AsyncLoop::take_submissions() {
+    bool stop = false;
+    {
+        std::lock_guard lock(mutex_);
+        taken_.swap(submitted_);
+        stop = stopping_;
+    }
+    for (auto& r : taken_) waiting_.push_back(std::move(r));
+    taken_.clear();
+    return !stop;
+}
+
+// A request handed to a fresh connection gets its full command_timeout from the moment the
+// connection is ready: the connect has a budget of its own.
+AsyncLoop::clock::time_point AsyncLoop::deadline_of(const AsyncRequest& r) const {
+    return std::max(r.deadline, ready_at_ + settings_.command_timeout);
+}
+
+int AsyncLoop::poll_timeout_ms(clock::time_point now) const {
+    auto next = clock::time_point::max();
+    if (state_ == State::connecting) next = connect_deadline_;
+    // Deadlines grow along each queue and handed-over requests are older: the fronts decide.
+    if (state_ == State::ready && !in_flight_.empty()) next = deadline_of(*in_flight_.front());
+    if (state_ == State::ready && !waiting_.empty()) next = std::min(next, deadline_of(*waiting_.front()));
+    if (next == clock::time_point::max()) return -1;
+    if (next <= now) return 0;
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
+    return static_cast<int>(std::min<std::int64_t>(ms, INT_MAX));
+}
+
+void AsyncLoop::handle_events(short revents) {
+    // Errors and hang-ups go to the read side: hiredis then reports the connect error or EOF.
+    if ((revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
+        redisAsyncHandleRead(ac_);
+        after_io(written_);
+    }
+    if (ac_ != nullptr && want_write_ && (revents & POLLOUT) != 0) write_now();
+}
+
+void AsyncLoop::write_now() {
+    const std::uint64_t before = written_;
+    redisAsyncHandleWrite(ac_);
+    after_io(before);
+}
+
+void AsyncLoop::after_io(std::uint64_t written_before) {
+    if (ac_ == nullptr) {
+        // hiredis closed the connection (EOF, reset, refused, unparsable reply). A failed
+        // write(2) wrote nothing, so written_ still counts what reached the socket.
+        fail_all(errc::connection_lost, handshake_error_ ? handshake_error_ : errc::unavailable);
+        return;
+    }
+    written_ = handed_ - sdslen(ac_->c.obuf);
+    if (written_ > written_before) writes_.fetch_add(1, std::memory_order_relaxed);
+    if (handshake_error_) {
+        drop(errc::connection_lost, handshake_error_);
+    } else if (state_ == State::connecting && (ac_->c.flags & REDIS_CONNECTED) != 0 && handshake_left_ == 0) {
+        state_ = State::ready;
+        ready_at_ = clock::now();
+    }
+}
+
+void AsyncLoop::expire(clock::time_point now) {
+    if (state_ == State::connecting && now >= connect_deadline_) {
+        drop(errc::unavailable, errc::unavailable);  // no caller's command was handed over yet
+    } else if (state_ == State::ready &&
+               ((!in_flight_.empty() && deadline_of(*in_flight_.front()) <= now) ||
+                (!waiting_.empty() && deadline_of(*waiting_.front()) <= now))) {
+        // A reply that may still come would be read as the answer to the next command.
+        drop(errc::reply_timeout, errc::unavailable);
+    }
+}
+
+void AsyncLoop::pump() {
+    if (waiting_.empty()) return;
+    if (state_ == State::idle) connect();
+    // One batch in flight at a time: whatever queues meanwhile leaves in the next write.
+    if (state_ != State::ready || !in_flight_.empty()) return;
+    while (!waiting_.empty()) {
+        in_flight_.push_back(std::move(waiting_.front()));
+        waiting_.pop_front();
+        AsyncRequest& r = *in_flight_.back();
+        r.first_byte = handed_;
+        std::size_t begin = 0;
+        for (std::size_t end : r.ends) {
+            if (redisAsyncFormattedCommand(ac_, reply_callback, this, r.wire.data() + begin, end - begin) != REDIS_OK) {
+                drop(errc::connection_lost, errc::unavailable);
+                return;
+            }
+            handed_ += end - begin;
+            begin = end;
+        }
+        commands_.fetch_add(r.ends.size(), std::memory_order_relaxed);
+    }
+    write_now();  // the socket is almost always writable: no need to wait for poll
+}
+
+void AsyncLoop::connect() {
+    connects_.fetch_add(1, std::memory_order_relaxed);
+    const RedisEndpoint& ep = settings_.endpoint;
+    redisAsyncContext* ac = redisAsyncConnect(ep.host.c_str(), ep.port);
+    if (ac == nullptr || ac->err != 0) {
+        if (ac != nullptr) redisAsyncFree(ac);
+        fail_all(errc::unavailable, errc::unavailable);
+        return;
+    }
+    // hiredis 0.14 creates the socket without SOCK_CLOEXEC: a child process must not keep
+    // the lock connection open.
+    ::fcntl(ac->c.fd, F_SETFD, ::fcntl(ac->c.fd, F_GETFD) | FD_CLOEXEC);
+    redisEnableKeepAlive(&ac->c);
+    ac->ev.data = this;
+    ac->ev.addRead = ev_add_read;
+    ac->ev.delRead = ev_del_read;
+    ac->ev.addWrite = ev_add_write;
+    ac->ev.delWrite = ev_del_write;
+    ac->ev.cleanup = ev_cleanup;
+    ac_ = ac;
+    want_read_ = want_write_ = true;  // writable means connect(2) finished, one way or the other
+    state_ = State::connecting;
+    connect_deadline_ = clock::now() + settings_.connect_timeout;
+
+    // AUTH and SELECT go first, and callers' commands wait for both replies: none may run
+    // unauthenticated or in the wrong database.
+    std::string wire;
+    std::vector<std::size_t> ends;
+    if (!ep.password.empty()) {
+        std::vector<std::string_view> auth{"AUTH"};
+        if (!ep.user.empty()) auth.push_back(ep.user);
+        auth.push_back(ep.password);
+        append_resp(wire, auth);
+        ends.push_back(wire.size());
+    }
+    const std::string db = std::to_string(ep.db);
+    if (ep.db != 0) {
+        const std::string_view select[] = {"SELECT", db};
+        append_resp(wire, select);
+        ends.push_back(wire.size());
+    }
+    handshake_auth_ = !ep.password.empty();
+    handshake_left_ = ends.size();
+    std::size_t begin = 0;
+    for (std::size_t end : ends) {
+        redisAsyncFormattedCommand(ac_, reply_callback, this, wire.data() + begin, end - begin);
+        handed_ += end - begin;
+        begin = end;
+    }
+}
+
+void AsyncLoop::on_reply(redisReply* reply) {
+    if (handshake_left_ > 0) {
+        const bool auth = std::exchange(handshake_auth_, false);
+        --handshake_left_;
+        if (reply->type == REDIS_REPLY_ERROR && !handshake_error_)
+            handshake_error_ = auth ? make_error_code(errc::auth_failed)
+                                    : error_from_reply(std::string(reply->str, reply->len));
+        return;  // after_io() acts on the outcome: the context may not be freed in a callback
+    }
+    AsyncRequest& r = *in_flight_.front();
+    r.replies.push_back(convert(reply));
+    if (r.replies.size() == r.ends.size()) {
+        complete(r, {});
+        in_flight_.pop_front();
+    }
+}
+
+void AsyncLoop::drop(std::error_code written, std::error_code unsent) {
+    // Runs the pending callbacks with NULL (ignored: fail_all knows what was written) and
+    // ev_cleanup, which forgets the context.
+    if (ac_ != nullptr) redisAsyncFree(ac_);
+    ac_ = nullptr;
+    fail_all(written, unsent);
+}
+
+void AsyncLoop::fail_all(std::error_code written, std::error_code unsent) {
+    for (auto& r : in_flight_) complete(*r, r->first_byte < written_ ? written : unsent);
+    for (auto& r : waiting_) complete(*r, unsent);
+    in_flight_.clear();
+    waiting_.clear();
+    state_ = State::idle;
+    handshake_left_ = 0;
+    handshake_auth_ = false;
+    handshake_error_ = {};
+    handed_ = written_ = 0;
+    want_read_ = want_write_ = false;
+}
+
+void AsyncLoop::complete(AsyncRequest& r, std::error_code ec) {
+    r.error = ec;
+    if (ec) r.replies.clear();
+    r.done.store(1, std::memory_order_release);
+    r.done.notify_one();
+}
+
+void AsyncLoop::ev_add_read(void* self) { static_cast<AsyncLoop*>(self)->want_read_ = true; }
+void AsyncLoop::ev_del_read(void* self) { static_cast<AsyncLoop*>(self)->want_read_ = false; }
+void AsyncLoop::ev_add_write(void* self) { static_cast<AsyncLoop*>(self)->want_write_ = true; }
+void AsyncLoop::ev_del_write(void* self) { static_cast<AsyncLoop*>(self)->want_write_ = false; }
+
+void AsyncLoop::ev_cleanup(void* self) {
+    auto* loop = static_cast<AsyncLoop*>(self);
+    loop->ac_ = nullptr;  // hiredis frees the context right after this
+    loop->want_read_ = loop->want_write_ = false;
+}
+
+void AsyncLoop::reply_callback(redisAsyncContext*, void* reply, void* self) {
+    if (reply != nullptr) static_cast<AsyncLoop*>(self)->on_reply(static_cast<redisReply*>(reply));
+}
+
+}  // namespace fencelock::detail
