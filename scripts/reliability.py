@@ -6,13 +6,19 @@ Every figure in the document comes from that run; nothing is typed in by hand.
 """
 import datetime
 import json
+import os
 import subprocess
 import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # What each scenario injects and what must hold; the figures come from the run.
 SCENARIOS = {
     "holder_paused_3x": ("A holder process is frozen with SIGSTOP for 3x its lease; another takes over and writes; the first wakes and writes.",
                          "The late write is rejected as stale."),
+    "db_write_delayed_past_takeover": ("A holder's write is held on its way to the database (a fault proxy in front of PostgreSQL, a gate in front of SQLite and the file register) until its lease expired and another holder took over and wrote; then it arrives.",
+                                       "The delayed write is rejected as stale; the new holder's append stays."),
     "release_delayed_past_takeover": ("The release of an expired holder reaches Redis only after another owner took the lock.",
                                       "The late release answers not_owner; the new owner's lease stays intact."),
     "renewal_delayed_past_takeover": ("A holder's renewal is delayed (proxy) past its lease; another owner takes over.",
@@ -26,15 +32,34 @@ SCENARIOS = {
                            "A retry with the same owner token recovers the lease and its fence; the counter moves once."),
     "redis_unavailable": ("Redis refuses connections, cuts them, or is killed.", "Acquisition fails closed: no lease, no write."),
     "cpu_starvation": ("Busy threads on every core while several holders work.", "No violation; renewals stay in time."),
-    "contention_storm": ("50 operations on one resource from 8 threads.",
+    "contention_storm": ("50 operations on one resource from 8 threads, each acquiring with backoff.",
                          "No overlap, fences strictly increasing, every operation completes."),
+    "worker_killed_after_acquire": ("A queue worker process is SIGKILLed right after its lease was granted; a second worker drains the queue.",
+                                    "The lease expires, the entry is reclaimed, the job completes once. Off: a lease that outlives the crash (10 min) - the job never completes within the bound."),
+    "worker_killed_mid_mutation": ("A queue worker process is SIGKILLed inside the job's transaction, after its effect, before COMMIT.",
+                                   "The database rolls the effect back; the redelivered job applies it once. Off: the effect commits on its own first - it is applied twice."),
+    "worker_killed_after_commit": ("A queue worker process is SIGKILLed after the commit, before the acknowledgement.",
+                                   "The redelivered job is a duplicate by its idempotency key; one effect. Off: the handler deletes its key - the job runs twice."),
+    "queue_contention_storm": ("50 queue jobs on one record, 8 worker threads, one lock attempt per delivery, requeue on contention.",
+                               "Accepted fences strictly increase, no overlap, one append per job, every job acknowledged. Off: a lock per job instead of per record, store fencing off."),
 }
+
+BACKENDS = ["file", "sqlite", "postgres"]
+BACKEND_NOTE = ("Backends: `file` is the in-test fenced register the checker was first built against; `sqlite` and "
+                "`postgres` are the real `FencedStore`, where every write is one guarded transaction that also appends "
+                "to a log table (`fault_accepted`), so the accepted-writes log comes from the database, committed with "
+                "the write or not at all; the negative control sets `StoreOptions::enforce_fencing = false`. Every "
+                "scenario runs on SQLite; PostgreSQL runs those where the store decides the outcome (holder paused, DB "
+                "write delayed, Redis restart, both storms, the three kills); the lock-protocol scenarios (release, "
+                "renewal, Redis paused, lost reply, Redis down, starvation) run on the file register and SQLite only. "
+                "Queue scenarios need a FencedStore and skip the file register.")
 
 FAILURE_MODEL = """## Failure model
 
 fencelock is designed to stay safe under: worker pauses of any length (GC, SIGSTOP, CPU
-starvation), worker crashes, lost or delayed requests and replies, Redis pauses, restarts and
-unavailability (it fails closed), and clock-rate drift within `clock_drift_factor`.
+starvation), worker crashes at any point of a job, lost or delayed requests and replies (to
+Redis and to the database), Redis pauses, restarts and unavailability (it fails closed), and
+clock-rate drift within `clock_drift_factor`.
 
 What it does **not** protect against:
 - A target that cannot check a fence (an email, a third-party API without conditional writes):
@@ -47,48 +72,77 @@ What it does **not** protect against:
 - Two stores written under one fence without a shared transaction: each store checks the fence
   on its own; make one of them the source of truth.
 - Code that ignores the stop token and keeps writing to an unfenced side channel.
+- Read-modify-write with a plain read: a fenced *write* alone does not stop an older holder's
+  write that lands between a newer holder's read and its write; use `claim` or `transact`
+  (docs/STORE.md).
 """
+
+
+def git(*args):
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
+def value(v):
+    return json.dumps(v) if isinstance(v, bool) else str(v)
+
+
+def figures(data):
+    skip = {"scenario", "backend", "fencing", "protection", "violations", "stale_accepted"}
+    return ", ".join(f"{k}={value(v)}" for k, v in data.items() if k not in skip and not k.startswith("v_"))
+
+
+def caught(data):
+    """Which properties found the negative control's violations."""
+    found = [f"{k[2:]}={v}" for k, v in data.items() if k.startswith("v_") and v]
+    return ", ".join(found) if found else "nothing"
 
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    output = sys.argv[2] if len(sys.argv) > 2 else "docs/RELIABILITY.md"
+    output = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "docs", "RELIABILITY.md")
+    started = time.monotonic()
     run = subprocess.run(["ctest", "-L", "faults", "-V", "-j2"], cwd=build, capture_output=True, text=True)
-    lines = [l for l in run.stdout.splitlines() if "FAULT-SUMMARY " in l]
+    wall = time.monotonic() - started
+    lines = [l.split("FAULT-SUMMARY ", 1)[1] for l in run.stdout.splitlines() if "FAULT-SUMMARY " in l]
     results = {}
     for line in lines:
-        data = json.loads(line.split("FAULT-SUMMARY ", 1)[1])
-        results[(data["scenario"], data["fencing"])] = data
-    summary = [l for l in run.stdout.splitlines() if "tests passed" in l]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        data = json.loads(line)
+        results[(data["scenario"], data.get("backend", "file"), data["fencing"])] = data
+    summary = [l.strip() for l in run.stdout.splitlines() if "tests passed" in l]
+    commit = git("rev-parse", "--short", "HEAD")
+    dirty = " plus uncommitted changes in the working tree" if git("status", "--porcelain") else ""
     today = datetime.date.today().isoformat()
 
     out = ["# Reliability: fault scenarios and what they measured", "",
-           f"Generated by `scripts/reliability.py` from a run of the fault suite (`ctest -L faults`) on {today}, "
-           f"commit `{commit}`. Suite result: {summary[0].strip() if summary else 'unknown'}.", "",
-           "Every scenario runs twice: with the protection on (the history checker must find no violation) and as a "
-           "**negative control** with it off (the checker must find at least one, which proves it can). The checker "
-           "verifies: accepted fences strictly increase per resource; no two lease holders overlap; the final state "
-           "equals exactly the acknowledged writes; one effect per idempotency key; every operation completes in a bound.",
-           "", "| scenario | injection | expected | protected: violations / stale writes accepted | negative control: violations / stale accepted | figures (protected run) |",
-           "|---|---|---|---|---|---|"]
-    skip = {"scenario", "fencing", "protection", "violations", "stale_accepted"}
+           f"Generated by `scripts/reliability.py` from a run of the fault suite (`ctest -L faults -j2`) on {today}, "
+           f"commit `{commit}`{dirty}. Suite result: {summary[0] if summary else 'unknown'} "
+           f"(wall time {wall:.0f} s on {os.cpu_count()} cores).", "",
+           "Every scenario runs twice per backend: with the protection on (the history checker must find no violation) "
+           "and as a **negative control** with it off (the checker must find at least one, which proves it can). The "
+           "checker verifies: accepted fences strictly increase per resource; no two lease holders overlap; the final "
+           "state equals exactly the acknowledged writes; one effect per idempotency key; every operation (and every "
+           "queue job, enqueue to acknowledgement) completes within a bound.", "", BACKEND_NOTE, "",
+           FAILURE_MODEL, "## Scenarios", "", "| scenario | injection | expected |", "|---|---|---|"]
     for name, (injection, expected) in SCENARIOS.items():
-        on, off = results.get((name, True)), results.get((name, False))
-        if on is None:
-            out.append(f"| {name} | {injection} | {expected} | not run | not run | |")
-            continue
-        figures = ", ".join(f"{k}={v}" for k, v in on.items() if k not in skip and not k.startswith("v_"))
-        off_cell = f"{off['violations']} / {off['stale_accepted']} (off: {off.get('protection', '')})" if off else "not run"
-        out.append(f"| {name} | {injection} | {expected} | {on['violations']} / {on['stale_accepted']} | {off_cell} | {figures} |")
-    unknown = sorted({s for s, _ in results} - set(SCENARIOS))
-    for name in unknown:
-        on = results.get((name, True), {})
-        out.append(f"| {name} | (see test) | (see test) | {on.get('violations', '?')} / {on.get('stale_accepted', '?')} | | |")
-    out += ["", FAILURE_MODEL, "## Raw lines", "", "```"] + [l.split("FAULT-SUMMARY ", 1)[1] for l in lines] + ["```", ""]
+        out.append(f"| {name} | {injection} | {expected} |")
+    out += ["", "## Results", "",
+            "| scenario | backend | protected: violations / stale writes accepted | negative control: violations / stale accepted (what is off; which checks caught it) | figures (protected run) |",
+            "|---|---|---|---|---|"]
+    names = list(SCENARIOS) + sorted({s for s, _, _ in results} - set(SCENARIOS))
+    for name in names:
+        ran = [b for b in BACKENDS if (name, b, True) in results or (name, b, False) in results]
+        if not ran:
+            out.append(f"| {name} | | not run | not run | |")
+        for backend in ran:
+            on, off = results.get((name, backend, True)), results.get((name, backend, False))
+            on_cell = f"{on['violations']} / {on['stale_accepted']}" if on else "not run"
+            off_cell = (f"{off['violations']} / {off['stale_accepted']} (off: {off.get('protection', '')}; "
+                        f"caught by {caught(off)})" if off else "not run")
+            out.append(f"| {name} | {backend} | {on_cell} | {off_cell} | {figures(on) if on else ''} |")
+    out += ["", "## Raw lines", "", "```"] + sorted(lines) + ["```", ""]
     with open(output, "w") as f:
         f.write("\n".join(out))
-    print(f"wrote {output}: {len(results)} scenario runs")
+    print(f"wrote {output}: {len(results)} scenario runs, {summary[0] if summary else 'no ctest summary'}, {wall:.0f} s")
     return 0 if run.returncode == 0 else 1
 
 

@@ -83,7 +83,7 @@ TEST_P(ContentionStorm, FiftyJobsOnOneResourceFinishInOrder) {
     }
     const Report report = check_history({.completion_bound = bound});
     expect_verdict(report);
-    Summary("contention_storm", fencing())
+    summary("contention_storm")
         .add("protection", "lock + target fence check")
         .report(report)
         .add("threads", threads)
@@ -95,7 +95,7 @@ TEST_P(ContentionStorm, FiftyJobsOnOneResourceFinishInOrder) {
         .print();
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, ContentionStorm, ::testing::Bool(), mode_name);
+INSTANTIATE_TEST_SUITE_P(Faults, ContentionStorm, ::testing::ValuesIn(all_backends()), mode_name);
 
 }  // namespace
 }  // namespace fencelock::faults

@@ -101,7 +101,7 @@ TEST_P(DelayedRelease, LateReleaseLeavesTheNewOwnersLeaseIntact) {
     }
     const Report report = check_history();
     expect_verdict(report);
-    Summary("release_delayed_past_takeover", fencing())
+    summary("release_delayed_past_takeover")
         .add("protection", "compare-and-delete release + target fence check")
         .report(report)
         .add("late_release", released)
@@ -169,7 +169,7 @@ TEST_P(DelayedRenewal, LateRenewalDoesNotExtendTheNewOwnersLease) {
     }
     const Report report = check_history();
     expect_verdict(report);
-    Summary("renewal_delayed_past_takeover", fencing())
+    summary("renewal_delayed_past_takeover")
         .add("protection", "target fence check")
         .report(report)
         .add("loss_reason", std::string(to_string(*lease_a.loss())))
@@ -178,8 +178,8 @@ TEST_P(DelayedRenewal, LateRenewalDoesNotExtendTheNewOwnersLease) {
         .print();
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, DelayedRelease, ::testing::Bool(), mode_name);
-INSTANTIATE_TEST_SUITE_P(Faults, DelayedRenewal, ::testing::Bool(), mode_name);
+INSTANTIATE_TEST_SUITE_P(Faults, DelayedRelease, ::testing::ValuesIn(no_postgres()), mode_name);
+INSTANTIATE_TEST_SUITE_P(Faults, DelayedRenewal, ::testing::ValuesIn(no_postgres()), mode_name);
 
 }  // namespace
 }  // namespace fencelock::faults

@@ -1,9 +1,9 @@
 // fault_worker: one lease holder in its own process, for scenarios that freeze it (SIGSTOP).
 //
-// Usage: fault_worker REDIS_URL RESOURCE LEASE_MS TARGET_DIR HISTORY_FILE NAME READY_FILE GO_FILE
+// Usage: fault_worker REDIS_URL RESOURCE LEASE_MS TARGET_SPEC HISTORY_FILE NAME READY_FILE GO_FILE
 //
 // 1. holds RESOURCE with LockClient::hold (kept by the keeper), records the acquire;
-// 2. reads the record from the target at TARGET_DIR;
+// 2. reads the record from the target TARGET_SPEC names (open_target: a file register or a store);
 // 3. checks that its lease is valid and records its hold up to that check: from here on it
 //    behaves like a worker paused between its last check and its write (a GC pause, a swap-in);
 // 4. writes its fence to READY_FILE and waits for GO_FILE to exist;
@@ -27,7 +27,7 @@ using namespace std::chrono_literals;
 int main(int argc, char** argv) {
     if (argc != 9) {
         std::fprintf(stderr,
-                     "usage: fault_worker REDIS_URL RESOURCE LEASE_MS TARGET_DIR HISTORY_FILE NAME READY_FILE GO_FILE\n");
+                     "usage: fault_worker REDIS_URL RESOURCE LEASE_MS TARGET_SPEC HISTORY_FILE NAME READY_FILE GO_FILE\n");
         return 2;
     }
     const std::string resource = argv[2];
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     if (!endpoint) return 2;
     auto client = LockClient::create({.endpoint = *endpoint, .connect_timeout = 200ms, .command_timeout = 200ms});
     if (!client) return 2;
-    auto target = FileRegister::open(argv[4]);
+    auto target = open_target(argv[4]);
     Recorder recorder(argv[6], argv[5]);
     RmwWorker worker(recorder, *target);
 

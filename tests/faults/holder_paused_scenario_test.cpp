@@ -22,7 +22,7 @@ TEST_P(HolderPaused, StaleWriteAfterThreeLeasesIsRejectedOnlyWithFencing) {
     constexpr auto lease = 300ms;
     const auto ready = dir / "a.ready", go = dir / "a.go";
     const pid_t a = testing::start_process({FAULT_WORKER_BIN, redis->url(), r, std::to_string(lease.count()),
-                                            target_dir.string(), (history_dir / "A.jsonl").string(), "A",
+                                            target_spec(), (history_dir / "A.jsonl").string(), "A",
                                             ready.string(), go.string()});
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); })) << "worker A never got ready";
     std::uint64_t a_fence = 0;
@@ -66,7 +66,7 @@ TEST_P(HolderPaused, StaleWriteAfterThreeLeasesIsRejectedOnlyWithFencing) {
         EXPECT_FALSE(report.final_state.empty()) << "B's append should be lost";
     }
     expect_verdict(report);
-    Summary("holder_paused_3x", fencing())
+    summary("holder_paused_3x")
         .add("protection", "target fence check")
         .report(report)
         .add("stale_rejected", stale_rejected)
@@ -78,7 +78,7 @@ TEST_P(HolderPaused, StaleWriteAfterThreeLeasesIsRejectedOnlyWithFencing) {
         .print();
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, HolderPaused, ::testing::Bool(), mode_name);
+INSTANTIATE_TEST_SUITE_P(Faults, HolderPaused, ::testing::ValuesIn(all_backends()), mode_name);
 
 }  // namespace
 }  // namespace fencelock::faults

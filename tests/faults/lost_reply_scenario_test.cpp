@@ -78,7 +78,7 @@ TEST_P(LostAcquireReply, SameOwnerRetryRecoversTheLeaseAndItsFence) {
     }
     const Report report = check_history({.completion_bound = bound});
     expect_verdict(report);
-    Summary("acquire_reply_lost", fencing())
+    summary("acquire_reply_lost")
         .add("protection", "same-owner retry")
         .report(report)
         .flag("reacquired", got->reacquired)
@@ -89,7 +89,7 @@ TEST_P(LostAcquireReply, SameOwnerRetryRecoversTheLeaseAndItsFence) {
         .print();
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, LostAcquireReply, ::testing::Bool(), mode_name);
+INSTANTIATE_TEST_SUITE_P(Faults, LostAcquireReply, ::testing::ValuesIn(no_postgres()), mode_name);
 
 }  // namespace
 }  // namespace fencelock::faults

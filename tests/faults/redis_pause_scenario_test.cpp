@@ -96,7 +96,7 @@ TEST_P(RedisPaused, KeeperRidesOutHalfALeaseAndLosesThreeLeasesSafely) {
     const Report half = check(only(history(), r1));
     EXPECT_EQ(half.total(), 0u) << "nothing may go wrong while the keeper rides out a short pause";
     const Report three = check(only(history(), r2));
-    Summary("redis_paused_half_lease", fencing())
+    summary("redis_paused_half_lease")
         .add("protection", "keeper retries (no takeover possible: the negative control is the 3x phase)")
         .report(half)
         .add("lease_ms", lease1.count())
@@ -104,7 +104,7 @@ TEST_P(RedisPaused, KeeperRidesOutHalfALeaseAndLosesThreeLeasesSafely) {
         .flag("lease_lost", lost1)
         .add("renewal_confirmed_after_resume_ms", confirmed_after)
         .print();
-    Summary("redis_paused_3x_lease", fencing())
+    summary("redis_paused_3x_lease")
         .add("protection", "target fence check")
         .report(three)
         .add("lease_ms", lease2.count())
@@ -115,7 +115,7 @@ TEST_P(RedisPaused, KeeperRidesOutHalfALeaseAndLosesThreeLeasesSafely) {
         .print();
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, RedisPaused, ::testing::Bool(), mode_name);
+INSTANTIATE_TEST_SUITE_P(Faults, RedisPaused, ::testing::ValuesIn(no_postgres()), mode_name);
 
 }  // namespace
 }  // namespace fencelock::faults

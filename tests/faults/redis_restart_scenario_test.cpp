@@ -72,7 +72,7 @@ TEST_P(RedisRestart, RegressedFencesAreRefusedUntilTheCounterCatchesUp) {
     expect_verdict(report);
     std::printf("after the restart: %d attempts, %d refused as stale, %lld ms until a write succeeded\n", attempts,
                 rejected, static_cast<long long>(recovery_ms));
-    Summary("redis_restart_no_persistence", fencing())
+    summary("redis_restart_no_persistence")
         .add("protection", "target fence check")
         .report(report)
         .add("last_fence_before_restart", static_cast<std::int64_t>(last_before))
@@ -83,7 +83,7 @@ TEST_P(RedisRestart, RegressedFencesAreRefusedUntilTheCounterCatchesUp) {
         .print();
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, RedisRestart, ::testing::Bool(), mode_name);
+INSTANTIATE_TEST_SUITE_P(Faults, RedisRestart, ::testing::ValuesIn(all_backends()), mode_name);
 
 }  // namespace
 }  // namespace fencelock::faults

@@ -4,11 +4,14 @@
 #include <cstdlib>
 
 #include "faults/json_lines.hpp"
+#include "faults/postgres_db.hpp"
+#include "faults/store_target.hpp"
 
 namespace fencelock::faults {
 
-Summary::Summary(std::string scenario, bool fencing) {
+Summary::Summary(std::string scenario, Backend backend, bool fencing) {
     fields_.emplace_back("scenario", json_quote(scenario));
+    fields_.emplace_back("backend", json_quote(to_string(backend)));
     fields_.emplace_back("fencing", fencing ? "true" : "false");
 }
 
@@ -48,7 +51,24 @@ void Summary::print() const {
     std::fflush(stdout);
 }
 
-std::string mode_name(const ::testing::TestParamInfo<bool>& info) { return info.param ? "fenced" : "unfenced"; }
+void PrintTo(const Mode& mode, std::ostream* os) {
+    *os << to_string(mode.backend) << (mode.fencing ? " fenced" : " unfenced");
+}
+
+std::vector<Mode> modes(std::initializer_list<Backend> backends) {
+    std::vector<Mode> out;
+    for (Backend b : backends)
+        for (bool fencing : {true, false}) out.push_back({b, fencing});
+    return out;
+}
+
+std::vector<Mode> all_backends() { return modes({Backend::file, Backend::sqlite, Backend::postgres}); }
+std::vector<Mode> no_postgres() { return modes({Backend::file, Backend::sqlite}); }
+std::vector<Mode> stores_only() { return modes({Backend::sqlite, Backend::postgres}); }
+
+std::string mode_name(const ::testing::TestParamInfo<Mode>& info) {
+    return std::string(to_string(info.param.backend)) + (info.param.fencing ? "_fenced" : "_unfenced");
+}
 
 ResourceName res(const std::string& name) { return *ResourceName::make(name); }
 
@@ -78,17 +98,30 @@ void ScenarioTest::SetUp() {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir = tmpl;
     history_dir = dir / "history";
-    target_dir = dir / "target";
     std::filesystem::create_directories(history_dir);
-    target = FileRegister::create(target_dir, fencing());
+    switch (backend()) {
+        case Backend::file:
+            target_location = (dir / "target").string();
+            target = FileRegister::create(target_location, fencing());
+            break;
+        case Backend::sqlite:
+            target_location = "sqlite://" + (dir / "target.db").string();
+            target = StoreTarget::create(target_location, fencing());
+            break;
+        case Backend::postgres:
+            target_location = fresh_postgres_database();
+            target = StoreTarget::create(target_location, fencing());
+            break;
+    }
     redis = std::make_unique<testing::RedisServer>();
 }
 
 void ScenarioTest::TearDown() {
+    target.reset();
     redis.reset();
     std::error_code ec;
     if (!HasFailure()) std::filesystem::remove_all(dir, ec);
-    else std::printf("history kept in %s\n", dir.c_str());
+    else std::printf("history kept in %s (target %s)\n", dir.c_str(), target_location.c_str());
 }
 
 LockClient ScenarioTest::client(ClientOptions options, const std::string& url) {
@@ -126,6 +159,14 @@ void ScenarioTest::expect_verdict(const Report& report) {
 bool ScenarioTest::lock_gone(LockClient& c, const std::string& resource) {
     auto info = c.inspect(res(resource));
     return info && !info->holder;
+}
+
+void ScenarioTest::mark_killed(const std::string& process) {
+    const auto file = history_dir / (process + ".jsonl");
+    Recorder supervisor(process, file);
+    for (const auto& op : load_ops_file(file))
+        if (op.outcome == Outcome::invoke && op.kind != OpKind::hold)
+            supervisor.complete(op.id, Outcome::unknown, 0, {}, "killed");
 }
 
 }  // namespace fencelock::faults

@@ -1,22 +1,22 @@
 #pragma once
-// Shared ground of the fault scenarios: a private redis-server, a private directory holding
-// the target and the history files, recorded acquisitions, the verdict and the summary line.
+// Shared ground of the fault scenarios: a private redis-server, a target (see target.hpp) on
+// the backend under test, the history files, recorded acquisitions, the verdict and the
+// summary line.
 //
-// Every scenario is a TEST_P over `fencing` (true: the protection under test is on and the
-// checker must find nothing; false: the negative control, the protection is off and the
-// checker must find at least one violation, which proves it can see one).
-//
-// Plugging in a real store later: implement faults::Target over fencelock::FencedStore
-// (read -> the record's value, write -> FencedStore::write with the fence and the element as
-// idempotency key, applied/stale/duplicate mapped one to one; accepted -> a log the adapter
-// keeps of applied results, or a table the store fills in the same transaction), and make
-// ScenarioTest::make_target() return it for a second parameter value. The scenarios only talk
-// to Target, so they run unchanged against SQLite and PostgreSQL.
+// Every scenario is a TEST_P over a Mode: the backend of the target (file register, SQLite or
+// PostgreSQL FencedStore) and `fencing` (true: the protection under test is on and the checker
+// must find nothing; false: the negative control, the protection is off - the target's fence
+// check always (StoreOptions::enforce_fencing = false for the stores), plus whatever else the
+// scenario's header names - and the checker must find at least one violation, which proves it
+// can see one). The scenarios only talk to Target, so one body runs on every
+// backend; which backends each scenario runs on is chosen below (all_backends / no_postgres).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <memory>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,10 +32,10 @@
 namespace fencelock::faults {
 
 /// One machine-readable line per scenario run, collected later into docs/RELIABILITY.md:
-/// `FAULT-SUMMARY {"scenario":"...","fencing":true,"violations":0,"stale_accepted":0,...}`.
+/// `FAULT-SUMMARY {"scenario":"...","backend":"sqlite","fencing":true,"violations":0,...}`.
 class Summary {
 public:
-    Summary(std::string scenario, bool fencing);
+    Summary(std::string scenario, Backend backend, bool fencing);
     Summary& add(const std::string& key, std::int64_t value);
     Summary& add(const std::string& key, const std::string& value);
     Summary& flag(const std::string& key, bool value);
@@ -48,8 +48,27 @@ private:
     std::vector<std::pair<std::string, std::string>> fields_;  // key, JSON text
 };
 
-/// "fenced" / "unfenced", for test names.
-std::string mode_name(const ::testing::TestParamInfo<bool>& info);
+/// What one run of a scenario writes to, and whether its protection is on.
+struct Mode {
+    Backend backend = Backend::file;
+    bool fencing = true;
+};
+void PrintTo(const Mode& mode, std::ostream* os);
+
+/// Both fencing modes on each backend.
+std::vector<Mode> modes(std::initializer_list<Backend> backends);
+/// Scenarios where the target's check decides the outcome run on every backend.
+std::vector<Mode> all_backends();
+/// Scenarios about the lock protocol itself (release, renewal, Redis pauses, a lost reply,
+/// Redis down, starvation) skip PostgreSQL: the store only checks a fence there, which the
+/// scenarios on all_backends() already put through PostgreSQL, and each PostgreSQL case costs
+/// a database of its own. SQLite keeps every one of them on a real store.
+std::vector<Mode> no_postgres();
+/// Queue scenarios need a FencedStore: SQLite and PostgreSQL.
+std::vector<Mode> stores_only();
+
+/// "sqlite_fenced", "file_unfenced", ... for test names.
+std::string mode_name(const ::testing::TestParamInfo<Mode>& info);
 
 /// The lease obtained by a recorded acquisition.
 std::optional<Lease> record_acquire(Recorder& recorder, const std::string& resource,
@@ -58,12 +77,17 @@ std::optional<Lease> record_acquire(Recorder& recorder, const std::string& resou
 /// True while the local safe-until deadline of a plain lease has not passed.
 bool still_valid(const Lease& lease);
 
-class ScenarioTest : public ::testing::TestWithParam<bool> {
+class ScenarioTest : public ::testing::TestWithParam<Mode> {
 protected:
     void SetUp() override;
     void TearDown() override;
 
-    bool fencing() const { return GetParam(); }
+    bool fencing() const { return GetParam().fencing; }
+    Backend backend() const { return GetParam().backend; }
+    /// The summary line of this run (scenario, backend, fencing).
+    Summary summary(const std::string& scenario) const { return Summary(scenario, backend(), fencing()); }
+    /// How a child process opens this test's target (open_target).
+    std::string target_spec() const { return faults::target_spec(fencing(), target_location); }
     /// A client of the test's redis-server, or of `url` (a fault proxy).
     LockClient client(ClientOptions options = {}, const std::string& url = {});
     /// A recorder writing `name`'s ops into the history directory.
@@ -76,10 +100,14 @@ protected:
     void expect_verdict(const Report& report);
     /// True once Redis holds no lease for `resource`.
     bool lock_gone(LockClient& c, const std::string& resource);
+    /// After SIGKILL: the ops `process` left open may or may not have taken effect. Records
+    /// them as unknown in its history file, as a supervisor that saw the crash would.
+    void mark_killed(const std::string& process);
 
     std::filesystem::path dir;
     std::filesystem::path history_dir;
-    std::filesystem::path target_dir;
+    /// The FileRegister directory or the database URL.
+    std::string target_location;
     std::unique_ptr<testing::RedisServer> redis;
     std::unique_ptr<Target> target;
 };

@@ -94,7 +94,7 @@ TEST_P(CpuStarvation, HoldersUnderLoadLeaveACleanHistory) {
     }
     const Report report = check_history({.completion_bound = 30s});
     expect_verdict(report);
-    Summary("cpu_starvation", fencing())
+    summary("cpu_starvation")
         .add("protection", "target fence check")
         .report(report)
         .add("busy_threads", static_cast<std::int64_t>(2 * cores))
@@ -108,7 +108,7 @@ TEST_P(CpuStarvation, HoldersUnderLoadLeaveACleanHistory) {
         .print();
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, CpuStarvation, ::testing::Bool(), mode_name);
+INSTANTIATE_TEST_SUITE_P(Faults, CpuStarvation, ::testing::ValuesIn(no_postgres()), mode_name);
 
 }  // namespace
 }  // namespace fencelock::faults

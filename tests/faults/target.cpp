@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "faults/json_lines.hpp"
+#include "faults/store_target.hpp"
 
 namespace fencelock::faults {
 
@@ -162,6 +163,33 @@ std::vector<AcceptedWrite> FileRegister::accepted() {
                        static_cast<std::uint64_t>(line->num("fence")), line->str("value"), line->str("key")});
     }
     return out;
+}
+
+std::string_view to_string(Backend b) noexcept {
+    switch (b) {
+        case Backend::file: return "file";
+        case Backend::sqlite: return "sqlite";
+        case Backend::postgres: return "postgres";
+    }
+    return "file";
+}
+
+std::string target_spec(bool fencing, const std::string& location) {
+    return (fencing ? "on " : "off ") + location;
+}
+
+std::unique_ptr<Target> open_target(const std::string& spec) {
+    const auto space = spec.find(' ');
+    const std::string mode = spec.substr(0, space);
+    if (space == std::string::npos || (mode != "on" && mode != "off"))
+        throw std::runtime_error("bad target spec: " + spec);
+    const bool fencing = mode == "on";
+    const std::string location = spec.substr(space + 1);
+    if (location.starts_with("sqlite://") || location.starts_with("postgresql://"))
+        return StoreTarget::open(location, fencing);
+    auto file = FileRegister::open(location);
+    if (file->fencing() != fencing) throw std::runtime_error("target in " + location + " has another fencing mode");
+    return file;
 }
 
 History collect(Target& target, std::vector<Op> ops) {

@@ -1,12 +1,11 @@
 #pragma once
-// The write target the scenarios protect, and a tiny fenced register to stand in for the real
-// stores.
+// The write target the scenarios protect.
 //
 // `Target` is the seam: a scenario only reads a resource's value, writes one with a fence and
-// an idempotency key, and at the end asks for the log of accepted writes. FileRegister
-// implements it in a directory, so worker processes and threads share one target; a
-// PostgreSQL or SQLite FencedStore adapter can implement the same interface later (how: the
-// comment at the top of scenario.hpp).
+// an idempotency key, and at the end asks for the log of accepted writes. Two implementations:
+// FileRegister, a tiny fenced register in a directory (the reference the checker was built
+// against), and StoreTarget (store_target.hpp), the real FencedStore on SQLite or PostgreSQL.
+// Worker processes open the same target from a spec string (open_target).
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -76,6 +75,18 @@ private:
     std::filesystem::path dir_;
     bool fencing_;
 };
+
+/// Where a scenario's target lives.
+enum class Backend { file, sqlite, postgres };
+
+std::string_view to_string(Backend b) noexcept;
+
+/// A target as one string a child process can open: "on LOCATION" or "off LOCATION" (fencing
+/// on or off), LOCATION being a FileRegister directory or a database URL.
+std::string target_spec(bool fencing, const std::string& location);
+/// Opens the target a spec names (created beforehand by the test). Throws std::runtime_error
+/// on a bad spec or a target that is not there.
+std::unique_ptr<Target> open_target(const std::string& spec);
 
 /// Everything a check needs from a target: its accepted log and the final value of every
 /// resource it holds or any op touched.

@@ -82,7 +82,7 @@ TEST_P(RedisUnavailable, AcquireFailsClosedAndNothingIsWritten) {
     }
     const Report report = check_history();
     expect_verdict(report);
-    Summary("redis_unavailable", fencing())
+    summary("redis_unavailable")
         .add("protection", "fail closed (no lease, no write)")
         .report(report)
         .add("acquire_errors", acquire_errors)
@@ -94,7 +94,7 @@ TEST_P(RedisUnavailable, AcquireFailsClosedAndNothingIsWritten) {
         .print();
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, RedisUnavailable, ::testing::Bool(), mode_name);
+INSTANTIATE_TEST_SUITE_P(Faults, RedisUnavailable, ::testing::ValuesIn(no_postgres()), mode_name);
 
 }  // namespace
 }  // namespace fencelock::faults
