@@ -110,7 +110,7 @@ def main():
         results[(data["scenario"], data.get("backend", "file"), data["fencing"])] = data
     summary = [l.strip() for l in run.stdout.splitlines() if "tests passed" in l]
     commit = git("rev-parse", "--short", "HEAD")
-    dirty = " plus uncommitted changes in the working tree" if git("status", "--porcelain") else ""
+    dirty = " plus uncommitted changes in the working tree" if git("status", "--porcelain", "--untracked-files=no") else ""
     today = datetime.date.today().isoformat()
 
     out = ["# Reliability: fault scenarios and what they measured", "",
