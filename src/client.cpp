@@ -66,11 +66,13 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
     bool maybe_granted = false;  // an attempt with unknown outcome may hold the lease
     bool may_be_in_line = false;  // a fair attempt was refused: Redis may keep a place for us
     const bool may_wait = o.wait > milliseconds::zero() && options.release_notifications;
+    const bool takes_place = o.fair && o.wait > milliseconds::zero();  // see detail::acquire_once
     const std::string channel = may_wait ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
     auto join_line = [&](steady_time now) {
         line = notifier_instance().join(channel);
-        return line->subscribed(std::min(deadline, now + options.command_timeout));
+        // A slow subscription is no reason to wait longer than polling would.
+        return line->subscribed(std::min({deadline, now + options.command_timeout, now + o.backoff.max}), stop);
     };
     // Threads of this client already wait for the lock: a newcomer goes to the back of the
     // line instead of overtaking them. A fair waiter joins the local line before its first
@@ -94,7 +96,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
             out.holder_ttl = reply->ttl;
             last_error.clear();
             maybe_granted = false;
-            may_be_in_line = may_be_in_line || o.fair;
+            may_be_in_line = may_be_in_line || takes_place;
             // Woken for a release that is another process's fair waiter's turn, or a local
             // waiter's whose place in Redis's line is ahead of ours: hand it on.
             if (woken && reply->queued) line->pass_on();
@@ -106,6 +108,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 return std::unexpected(last_error);
             }
             maybe_granted = maybe_granted || kind == failure_kind::outcome_unknown;
+            may_be_in_line = may_be_in_line || (takes_place && kind == failure_kind::outcome_unknown);
         }
         const auto now = steady_clock::now();
         if (now >= deadline || stop.stop_requested()) break;
@@ -118,7 +121,10 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
         woken = false;
         if (line) woken = line->wait(now + delay, stop);
         else (void)sleep_unless_stopped(delay, stop);
-        if (stop.stop_requested()) break;
+        if (stop.stop_requested()) {
+            if (woken) line->pass_on();  // a release this waiter will not use
+            break;
+        }
     }
     // Best effort, like the release below: a place left behind lapses by itself.
     if (may_be_in_line) (void)detail::leave_line_once(*pool->borrow(), options.key_prefix, r, owner);

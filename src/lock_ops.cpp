@@ -14,7 +14,9 @@ std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::st
     const std::string slot_ms = std::to_string(waiter_slot(options).count());
     auto reply = run_script(c, scripts::acquire, {keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines},
                             {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label,
-                             options.fair ? "1" : "0", slot_ms});
+                             // A single attempt has no use for a place in the line.
+                             options.fair && options.wait > std::chrono::milliseconds::zero() ? "1" : "0",
+                             slot_ms});
     if (!reply) return std::unexpected(reply.error());
     return decode_acquire(*reply);
 }
@@ -40,7 +42,7 @@ std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::s
 std::expected<bool, std::error_code> leave_line_once(Connection& c, std::string_view prefix,
                                                      const ResourceName& resource, const OwnerToken& owner) {
     const auto keys = make_keys(prefix, resource);
-    auto reply = run_script(c, scripts::leave_line, {keys.waiters, keys.waiter_deadlines},
+    auto reply = run_script(c, scripts::leave_line, {keys.waiters, keys.waiter_deadlines, keys.lock},
                             {owner.str(), keys.released});
     if (!reply) return std::unexpected(reply.error());
     if (reply->kind != Reply::Kind::integer) return std::unexpected(make_error_code(errc::protocol_error));

@@ -46,7 +46,6 @@ struct ReleaseNotifier::State {
     std::map<std::string, Channel, std::less<>> channels;
     int wake_fd;
     bool stopping = false;
-    bool refused = false;  // Redis answered SUBSCRIBE with an error (no channel permission)
 };
 
 namespace {
@@ -64,36 +63,69 @@ public:
     explicit Subscriber(std::shared_ptr<State> s) : s_(std::move(s)) {}
 
     void run() {
-        std::chrono::milliseconds retry{0};
         for (;;) {
-            std::vector<Command> commands;
+            bool connect_now = false;
+            int timeout_ms = -1;  // without a connection: sleep until a waiter arrives or it is time
             {
                 std::lock_guard lock(s_->mutex);
                 if (s_->stopping) return;
-                if (!ctx_ && wanted() && !s_->refused) retry = connect_or_fail(retry);
-                if (ctx_) commands = plan();
+                if (!ctx_) {
+                    forget_idle_channels();
+                    if (wanted()) {
+                        const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next_connect_ - clock::now());
+                        connect_now = wait <= std::chrono::milliseconds::zero();
+                        timeout_ms = connect_now ? -1 : static_cast<int>(wait.count());
+                    }
+                }
             }
-            if (ctx_ && !send(commands)) drop();
-            wait_for_events(ctx_ ? -1 : static_cast<int>(retry.count()));
+            // Connecting blocks up to connect_timeout: never under the mutex, which every
+            // waiter of the client needs.
+            if (connect_now) connect();
+            std::vector<Command> commands;
+            if (ctx_) {
+                std::lock_guard lock(s_->mutex);
+                commands = plan();
+            }
+            if (ctx_ && !send(commands)) {
+                drop(next_retry());
+                continue;  // the next pass waits for the retry time
+            }
+            if (connect_now && !ctx_) continue;  // the same
+            wait_for_events(ctx_ ? -1 : timeout_ms);
         }
     }
 
 private:
+    using clock = std::chrono::steady_clock;
+
     bool wanted() const {
         return std::ranges::any_of(s_->channels, [](const auto& kv) { return !kv.second.line.empty(); });
     }
 
-    // Called with the mutex held; blocks for at most the connect timeout, rarely.
-    std::chrono::milliseconds connect_or_fail(std::chrono::milliseconds retry) {
+    // Without a connection nothing is subscribed, and nothing is owed: forget channels nobody
+    // waits for (plan() does this while connected).
+    void forget_idle_channels() {
+        std::erase_if(s_->channels, [](const auto& kv) { return kv.second.line.empty(); });
+    }
+
+    void connect() {
         auto ctx = open_context(s_->settings);
         if (!ctx) {
+            std::lock_guard lock(s_->mutex);
             fail_all();
-            return std::clamp(retry * 2, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+            next_connect_ = clock::now() + next_retry();
+            return;
         }
         ctx_ = std::move(*ctx);
         ::fcntl(ctx_->fd, F_SETFL, ::fcntl(ctx_->fd, F_GETFL) | O_NONBLOCK);
         ctx_->flags &= ~REDIS_BLOCK;
-        return std::chrono::milliseconds(0);
+    }
+
+    // 50 ms doubling to 1 s; back to the start only once a subscription was confirmed, so a
+    // server that accepts and then closes the connection is not hammered.
+    std::chrono::milliseconds next_retry() {
+        retry_ = std::clamp(retry_ * 2, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+        return retry_;
     }
 
     // Which channels to (un)subscribe, given who waits now. Called with the mutex held.
@@ -150,23 +182,21 @@ private:
             (void)!::read(s_->wake_fd, &count, sizeof count);
         }
         if (!ctx_) return;
-        if ((fds[1].revents & POLLOUT) && !flush()) return drop();
+        if ((fds[1].revents & POLLOUT) && !flush()) return drop(next_retry());
         if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-            if (redisBufferRead(ctx_.get()) != REDIS_OK) return drop();
+            if (redisBufferRead(ctx_.get()) != REDIS_OK) return drop(next_retry());
             for (;;) {
                 void* raw = nullptr;
-                if (redisGetReplyFromReader(ctx_.get(), &raw) != REDIS_OK) return drop();
+                if (redisGetReplyFromReader(ctx_.get(), &raw) != REDIS_OK) return drop(next_retry());
                 if (raw == nullptr) break;
                 const Reply reply = convert(static_cast<redisReply*>(raw));
                 freeReplyObject(raw);
-                // An error answers a SUBSCRIBE (an ACL user without channel permission): it
-                // would answer the same next time, so stop asking; waiters poll.
+                // An error answers a SUBSCRIBE. NOPERM (an ACL user without channel
+                // permission) would come back at once: ask again only after a long pause.
+                // Waiters poll meanwhile.
                 if (reply.kind == Reply::Kind::error) {
-                    {
-                        std::lock_guard lock(s_->mutex);
-                        s_->refused = true;
-                    }
-                    return drop();
+                    const bool refused = reply.str.starts_with("NOPERM");
+                    return drop(refused ? std::chrono::milliseconds(30'000) : next_retry());
                 }
                 handle(reply);
             }
@@ -186,25 +216,28 @@ private:
             ++c.subscribes_acked;
             if (c.on_server && c.subscribes_acked == c.subscribes_sent) {
                 c.confirmed = true;
+                retry_ = std::chrono::milliseconds(0);
                 s_->notify_channel(c);
             }
         }
     }
 
-    void drop() {
+    void drop(std::chrono::milliseconds reconnect_after) {
         ctx_.reset();
         pending_write_ = false;
+        next_connect_ = clock::now() + reconnect_after;
         std::lock_guard lock(s_->mutex);
         fail_all();
     }
 
-    // The subscriptions are gone: releases may go unseen, so every waiter looks for itself.
+    // The subscriptions are gone: releases may go unseen, so the waiters that relied on one
+    // look for themselves; waiters still waiting for a confirmation stop waiting for it.
     void fail_all() {
         for (auto& [name, c] : s_->channels) {
+            if (c.confirmed) c.line.wake_all();
             c.on_server = c.confirmed = false;
             c.subscribes_sent = c.subscribes_acked = 0;
             ++c.failures;
-            c.line.wake_all();
             s_->notify_channel(c);
         }
     }
@@ -212,6 +245,8 @@ private:
     std::shared_ptr<State> s_;
     ContextPtr ctx_;
     bool pending_write_ = false;
+    std::chrono::milliseconds retry_{0};
+    clock::time_point next_connect_{};
 };
 
 }  // namespace
@@ -274,11 +309,11 @@ void ReleaseNotifier::Waiter::pass_on() {
     if (auto next = c.line.wake_after(ticket_)) c.sleepers.at(*next)->notify_all();
 }
 
-bool ReleaseNotifier::Waiter::subscribed(steady_time until) {
+bool ReleaseNotifier::Waiter::subscribed(steady_time until, std::stop_token stop) {
     std::unique_lock lock(state_->mutex);
     auto& c = state_->channels[channel_];
     const auto failures = c.failures;
-    cv_.wait_until(lock, until, [&] { return c.confirmed || c.failures != failures || state_->refused; });
+    cv_.wait_until(lock, stop, until, [&] { return c.confirmed || c.failures != failures; });
     return c.confirmed;
 }
 

@@ -37,9 +37,9 @@ public:
         Waiter(const Waiter&) = delete;
         Waiter& operator=(const Waiter&) = delete;
 
-        /// Waits until Redis confirmed the subscription (true), or it failed or `until` passed.
-        /// Only after a confirmation can no release go unnoticed.
-        bool subscribed(steady_time until);
+        /// Waits until Redis confirmed the subscription (true), or it failed, `until` passed or
+        /// `stop` was requested. Only after a confirmation can no release go unnoticed.
+        bool subscribed(steady_time until, std::stop_token stop);
         /// Whether the subscription stands now (a broken connection drops it).
         bool subscribed_now() const;
         /// Waiters of this client in front of this one.

@@ -45,7 +45,9 @@ TEST_F(HandoffTest, ReleaseWakesAWaiterWhoseBackoffWouldSleepForAMinute) {
     auto waiting = std::async(std::launch::async, [&] {
         return waiter_client.acquire(r, {.lease = 10s, .wait = 120s, .backoff = sleepy});
     });
-    ASSERT_TRUE(eventually([&] { return subscribers("order:1") == 1; }));
+    // Subscribed, and the attempt sent after the confirmation is in: from here no release
+    // can go unseen, and the waiter's count of attempts is fixed.
+    ASSERT_TRUE(eventually([&] { return subscribers("order:1") == 1 && script_calls() == 3; }));
     ASSERT_TRUE(holder_client.release(r, held->lease->owner));
 
     // Far below the 60 s the waiter's own timers would take: only the message can wake it.
@@ -193,13 +195,15 @@ TEST_F(HandoffTest, ALostSubscriptionFallsBackToPollingAndResubscribes) {
     auto held = holder_client.try_acquire(r, {.lease = 60s});
     ASSERT_TRUE(held && held->acquired());
     auto waiting = std::async(std::launch::async, [&] {
-        return waiter_client.acquire(r, {.lease = 10s, .wait = 120s, .backoff = {.base = 5ms, .max = 20ms}});
+        return waiter_client.acquire(r, {.lease = 10s, .wait = 120s, .backoff = sleepy});
     });
     ASSERT_TRUE(eventually([&] { return subscribers("cut") == 1; }));
     redis->cli({"CLIENT", "KILL", "TYPE", "pubsub"});
-    // The subscriber reconnects while the waiter polls.
+    // The subscriber reconnects and subscribes again while the waiter sleeps.
     ASSERT_TRUE(eventually([&] { return subscribers("cut") == 1; }));
     ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+    // With a minute of backoff only the renewed subscription's message can wake it this soon.
+    ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready) << "the release after the reconnect went unseen";
     auto got = waiting.get();
     ASSERT_TRUE(got && got->acquired());
 }
@@ -219,6 +223,8 @@ TEST_F(HandoffTest, AnAclUserWithoutChannelsStillReleasesAndWaitsByPolling) {
     auto waiting = std::async(std::launch::async, [&] {
         return waiter_client.acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 5ms, .max = 20ms}});
     });
+    // The waiter was refused twice: its subscription was refused (NOPERM) and it polls.
+    ASSERT_TRUE(eventually([&] { return script_calls() >= 3; }));
     auto released = holder_client.release(r, held->lease->owner);
     ASSERT_TRUE(released) << released.error().message();
     EXPECT_EQ(*released, ReleaseStatus::released);

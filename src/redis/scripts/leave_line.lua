@@ -3,16 +3,23 @@
 --
 -- KEYS[1]  waiters    waiters:{R}
 -- KEYS[2]  deadlines  waiter-deadlines:{R}
+-- KEYS[3]  lock key   lock:{R}
 -- ARGV[1]  owner token
 -- ARGV[2]  release channel  released:{R}
 --
 -- Replies
---   1  the place was given up (the next waiter is woken)
+--   1  the place was given up
 --   0  the owner had no place
+--
+-- Only the head leaving a free lock changes who may take it: only then are waiters woken.
 
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then
+local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
+if not rank then
     return 0
 end
+redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-redis.pcall('PUBLISH', ARGV[2], '')  -- without channel permission: no wake-up
+if rank == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
+    redis.pcall('PUBLISH', ARGV[2], '')  -- without channel permission: no wake-up
+end
 return 1
