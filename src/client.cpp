@@ -70,7 +70,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
     const std::string channel = may_wait ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
     auto join_line = [&](steady_time now) {
-        line = notifier_instance().join(channel);
+        line = notifier_instance().join(channel, owner.str());
         // A slow subscription is no reason to wait longer than polling would.
         return line->subscribed(std::min({deadline, now + options.command_timeout, now + o.backoff.max}), stop);
     };

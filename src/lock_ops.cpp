@@ -34,7 +34,8 @@ std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner) {
     const auto keys = make_keys(prefix, resource);
-    auto reply = run_script(c, scripts::release, {keys.lock}, {owner.str(), keys.released});
+    auto reply = run_script(c, scripts::release, {keys.lock, keys.waiters, keys.waiter_deadlines},
+                            {owner.str(), keys.released});
     if (!reply) return std::unexpected(reply.error());
     return decode_release(*reply);
 }

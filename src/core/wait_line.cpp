@@ -4,9 +4,16 @@
 
 namespace fencelock::detail {
 
-WaitLine::Ticket WaitLine::join() {
-    entries_.push_back({next_, false});
+WaitLine::Ticket WaitLine::join(std::string tag) {
+    entries_.push_back({next_, false, std::move(tag)});
     return next_++;
+}
+
+std::optional<WaitLine::Ticket> WaitLine::wake(std::string_view tag) {
+    auto it = std::ranges::find(entries_, tag, &Entry::tag);
+    if (it == entries_.end() || it->woken) return std::nullopt;
+    it->woken = true;
+    return it->ticket;
 }
 
 void WaitLine::leave(Ticket t) {

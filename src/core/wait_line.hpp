@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <string>
+#include <string_view>
 
 namespace fencelock::detail {
 
@@ -16,12 +18,15 @@ class WaitLine {
 public:
     using Ticket = std::uint64_t;
 
-    /// Enters at the back.
-    Ticket join();
+    /// Enters at the back. `tag` names the waiter for wake(tag) (its owner token).
+    Ticket join(std::string tag = {});
     /// Leaves (no-op for an unknown ticket).
     void leave(Ticket t);
     /// A release happened: wakes the first waiter not already woken and returns it.
     std::optional<Ticket> wake_next();
+    /// A release for one waiter (the first of Redis's fair line): wakes the waiter tagged
+    /// `tag` if it is here and not already woken.
+    std::optional<Ticket> wake(std::string_view tag);
     /// Hands a release on: wakes the first waiter behind `t` not already woken (the release
     /// was not `t`'s to take: an earlier fair waiter's turn).
     std::optional<Ticket> wake_after(Ticket t);
@@ -38,6 +43,7 @@ private:
     struct Entry {
         Ticket ticket;
         bool woken;
+        std::string tag;
     };
     std::deque<Entry> entries_;
     Ticket next_ = 1;

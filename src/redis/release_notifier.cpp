@@ -211,7 +211,11 @@ private:
         if (it == s_->channels.end()) return;
         auto& c = it->second;
         if (kind == "message") {
-            if (auto ticket = c.line.wake_next()) c.sleepers.at(*ticket)->notify_all();
+            // A message naming an owner is for the first fair waiter only (maybe in another
+            // process); an empty one for whoever is first here.
+            const std::string& next = r.elements.size() > 2 ? r.elements[2].str : std::string{};
+            if (auto ticket = next.empty() ? c.line.wake_next() : c.line.wake(next))
+                c.sleepers.at(*ticket)->notify_all();
         } else if (kind == "subscribe") {
             ++c.subscribes_acked;
             if (c.on_server && c.subscribes_acked == c.subscribes_sent) {
@@ -264,8 +268,8 @@ ReleaseNotifier::~ReleaseNotifier() {
     thread_.join();
 }
 
-std::unique_ptr<ReleaseNotifier::Waiter> ReleaseNotifier::join(const std::string& channel) {
-    return std::make_unique<Waiter>(state_, channel);
+std::unique_ptr<ReleaseNotifier::Waiter> ReleaseNotifier::join(const std::string& channel, const std::string& owner) {
+    return std::make_unique<Waiter>(state_, channel, owner);
 }
 
 bool ReleaseNotifier::has_waiters(const std::string& channel) const {
@@ -274,14 +278,14 @@ bool ReleaseNotifier::has_waiters(const std::string& channel) const {
     return it != state_->channels.end() && !it->second.line.empty();
 }
 
-ReleaseNotifier::Waiter::Waiter(std::shared_ptr<State> state, std::string channel)
+ReleaseNotifier::Waiter::Waiter(std::shared_ptr<State> state, std::string channel, std::string owner)
     : state_(std::move(state)), channel_(std::move(channel)) {
     bool first;
     {
         std::lock_guard lock(state_->mutex);
         auto& c = state_->channels[channel_];
         first = c.line.empty();
-        ticket_ = c.line.join();
+        ticket_ = c.line.join(std::move(owner));
         c.sleepers[ticket_] = &cv_;
     }
     if (first) state_->signal();

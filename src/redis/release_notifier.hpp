@@ -32,7 +32,7 @@ public:
     /// A place in this client's local line for one channel. Leaves the line when destroyed.
     class Waiter {
     public:
-        Waiter(std::shared_ptr<State> state, std::string channel);
+        Waiter(std::shared_ptr<State> state, std::string channel, std::string owner);
         ~Waiter();
         Waiter(const Waiter&) = delete;
         Waiter& operator=(const Waiter&) = delete;
@@ -60,8 +60,8 @@ public:
         bool granted_ = false;
     };
 
-    /// Enters the back of the local line for `channel`, subscribing to it if needed.
-    std::unique_ptr<Waiter> join(const std::string& channel);
+    /// Enters the back of the local line for `channel` as `owner`, subscribing if needed.
+    std::unique_ptr<Waiter> join(const std::string& channel, const std::string& owner);
     /// Whether some thread of this client waits for `channel`.
     bool has_waiters(const std::string& channel) const;
 

@@ -51,6 +51,17 @@ TEST(WaitLine, WakeAllWakesEveryone) {
     EXPECT_EQ(line.wake_next(), a);
 }
 
+TEST(WaitLine, AReleaseNamingAWaiterWakesOnlyThatOne) {
+    WaitLine line;
+    const auto a = line.join("owner-a");
+    const auto b = line.join("owner-b");
+    EXPECT_EQ(line.wake("owner-b"), b);
+    EXPECT_EQ(line.wake("owner-b"), std::nullopt);  // already awake
+    EXPECT_EQ(line.wake("elsewhere"), std::nullopt);  // a waiter of another process
+    EXPECT_FALSE(line.take_wake(a));
+    EXPECT_TRUE(line.take_wake(b));
+}
+
 TEST(WaitLine, TicketsAreNeverReused) {
     WaitLine line;
     const auto a = line.join();

@@ -11,7 +11,8 @@
 --   1  the place was given up
 --   0  the owner had no place
 --
--- Only the head leaving a free lock changes who may take it: only then are waiters woken.
+-- Only the head leaving a free lock changes who may take it: only then is the new head woken
+-- (named in the message, as release does).
 
 local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
 if not rank then
@@ -20,6 +21,7 @@ end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 if rank == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
-    redis.pcall('PUBLISH', ARGV[2], '')  -- without channel permission: no wake-up
+    local first = redis.call('ZRANGE', KEYS[1], 0, 0)
+    redis.pcall('PUBLISH', ARGV[2], first[1] or '')  -- without channel permission: no wake-up
 end
 return 1
