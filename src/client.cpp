@@ -64,9 +64,9 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
     Out out;
     std::error_code last_error;
     bool maybe_granted = false;  // an attempt with unknown outcome may hold the lease
-    bool may_be_in_line = false;  // a fair attempt was refused: Redis may keep a place for us
+    bool may_be_in_line = false;  // a waiting attempt was refused: Redis may keep a place for us
     const bool may_wait = o.wait > milliseconds::zero() && options.release_notifications;
-    const bool takes_place = o.fair && o.wait > milliseconds::zero();  // see detail::acquire_once
+    const bool takes_place = wait_place(o) != detail::WaitPlace::none;
     const std::string channel = may_wait ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
     auto join_line = [&](steady_time now) {

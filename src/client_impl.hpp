@@ -28,7 +28,14 @@ struct LockClient::Impl {
     Result<detail::AcquireReply> attempt(const ResourceName& r, const OwnerToken& owner,
                                          const AcquireOptions& o, steady_time& sent) {
         sent = steady_clock::now();
-        return detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder);
+        return detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder, wait_place(o));
+    }
+
+    // A single attempt waits nowhere; a sleeper's place is only of use to a release message.
+    detail::WaitPlace wait_place(const AcquireOptions& o) const {
+        if (o.wait <= milliseconds::zero()) return detail::WaitPlace::none;
+        if (o.fair) return detail::WaitPlace::fair_line;
+        return options.release_notifications ? detail::WaitPlace::sleepers : detail::WaitPlace::none;
     }
 
     // Full-jitter retry loop shared by acquire() and hold(). `on_granted` turns a grant into

@@ -7,16 +7,16 @@ namespace fencelock::detail {
 
 std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
                                                           const ResourceName& resource, const OwnerToken& owner,
-                                                          const AcquireOptions& options, const HolderMeta& holder) {
+                                                          const AcquireOptions& options, const HolderMeta& holder,
+                                                          WaitPlace place) {
     const auto keys = make_keys(prefix, resource);
     const std::string lease_ms = std::to_string(options.lease.count());
     const std::string max_hold_ms = std::to_string(options.max_hold.count());
     const std::string slot_ms = std::to_string(waiter_slot(options).count());
-    auto reply = run_script(c, scripts::acquire, {keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines},
-                            {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label,
-                             // A single attempt has no use for a place in the line.
-                             options.fair && options.wait > std::chrono::milliseconds::zero() ? "1" : "0",
-                             slot_ms});
+    const char* mode = place == WaitPlace::fair_line ? "1" : place == WaitPlace::sleepers ? "2" : "0";
+    auto reply = run_script(c, scripts::acquire,
+                            {keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines, keys.sleepers},
+                            {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label, mode, slot_ms});
     if (!reply) return std::unexpected(reply.error());
     return decode_acquire(*reply);
 }
@@ -34,7 +34,7 @@ std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner) {
     const auto keys = make_keys(prefix, resource);
-    auto reply = run_script(c, scripts::release, {keys.lock, keys.waiters, keys.waiter_deadlines},
+    auto reply = run_script(c, scripts::release, {keys.lock, keys.waiters, keys.waiter_deadlines, keys.sleepers},
                             {owner.str(), keys.released});
     if (!reply) return std::unexpected(reply.error());
     return decode_release(*reply);
@@ -43,7 +43,7 @@ std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::s
 std::expected<bool, std::error_code> leave_line_once(Connection& c, std::string_view prefix,
                                                      const ResourceName& resource, const OwnerToken& owner) {
     const auto keys = make_keys(prefix, resource);
-    auto reply = run_script(c, scripts::leave_line, {keys.waiters, keys.waiter_deadlines, keys.lock},
+    auto reply = run_script(c, scripts::leave_line, {keys.waiters, keys.waiter_deadlines, keys.lock, keys.sleepers},
                             {owner.str(), keys.released});
     if (!reply) return std::unexpected(reply.error());
     if (reply->kind != Reply::Kind::integer) return std::unexpected(make_error_code(errc::protocol_error));

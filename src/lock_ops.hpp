@@ -16,9 +16,14 @@ struct HolderMeta {
     std::string label;
 };
 
+/// Where a refused attempt leaves its owner waiting (see acquire.lua): nowhere (a single
+/// attempt), in the fair line, or among the sleepers that releases wake one at a time.
+enum class WaitPlace { none, fair_line, sleepers };
+
 std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
                                                           const ResourceName& resource, const OwnerToken& owner,
-                                                          const AcquireOptions& options, const HolderMeta& holder);
+                                                          const AcquireOptions& options, const HolderMeta& holder,
+                                                          WaitPlace place);
 
 std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string_view prefix,
                                                       const ResourceName& resource, const OwnerToken& owner,
@@ -27,7 +32,7 @@ std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner);
 
-/// Gives up a fair waiter's place in the line (true) or finds it had none (false).
+/// Gives up a waiter's place (fair line or sleepers): true, or false when it had none.
 std::expected<bool, std::error_code> leave_line_once(Connection& c, std::string_view prefix,
                                                      const ResourceName& resource, const OwnerToken& owner);
 

@@ -13,6 +13,7 @@ struct LockKeys {
     std::string fence;             ///< <prefix>fence:{R}: the fencing counter, never expires
     std::string waiters;           ///< <prefix>waiters:{R}: fair-mode line, zset owner -> arrival (us)
     std::string waiter_deadlines;  ///< <prefix>waiter-deadlines:{R}: hash owner -> slot lapse (ms)
+    std::string sleepers;          ///< <prefix>sleepers:{R}: other waiters, zset owner -> arrival (us)
     std::string released;          ///< <prefix>released:{R}: pub/sub channel, one message per release
 };
 

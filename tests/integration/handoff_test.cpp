@@ -22,6 +22,7 @@ protected:
         return std::stol(out.substr(out.find('\n') + 1));
     }
     long places(std::string_view r) { return std::stol(redis->cli({"ZCARD", "waiters:{" + std::string(r) + "}"})); }
+    long sleepers(std::string_view r) { return std::stol(redis->cli({"ZCARD", "sleepers:{" + std::string(r) + "}"})); }
     std::int64_t redis_ms() {
         const std::string t = redis->cli({"TIME"});
         const auto nl = t.find('\n');
@@ -132,6 +133,41 @@ TEST_F(HandoffTest, FairWaitersGetTheLockInArrivalOrderAndOnlyTheNextOneWakes) {
     // when the release naming it came. With a minute of backoff nothing else made it try.
     EXPECT_EQ(attempts, (std::vector<unsigned>{2, 2, 2, 2}));
     EXPECT_EQ(places("fifo"), 0);
+}
+
+// Clients stand for processes. Without fair mode too, each release names one waiter (the
+// longest sleeping), so waiters in other processes stay asleep instead of all trying at once.
+TEST_F(HandoffTest, EachReleaseWakesOneWaiterAcrossClients) {
+    auto holder_client = client();
+    const auto r = resource("herd");
+    auto held = holder_client.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+
+    constexpr int waiters = 4;
+    std::vector<LockClient> clients;
+    for (int i = 0; i < waiters; ++i) clients.push_back(client());
+    std::mutex m;
+    std::vector<unsigned> attempts(waiters);
+    std::vector<std::jthread> threads;
+    for (int i = 0; i < waiters; ++i) {
+        threads.emplace_back([&, i] {
+            auto got = clients[i].acquire(r, {.lease = 10s, .wait = 90s, .backoff = sleepy});
+            ASSERT_TRUE(got && got->acquired());
+            {
+                std::lock_guard lock(m);
+                attempts[i] = got->attempts;
+            }
+            ASSERT_TRUE(clients[i].release(r, got->lease->owner));
+        });
+        // Refused twice (the second attempt watched): asleep until a release names it.
+        ASSERT_TRUE(eventually([&] { return script_calls() == 1 + 2 * (i + 1); }));
+    }
+    ASSERT_EQ(sleepers("herd"), waiters);
+    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+    threads.clear();
+    // Two refusals and the grant: no waiter ever tried for a release that named another.
+    EXPECT_EQ(attempts, (std::vector<unsigned>{3, 3, 3, 3}));
+    EXPECT_EQ(sleepers("herd"), 0);
 }
 
 TEST_F(HandoffTest, NoAcquisitionOvertakesALiveFairWaiter) {

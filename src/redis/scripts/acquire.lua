@@ -4,11 +4,14 @@
 -- KEYS[2]  fence key    fence:{R}             integer counter; never expires, never deleted
 -- KEYS[3]  waiters      waiters:{R}           fair-mode line: zset owner -> arrival (us)
 -- KEYS[4]  deadlines    waiter-deadlines:{R}  hash owner -> ms when the waiter's place lapses
+-- KEYS[5]  sleepers     sleepers:{R}          other waiters: zset owner -> arrival (us); they
+--                                             block nobody, releases wake them in turn
 -- ARGV[1]  owner token (fresh per acquisition)
 -- ARGV[2]  lease length in ms (> 0, validated by the client)
 -- ARGV[3]  max hold in ms (>= lease): renewals are refused after acquisition + max hold
 -- ARGV[4]  holder host   ARGV[5] holder pid   ARGV[6] holder label (may be empty)
--- ARGV[7]  '1': fair mode, take (or keep) a place in the line when not granted
+-- ARGV[7]  when not granted: '1' take (or keep) a place in the fair line, '2' among the
+--          sleepers, '0' neither (a single attempt)
 -- ARGV[8]  ms a place in the line lasts unless the waiter tries again
 --
 -- Replies
@@ -52,14 +55,15 @@ while true do
 end
 
 local function wait_in_line()
-    if ARGV[7] ~= '1' then return end
+    if ARGV[7] ~= '1' and ARGV[7] ~= '2' then return end
+    local line = ARGV[7] == '1' and KEYS[3] or KEYS[5]
     local slot_ms = tonumber(ARGV[8])
     -- Built as a string: Lua would print the number with 14 significant digits.
     local arrival_us = t[1] .. string.format('%06d', tonumber(t[2]))
-    redis.call('ZADD', KEYS[3], 'NX', arrival_us, ARGV[1])
+    redis.call('ZADD', line, 'NX', arrival_us, ARGV[1])
     redis.call('HSET', KEYS[4], ARGV[1], now_ms + slot_ms)
     -- A key's TTL never ends before its longest-lived place.
-    if redis.call('PTTL', KEYS[3]) < slot_ms then redis.call('PEXPIRE', KEYS[3], slot_ms) end
+    if redis.call('PTTL', line) < slot_ms then redis.call('PEXPIRE', line, slot_ms) end
     if redis.call('PTTL', KEYS[4]) < slot_ms then redis.call('PEXPIRE', KEYS[4], slot_ms) end
 end
 
@@ -74,6 +78,9 @@ end
 if head then
     redis.call('ZREM', KEYS[3], head)
     redis.call('HDEL', KEYS[4], head)
+elseif ARGV[7] == '2' then
+    redis.call('ZREM', KEYS[5], ARGV[1])
+    redis.call('HDEL', KEYS[4], ARGV[1])
 end
 
 local fence = redis.call('INCR', KEYS[2])
