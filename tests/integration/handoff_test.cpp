@@ -1,5 +1,6 @@
 // Waiting for a held lock: release messages wake waiters (no blind polling), the fair mode's
 // line in Redis, and the fallbacks when messages cannot arrive.
+#include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -23,6 +24,42 @@ protected:
     }
     long places(std::string_view r) { return std::stol(redis->cli({"ZCARD", "waiters:{" + std::string(r) + "}"})); }
     long sleepers(std::string_view r) { return std::stol(redis->cli({"ZCARD", "sleepers:{" + std::string(r) + "}"})); }
+
+    struct Turns {
+        std::vector<int> order;           // waiters in the order they got the lock
+        std::vector<unsigned> attempts;   // per waiter
+    };
+    // Four waiters, each in a client of its own (a process, as far as Redis can tell), queue
+    // up behind a holder one by one (the next starts once `settled(i)` holds for waiter i);
+    // then the holder releases and each waiter takes the lock and releases it in turn.
+    Turns take_turns(std::string_view name, const AcquireOptions& o, const std::function<bool(int)>& settled) {
+        constexpr int waiters = 4;
+        const auto r = resource(name);
+        auto holder_client = client();
+        auto held = holder_client.try_acquire(r, {.lease = 60s});
+        EXPECT_TRUE(held && held->acquired());
+        std::vector<LockClient> clients;
+        for (int i = 0; i < waiters; ++i) clients.push_back(client());
+        std::mutex m;
+        Turns turns{{}, std::vector<unsigned>(waiters)};
+        std::vector<std::jthread> threads;
+        for (int i = 0; i < waiters; ++i) {
+            threads.emplace_back([&, i] {
+                auto got = clients[i].acquire(r, o);
+                ASSERT_TRUE(got && got->acquired());
+                {
+                    std::lock_guard lock(m);
+                    turns.order.push_back(i);
+                    turns.attempts[i] = got->attempts;
+                }
+                ASSERT_TRUE(clients[i].release(r, got->lease->owner));
+            });
+            EXPECT_TRUE(eventually([&] { return settled(i); })) << "waiter " << i << " never settled";
+        }
+        EXPECT_TRUE(holder_client.release(r, held->lease->owner));
+        threads.clear();  // joined before `turns` is read
+        return turns;
+    }
     std::int64_t redis_ms() {
         const std::string t = redis->cli({"TIME"});
         const auto nl = t.find('\n');
@@ -100,73 +137,24 @@ TEST_F(HandoffTest, ThreadsOfOneClientTakeTurnsWithoutARetryStorm) {
 // Each client stands for a process of its own: every release names the next fair waiter, so
 // only that one wakes (no herd across clients) and the others never try in vain.
 TEST_F(HandoffTest, FairWaitersGetTheLockInArrivalOrderAndOnlyTheNextOneWakes) {
-    auto holder_client = client();
-    const auto r = resource("fifo");
-    auto held = holder_client.try_acquire(r, {.lease = 60s});
-    ASSERT_TRUE(held && held->acquired());
-
-    constexpr int waiters = 4;
-    std::vector<LockClient> clients;
-    for (int i = 0; i < waiters; ++i) clients.push_back(client());
-    std::mutex m;
-    std::vector<int> order;
-    std::vector<unsigned> attempts(waiters);
-    std::vector<std::jthread> threads;
-    for (int i = 0; i < waiters; ++i) {
-        threads.emplace_back([&, i] {
-            auto got = clients[i].acquire(r, {.lease = 10s, .wait = 90s, .backoff = sleepy, .fair = true});
-            ASSERT_TRUE(got && got->acquired());
-            {
-                std::lock_guard lock(m);
-                order.push_back(i);
-                attempts[i] = got->attempts;
-            }
-            ASSERT_TRUE(clients[i].release(r, got->lease->owner));
-        });
-        // The next waiter starts only once this one has its place in the line.
-        ASSERT_TRUE(eventually([&] { return places("fifo") == i + 1; }));
-    }
-    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
-    threads.clear();
-    EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+    const auto turns = take_turns("fifo", {.lease = 10s, .wait = 90s, .backoff = sleepy, .fair = true},
+                                  [&](int i) { return places("fifo") == i + 1; });
+    EXPECT_EQ(turns.order, (std::vector<int>{0, 1, 2, 3}));
     // A fair waiter subscribes before its first attempt: refused when taking its place, granted
     // when the release naming it came. With a minute of backoff nothing else made it try.
-    EXPECT_EQ(attempts, (std::vector<unsigned>{2, 2, 2, 2}));
+    EXPECT_EQ(turns.attempts, (std::vector<unsigned>{2, 2, 2, 2}));
     EXPECT_EQ(places("fifo"), 0);
 }
 
 // Clients stand for processes. Without fair mode too, each release names one waiter (the
 // longest sleeping), so waiters in other processes stay asleep instead of all trying at once.
 TEST_F(HandoffTest, EachReleaseWakesOneWaiterAcrossClients) {
-    auto holder_client = client();
-    const auto r = resource("herd");
-    auto held = holder_client.try_acquire(r, {.lease = 60s});
-    ASSERT_TRUE(held && held->acquired());
-
-    constexpr int waiters = 4;
-    std::vector<LockClient> clients;
-    for (int i = 0; i < waiters; ++i) clients.push_back(client());
-    std::mutex m;
-    std::vector<unsigned> attempts(waiters);
-    std::vector<std::jthread> threads;
-    for (int i = 0; i < waiters; ++i) {
-        threads.emplace_back([&, i] {
-            auto got = clients[i].acquire(r, {.lease = 10s, .wait = 90s, .backoff = sleepy});
-            ASSERT_TRUE(got && got->acquired());
-            {
-                std::lock_guard lock(m);
-                attempts[i] = got->attempts;
-            }
-            ASSERT_TRUE(clients[i].release(r, got->lease->owner));
-        });
-        // Refused twice (the second attempt watched): asleep until a release names it.
-        ASSERT_TRUE(eventually([&] { return script_calls() == 1 + 2 * (i + 1); }));
-    }
-    ASSERT_EQ(sleepers("herd"), waiters);
-    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
-    threads.clear();
+    // Refused twice (the second attempt watched): asleep until a release names it.
+    const auto turns = take_turns("herd", {.lease = 10s, .wait = 90s, .backoff = sleepy},
+                                  [&](int i) { return script_calls() == 1 + 2 * (i + 1); });
     // Two refusals and the grant: no waiter ever tried for a release that named another.
-    EXPECT_EQ(attempts, (std::vector<unsigned>{3, 3, 3, 3}));
+    EXPECT_EQ(turns.attempts, (std::vector<unsigned>{3, 3, 3, 3}));
+    EXPECT_EQ(turns.order, (std::vector<int>{0, 1, 2, 3}));
     EXPECT_EQ(sleepers("herd"), 0);
 }
 
