@@ -46,6 +46,9 @@ struct ReleaseNotifier::State {
     std::map<std::string, Channel, std::less<>> channels;
     int wake_fd;
     bool stopping = false;
+    // No subscriber connection before this (a failed connect, a refused SUBSCRIBE): waiters
+    // poll instead of waiting for a confirmation that cannot come.
+    std::chrono::steady_clock::time_point offline_until{};
 };
 
 namespace {
@@ -72,7 +75,7 @@ public:
                 if (!ctx_) {
                     forget_idle_channels();
                     if (wanted()) {
-                        const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next_connect_ - clock::now());
+                        const auto wait = std::chrono::ceil<std::chrono::milliseconds>(s_->offline_until - clock::now());
                         connect_now = wait <= std::chrono::milliseconds::zero();
                         timeout_ms = connect_now ? -1 : static_cast<int>(wait.count());
                     }
@@ -113,7 +116,7 @@ private:
         if (!ctx) {
             std::lock_guard lock(s_->mutex);
             fail_all();
-            next_connect_ = clock::now() + next_retry();
+            s_->offline_until = clock::now() + next_retry();
             return;
         }
         ctx_ = std::move(*ctx);
@@ -229,8 +232,8 @@ private:
     void drop(std::chrono::milliseconds reconnect_after) {
         ctx_.reset();
         pending_write_ = false;
-        next_connect_ = clock::now() + reconnect_after;
         std::lock_guard lock(s_->mutex);
+        s_->offline_until = clock::now() + reconnect_after;
         fail_all();
     }
 
@@ -250,7 +253,6 @@ private:
     ContextPtr ctx_;
     bool pending_write_ = false;
     std::chrono::milliseconds retry_{0};
-    clock::time_point next_connect_{};
 };
 
 }  // namespace
@@ -317,6 +319,7 @@ bool ReleaseNotifier::Waiter::subscribed(steady_time until, std::stop_token stop
     std::unique_lock lock(state_->mutex);
     auto& c = state_->channels[channel_];
     const auto failures = c.failures;
+    if (std::chrono::steady_clock::now() < state_->offline_until) return false;
     cv_.wait_until(lock, stop, until, [&] { return c.confirmed || c.failures != failures; });
     return c.confirmed;
 }
