@@ -2,6 +2,7 @@
 // line in Redis, and the fallbacks when messages cannot arrive.
 #include <functional>
 #include <future>
+#include <optional>
 #include <mutex>
 #include <thread>
 
@@ -36,8 +37,9 @@ protected:
         constexpr int waiters = 4;
         const auto r = resource(name);
         auto holder_client = client();
-        auto held = holder_client.try_acquire(r, {.lease = 60s});
-        EXPECT_TRUE(held && held->acquired());
+        const auto held = hold_for_a_minute(holder_client, r);
+        EXPECT_TRUE(held);
+        if (!held) return {};
         std::vector<LockClient> clients;
         for (int i = 0; i < waiters; ++i) clients.push_back(client());
         std::mutex m;
@@ -56,7 +58,7 @@ protected:
             });
             EXPECT_TRUE(eventually([&] { return settled(i); })) << "waiter " << i << " never settled";
         }
-        EXPECT_TRUE(holder_client.release(r, held->lease->owner));
+        EXPECT_TRUE(holder_client.release(r, held->owner));
         threads.clear();  // joined before `turns` is read
         return turns;
     }
@@ -65,6 +67,17 @@ protected:
         const auto nl = t.find('\n');
         return std::stoll(t.substr(0, nl)) * 1000 + std::stoll(t.substr(nl + 1)) / 1000;
     }
+    // A lease on `r` its holder keeps for a minute unless it releases it.
+    std::optional<Lease> hold_for_a_minute(LockClient& c, const ResourceName& r) {
+        auto held = c.try_acquire(r, {.lease = 60s});
+        if (!held || !held->acquired()) return std::nullopt;
+        return held->lease;
+    }
+    // An acquire() on another thread, waiting for `r`.
+    std::future<Result<Acquisition>> start_waiting(LockClient& c, const ResourceName& r, AcquireOptions o) {
+        return std::async(std::launch::async, [&c, r, o] { return c.acquire(r, o); });
+    }
+
     // A place in the fair line for an owner that never comes back (a crashed waiter).
     void ghost_place(std::string_view r, const std::string& owner, std::int64_t lapses_at_ms) {
         const std::string tag = "{" + std::string(r) + "}";
@@ -77,22 +90,20 @@ TEST_F(HandoffTest, ReleaseWakesAWaiterWhoseBackoffWouldSleepForAMinute) {
     auto holder_client = client();
     auto waiter_client = client();
     const auto r = resource("order:1");
-    auto held = holder_client.try_acquire(r, {.lease = 60s});
-    ASSERT_TRUE(held && held->acquired());
+    const auto held = hold_for_a_minute(holder_client, r);
+    ASSERT_TRUE(held);
 
-    auto waiting = std::async(std::launch::async, [&] {
-        return waiter_client.acquire(r, {.lease = 10s, .wait = 120s, .backoff = sleepy});
-    });
+    auto waiting = start_waiting(waiter_client, r, {.lease = 10s, .wait = 120s, .backoff = sleepy});
     // Subscribed, and the attempt sent after the confirmation is in: from here no release
     // can go unseen, and the waiter's count of attempts is fixed.
     ASSERT_TRUE(eventually([&] { return subscribers("order:1") == 1 && script_calls() == 3; }));
-    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+    ASSERT_TRUE(holder_client.release(r, held->owner));
 
     // Far below the 60 s the waiter's own timers would take: only the message can wake it.
     ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready) << "the release did not wake the waiter";
     auto got = waiting.get();
     ASSERT_TRUE(got && got->acquired());
-    EXPECT_GT(got->lease->fence, held->lease->fence);
+    EXPECT_GT(got->lease->fence, held->fence);
     // One refused attempt, one more right after subscribing, one after the wake-up.
     EXPECT_EQ(got->attempts, 3u);
     EXPECT_TRUE(eventually([&] { return subscribers("order:1") == 0; })) << "the waiter left its channel subscribed";
@@ -193,8 +204,8 @@ TEST_F(HandoffTest, AFairWaiterThatGivesUpLeavesTheLine) {
     auto holder_client = client();
     auto waiter_client = client();
     const auto r = resource("impatient");
-    auto held = holder_client.try_acquire(r, {.lease = 60s});
-    ASSERT_TRUE(held && held->acquired());
+    const auto held = hold_for_a_minute(holder_client, r);
+    ASSERT_TRUE(held);
     auto gave_up = waiter_client.acquire(r, {.lease = 10s, .wait = 200ms, .fair = true});
     ASSERT_TRUE(gave_up);
     EXPECT_FALSE(gave_up->acquired());
@@ -205,14 +216,12 @@ TEST_F(HandoffTest, WithoutNotificationsWaitersPoll) {
     auto holder_client = client();
     auto waiter_client = client({.release_notifications = false});
     const auto r = resource("polled");
-    auto held = holder_client.try_acquire(r, {.lease = 60s});
-    ASSERT_TRUE(held && held->acquired());
-    auto waiting = std::async(std::launch::async, [&] {
-        return waiter_client.acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 5ms, .max = 20ms}});
-    });
+    const auto held = hold_for_a_minute(holder_client, r);
+    ASSERT_TRUE(held);
+    auto waiting = start_waiting(waiter_client, r, {.lease = 10s, .wait = 60s, .backoff = {.base = 5ms, .max = 20ms}});
     ASSERT_TRUE(eventually([&] { return script_calls() >= 3; })) << "the waiter never polled";
     EXPECT_EQ(subscribers("polled"), 0);
-    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+    ASSERT_TRUE(holder_client.release(r, held->owner));
     auto got = waiting.get();
     ASSERT_TRUE(got && got->acquired());
     EXPECT_EQ(subscribers("polled"), 0);
@@ -222,16 +231,14 @@ TEST_F(HandoffTest, ALostSubscriptionFallsBackToPollingAndResubscribes) {
     auto holder_client = client();
     auto waiter_client = client();
     const auto r = resource("cut");
-    auto held = holder_client.try_acquire(r, {.lease = 60s});
-    ASSERT_TRUE(held && held->acquired());
-    auto waiting = std::async(std::launch::async, [&] {
-        return waiter_client.acquire(r, {.lease = 10s, .wait = 120s, .backoff = sleepy});
-    });
+    const auto held = hold_for_a_minute(holder_client, r);
+    ASSERT_TRUE(held);
+    auto waiting = start_waiting(waiter_client, r, {.lease = 10s, .wait = 120s, .backoff = sleepy});
     ASSERT_TRUE(eventually([&] { return subscribers("cut") == 1; }));
     redis->cli({"CLIENT", "KILL", "TYPE", "pubsub"});
     // The subscriber reconnects and subscribes again while the waiter sleeps.
     ASSERT_TRUE(eventually([&] { return subscribers("cut") == 1; }));
-    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+    ASSERT_TRUE(holder_client.release(r, held->owner));
     // With a minute of backoff only the renewed subscription's message can wake it this soon.
     ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready) << "the release after the reconnect went unseen";
     auto got = waiting.get();
@@ -248,14 +255,12 @@ TEST_F(HandoffTest, AnAclUserWithoutChannelsStillReleasesAndWaitsByPolling) {
     auto holder_client = LockClient::create(options()).value();
     auto waiter_client = LockClient::create(options()).value();
     const auto r = resource("acl");
-    auto held = holder_client.try_acquire(r, {.lease = 60s});
-    ASSERT_TRUE(held && held->acquired());
-    auto waiting = std::async(std::launch::async, [&] {
-        return waiter_client.acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 5ms, .max = 20ms}});
-    });
+    const auto held = hold_for_a_minute(holder_client, r);
+    ASSERT_TRUE(held);
+    auto waiting = start_waiting(waiter_client, r, {.lease = 10s, .wait = 60s, .backoff = {.base = 5ms, .max = 20ms}});
     // The waiter was refused twice: its subscription was refused (NOPERM) and it polls.
     ASSERT_TRUE(eventually([&] { return script_calls() >= 3; }));
-    auto released = holder_client.release(r, held->lease->owner);
+    auto released = holder_client.release(r, held->owner);
     ASSERT_TRUE(released) << released.error().message();
     EXPECT_EQ(*released, ReleaseStatus::released);
     auto got = waiting.get();

@@ -128,6 +128,10 @@ TEST_F(CliTest, BadInputExitsTwoAndChangesNothing) {
         {"--redis", "http://127.0.0.1:6379", "inspect", "r"},
         {"--redis", "redis://127.0.0.1:99999", "inspect", "r"},
         {"--redis", "redis://:@127.0.0.1", "inspect", "r"},
+        {"bench", "--scenario", "lukewarm"},
+        {"bench", "--clients", "0"},
+        {"bench", "--scenario", "hot", "--connections", "0"},
+        {"bench", "--connections", "65"},
         {"no-such-command"},
     };
     for (const auto& args : cases) {
