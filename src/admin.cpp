@@ -6,6 +6,7 @@
 
 #include "client_impl.hpp"
 #include "core/keys.hpp"
+#include "core/protocol.hpp"
 #include "redis/script_runner.hpp"
 
 namespace fencelock {
@@ -107,7 +108,8 @@ Result<ForceReleaseOutcome> LockClient::force_release(const ResourceName& resour
             if (e.size() != 5) return malformed();
             out.status = e[0].integer == 1 ? ForceReleaseStatus::released : ForceReleaseStatus::active;
             out.owner = e[1].str;
-            out.fence = FencingToken(static_cast<std::uint64_t>(e[2].integer));
+            if (auto fence = parse_fence(e[2])) out.fence = *fence;
+            else return malformed();
             out.since_renew = milliseconds(e[3].integer);
             if (e[0].integer == 1) out.audit_id = e[4].str;
             else out.lease = milliseconds(e[4].integer);

@@ -25,13 +25,18 @@ bool as_int(const Reply& r, std::int64_t& out) {
 }
 
 bool as_fence(const Reply& r, FencingToken& out) {
-    std::int64_t v = 0;
-    if (!as_int(r, v) || v < 0) return false;
-    out = FencingToken(static_cast<std::uint64_t>(v));
-    return true;
+    auto fence = parse_fence(r);
+    if (fence) out = *fence;
+    return fence.has_value();
 }
 
 }  // namespace
+
+std::optional<FencingToken> parse_fence(const Reply& reply) {
+    std::int64_t v = 0;
+    if (!as_int(reply, v) || v < 0) return std::nullopt;
+    return FencingToken(static_cast<std::uint64_t>(v));
+}
 
 std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply) {
     std::int64_t flag = 0, ttl = 0, reacquired = 0;

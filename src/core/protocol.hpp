@@ -27,6 +27,10 @@ struct RenewReply {
     std::chrono::milliseconds ttl{0};
 };
 
+/// A fence in a script reply: a decimal string (exact up to 2^63 - 1) or, from scripts of
+/// earlier versions, an integer. nullopt when it is neither or negative.
+std::optional<FencingToken> parse_fence(const Reply& reply);
+
 std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply);
 std::expected<RenewReply, std::error_code> decode_renew(const Reply& reply);
 std::expected<ReleaseStatus, std::error_code> decode_release(const Reply& reply);

@@ -19,8 +19,12 @@ std::error_code error_from_reply(const std::string& message) {
     if (m.starts_with("NOAUTH") || m.starts_with("WRONGPASS") || m.starts_with("NOPERM") ||
         has("invalid password") || has("invalid username-password") || has("unauthenticated"))
         return errc::auth_failed;
+    // A script refused an argument before writing anything: the client sent what it should
+    // have refused itself (its options are validated against the same bounds).
+    if (has("ERR fencelock: argument")) return errc::protocol_error;
     // A script that failed on our own keys: a wrong type, a counter that is not an integer,
-    // or a lease hash with missing fields. The scripts write nothing before these can fail.
+    // an exhausted counter, or a lease hash with missing fields. The scripts write nothing
+    // before these can fail.
     if (has("WRONGTYPE") || has("not an integer") || has("user_script") || has("Error running script"))
         return errc::corrupt_key;
     return errc::protocol_error;

@@ -13,7 +13,7 @@
 #include <future>
 
 #include "faults/fault_proxy.hpp"
-#include "faults/raw_redis.hpp"
+#include "support/raw_redis.hpp"
 #include "faults/scenario.hpp"
 
 namespace fencelock::faults {
@@ -21,6 +21,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::eventually;
+using testing::RawRedis;
 
 using DelayedRelease = ScenarioTest;
 

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "faults/fault_proxy.hpp"
-#include "faults/raw_redis.hpp"
+#include "support/raw_redis.hpp"
 #include "support/eventually.hpp"
 #include "support/redis_server.hpp"
 
@@ -17,6 +17,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using fencelock::testing::eventually;
+using fencelock::testing::RawRedis;
 using fencelock::testing::RedisServer;
 
 std::size_t open_fds() {

@@ -12,7 +12,7 @@
 -- ARGV[6]  release channel  released:{R} (waiters are woken as on a normal release)
 --
 -- Replies
---   {1, owner, fence, since_renew_ms, audit_id}  released and audited
+--   {1, owner, fence, since_renew_ms, audit_id}  released and audited (fence: decimal string)
 --   {0}                                          not held: nothing to do, nothing audited
 --   {2, owner}                                   the holder is not the expected owner
 --   {3, owner, fence, since_renew_ms, lease_ms}  refused: renewed within the last lease period,
@@ -23,6 +23,8 @@
 -- writes first); the audit entry records who did it and why. The fence counter is untouched,
 -- so the next owner's fence is still larger than the forced-out holder's.
 
+-- @include args
+
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if not owner then
     return {0}
@@ -31,11 +33,10 @@ if ARGV[4] ~= '' and owner ~= ARGV[4] then
     return {2, owner}
 end
 local fields = redis.call('HMGET', KEYS[1], 'fence', 'renewed_ms', 'lease_ms')
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now_ms = server_ms()
 local since_renew = now_ms - tonumber(fields[2])
 if ARGV[5] ~= '1' and since_renew < tonumber(fields[3]) then
-    return {3, owner, tonumber(fields[1]), since_renew, tonumber(fields[3])}
+    return {3, owner, fields[1], since_renew, tonumber(fields[3])}
 end
 redis.call('DEL', KEYS[1])
 redis.pcall('PUBLISH', ARGV[6], '')  -- without channel permission: no wake-up
@@ -43,4 +44,4 @@ local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', 10000, '*',
     'resource', ARGV[1], 'owner', owner, 'fence', fields[1], 'reason', ARGV[2],
     'operator', ARGV[3], 'time_ms', now_ms, 'since_renew_ms', since_renew,
     'forced_active', ARGV[5])
-return {1, owner, tonumber(fields[1]), since_renew, id}
+return {1, owner, fields[1], since_renew, id}

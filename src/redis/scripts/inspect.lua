@@ -9,9 +9,10 @@
 --   pttl        PTTL of the lock (-2 when not held)
 --   fields      HGETALL of the lease hash (empty when not held)
 
+-- @include args
+
 local last_fence = redis.call('GET', KEYS[2]) or '0'
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now_ms = server_ms()
 local reply = {last_fence, now_ms, redis.call('PTTL', KEYS[1])}
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields do

@@ -12,8 +12,12 @@
 --   1  the place was given up
 --   0  the owner had no place
 --
--- If the lock is free, the next waiter is woken (named as release names it): the one leaving
--- may have been woken for it. Lapsed places are left for acquire and release to drop.
+-- If the lock is free, the next waiter is woken, named by the same live-waiter rule as release
+-- (lib/line.lua): the one leaving may have been woken for it, and naming a waiter whose place
+-- has lapsed would wake nobody while the lock sits free.
+
+-- @include args
+-- @include line
 
 local removed = redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[4], ARGV[1])
 if removed == 0 then
@@ -21,8 +25,8 @@ if removed == 0 then
 end
 redis.call('HDEL', KEYS[2], ARGV[1])
 if redis.call('EXISTS', KEYS[3]) == 0 then
-    local first = redis.call('ZRANGE', KEYS[1], 0, 0)
-    if #first == 0 then first = redis.call('ZRANGE', KEYS[4], 0, 0) end
-    redis.pcall('PUBLISH', ARGV[2], first[1] or '')  -- without channel permission: no wake-up
+    local now_ms = server_ms()
+    local next_owner = first_live(KEYS[1], KEYS[2], now_ms) or first_live(KEYS[4], KEYS[2], now_ms) or ''
+    redis.pcall('PUBLISH', ARGV[2], next_owner)  -- without channel permission: no wake-up
 end
 return 1

@@ -21,30 +21,18 @@
 -- empty and each subscribed client wakes its first waiter. Messages only wake: a waiter still
 -- takes the lock through acquire, so a lost or spurious one can delay it, never let two hold it.
 
+-- @include args
+-- @include line
+
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
     return 0
 end
 redis.call('DEL', KEYS[1])
 
--- The first place of a line that has not lapsed; lapsed places before it are dropped.
-local now_ms
-local function first_live(line)
-    while true do
-        local first = redis.call('ZRANGE', line, 0, 0)
-        if #first == 0 then return nil end
-        if not now_ms then
-            local t = redis.call('TIME')
-            now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        end
-        if tonumber(redis.call('HGET', KEYS[3], first[1]) or '0') > now_ms then return first[1] end
-        redis.call('ZREM', line, first[1])
-        redis.call('HDEL', KEYS[3], first[1])
-    end
-end
-
 local next_owner = ''
 if redis.call('EXISTS', KEYS[2], KEYS[4]) > 0 then
-    next_owner = first_live(KEYS[2]) or first_live(KEYS[4]) or ''
+    local now_ms = server_ms()
+    next_owner = first_live(KEYS[2], KEYS[3], now_ms) or first_live(KEYS[4], KEYS[3], now_ms) or ''
 end
 -- pcall: an ACL user without channel permission (Redis 7's default) must still release.
 redis.pcall('PUBLISH', ARGV[2], next_owner)

@@ -2,33 +2,41 @@
 --
 -- KEYS[1]  lock key  lock:{R}
 -- ARGV[1]  owner token
--- ARGV[2]  new lease length in ms (> 0)
+-- ARGV[2]  new lease length in ms, 1 .. MAX_LEASE_MS
 --
 -- Replies
---   {1, fence, pttl}  renewed: the lease now ends pttl (= ARGV[2]) ms from now
+--   {1, fence, ttl}   renewed: the lease now ends ttl ms from now; ttl is ARGV[2], or less
+--                     where the lock's end-by deadline comes first
 --   {0}               not owner: the lock is gone or another owner holds it
 --   {2, fence}        max hold exceeded: nothing changed; the lease runs out on its own
+--   error             an argument out of range; nothing changed
 --
 -- Why it is safe: ownership is compared and the TTL set in one script. The fence is never
--- touched: ownership has not changed. The max-hold deadline is checked against Redis TIME,
--- so a client with a wrong or paused clock cannot stretch its hold: no renewal is granted at
--- or after acquired + max_hold, so no lease outlives acquired + max_hold + one lease length.
--- (The TTL is deliberately not clamped to the deadline: the lease would then always vanish at
--- the deadline and the holder could not tell "max hold reached" from "lease lost".)
+-- touched: ownership has not changed. Both limits come from Redis TIME, so a client with a
+-- wrong or paused clock, or one asking for a long lease, cannot stretch its hold: no renewal is
+-- granted at or after acquired + max_hold, and no TTL reaches past ends_by_ms = acquired +
+-- max_hold + the lease granted at acquisition. (The TTL is not clamped to max_hold itself: the
+-- lease would then always vanish at that moment and the holder could not tell "max hold
+-- reached" from "lease lost".)
 
-local owner = redis.call('HGET', KEYS[1], 'owner')
-if owner ~= ARGV[1] then
+-- @include args
+
+local requested_ms = ms_arg(2, 1, MAX_LEASE_MS)
+local lease = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'max_hold_until_ms', 'ends_by_ms', 'lease_ms')
+if lease[1] ~= ARGV[1] then
     return {0}
 end
 
-local fence = tonumber(redis.call('HGET', KEYS[1], 'fence'))
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if now_ms >= tonumber(redis.call('HGET', KEYS[1], 'max_hold_until_ms')) then
+local fence = lease[2]
+local now_ms = server_ms()
+local max_hold_until = tonumber(lease[3])
+if now_ms >= max_hold_until then
     return {2, fence}
 end
 
-local lease_ms = tonumber(ARGV[2])
+-- Locks written before ends_by_ms existed: the bound from the lease they hold now.
+local ends_by = tonumber(lease[4] or '') or max_hold_until + tonumber(lease[5])
+local lease_ms = math.min(requested_ms, ends_by - now_ms)
 redis.call('PEXPIRE', KEYS[1], lease_ms)
 redis.call('HSET', KEYS[1], 'renewed_ms', now_ms, 'lease_ms', lease_ms)
 redis.call('HINCRBY', KEYS[1], 'renewals', 1)

@@ -1,4 +1,4 @@
-#include "faults/raw_redis.hpp"
+#include "support/raw_redis.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <system_error>
 
-namespace fencelock::faults {
+namespace fencelock::testing {
 
 using Clock = std::chrono::steady_clock;
 
@@ -69,4 +69,4 @@ bool RawRedis::closed_within(std::chrono::milliseconds timeout) {
     return eof_;
 }
 
-}  // namespace fencelock::faults
+}  // namespace fencelock::testing

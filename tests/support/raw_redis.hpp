@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace fencelock::faults {
+namespace fencelock::testing {
 
 class RawRedis {
 public:
@@ -32,4 +32,4 @@ private:
     bool eof_ = false;
 };
 
-}  // namespace fencelock::faults
+}  // namespace fencelock::testing

@@ -1,0 +1,16 @@
+-- Shared: the live-waiter rule. A place in a line (fair waiters or sleepers) is live until its
+-- deadline in waiter-deadlines:{R}; the first live place of a line is found by dropping the
+-- lapsed ones ahead of it. acquire, release and leave_line all name or grant through this one
+-- function, so none of them can name a waiter whose place has lapsed.
+
+-- The first live owner of `line` and its deadline, or nil; lapsed places before it are removed.
+local function first_live(line, deadlines, now_ms)
+    while true do
+        local first = redis.call('ZRANGE', line, 0, 0)
+        if #first == 0 then return nil end
+        local deadline = tonumber(redis.call('HGET', deadlines, first[1]) or '0')
+        if deadline > now_ms then return first[1], deadline end
+        redis.call('ZREM', line, first[1])
+        redis.call('HDEL', deadlines, first[1])
+    end
+end

@@ -1,0 +1,171 @@
+// What the scripts guarantee whatever they are sent: fences exact to 2^63 - 1, holding bounded
+// by the max hold whatever lease a renewal asks for, every argument checked before anything
+// is written, a failed acquire that changes nothing, and one live-waiter rule for every script
+// that names a waiter. Against a real redis-server; each test compares Redis snapshots or
+// the values Redis holds, not only the replies.
+#include <string>
+#include <vector>
+
+#include "integration/lock_fixture.hpp"
+#include "redis/scripts.hpp"
+#include "support/raw_redis.hpp"
+
+namespace fencelock::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ScriptSafetyTest : public LockTest {
+protected:
+    /// Runs the acquire script by EVAL with `args` as ARGV (what a buggy or hostile client
+    /// could send), returning redis-cli's output.
+    std::string eval_acquire(std::string_view r, const std::vector<std::string>& args) {
+        const std::string tag = "{" + std::string(r) + "}";
+        std::vector<std::string> argv{"EVAL", std::string(detail::scripts::acquire.body), "5", "lock:" + tag,
+                                      "fence:" + tag, "waiters:" + tag, "waiter-deadlines:" + tag,
+                                      "sleepers:" + tag};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return redis->cli(argv);
+    }
+};
+
+TEST_F(ScriptSafetyTest, FencesPast2To53StayExactAndDistinct) {
+    auto c = client();
+    const auto r = resource("big");
+    redis->cli({"SET", "fence:{big}", "9007199254740993"});  // 2^53 + 1: not a double
+    auto a = c.try_acquire(r, {.lease = 10s});
+    ASSERT_TRUE(a && a->acquired());
+    ASSERT_TRUE(c.release(r, a->lease->owner));
+    auto b = c.try_acquire(r, {.lease = 10s});
+    ASSERT_TRUE(b && b->acquired());
+    EXPECT_EQ(a->lease->fence.value(), 9007199254740994u);
+    EXPECT_EQ(b->lease->fence.value(), 9007199254740995u);
+    EXPECT_EQ(redis->cli({"GET", "fence:{big}"}), "9007199254740995");
+    auto info = c.inspect(r);
+    ASSERT_TRUE(info && info->holder);
+    EXPECT_EQ(info->holder->fence, b->lease->fence);
+    auto renewed = c.renew(r, b->lease->owner, 10s);
+    ASSERT_TRUE(renewed && renewed->fence);
+    EXPECT_EQ(*renewed->fence, b->lease->fence);
+}
+
+TEST_F(ScriptSafetyTest, FencesReach2To63Minus1AndThenFailWithNothingChanged) {
+    auto c = client();
+    const auto r = resource("top");
+    redis->cli({"SET", "fence:{top}", "9223372036854775806"});
+    auto last = c.try_acquire(r, {.lease = 10s});
+    ASSERT_TRUE(last && last->acquired());
+    EXPECT_EQ(last->lease->fence.value(), 9223372036854775807u);
+    ASSERT_TRUE(c.release(r, last->lease->owner));
+
+    const std::string before = redis->snapshot();
+    auto exhausted = c.try_acquire(r, {.lease = 10s});
+    ASSERT_FALSE(exhausted.has_value()) << "a counter at 2^63 - 1 has no next fence";
+    EXPECT_EQ(exhausted.error(), make_error_code(errc::corrupt_key));
+    EXPECT_EQ(redis->snapshot(), before);
+}
+
+TEST_F(ScriptSafetyTest, CorruptCountersFailWithNothingChanged) {
+    auto c = client();
+    const auto r = resource("bad");
+    for (const char* value : {"abc", "007", "-3", "1.5", "99999999999999999999"}) {
+        redis->cli({"SET", "fence:{bad}", value});
+        const std::string before = redis->snapshot();
+        auto got = c.try_acquire(r, {.lease = 10s});
+        ASSERT_FALSE(got.has_value()) << "counter '" << value << "' was accepted";
+        EXPECT_EQ(got.error(), make_error_code(errc::corrupt_key)) << value;
+        EXPECT_EQ(redis->snapshot(), before) << value;
+    }
+}
+
+TEST_F(ScriptSafetyTest, ARenewalAskingForAnyLeaseNeverOutlivesMaxHoldPlusTheGrantedLease) {
+    auto c = client();
+    const auto r = resource("hold");
+    auto a = c.try_acquire(r, {.lease = 1s, .max_hold = 2s});
+    ASSERT_TRUE(a && a->acquired());
+    auto renewed = c.renew(r, a->lease->owner, 20h);
+    ASSERT_TRUE(renewed);
+    ASSERT_EQ(renewed->status, RenewStatus::renewed);
+    // acquired + max_hold + lease = 3 s from acquisition at the latest.
+    EXPECT_LE(renewed->ttl, 3s);
+    EXPECT_GT(renewed->ttl, 1s);
+    EXPECT_LE(std::stoll(redis->cli({"PTTL", "lock:{hold}"})), 3000);
+}
+
+// Arguments a client must never send, sent anyway: each is refused before any write, so no
+// lock without a TTL (or with a field like '1e+17') can ever exist.
+TEST_F(ScriptSafetyTest, OutOfRangeArgumentsAreRefusedBeforeAnyWrite) {
+    const std::vector<std::vector<std::string>> bad = {
+        {"100000000000000000", "100000000000000000"},  // 1e17 ms once left a lock without TTL
+        {"1e5", "100000"},
+        {"-5", "100"},
+        {"0", "100"},
+        {"", "100"},
+        {"86400001", "86400001"},      // lease past limits::lease
+        {"1000", "999"},               // max hold shorter than the lease
+        {"1000", "2592000001"},        // max hold past limits::max_hold
+        {"1000", "100000000000000000"},
+    };
+    const std::string before = redis->snapshot();
+    for (const auto& lease_and_hold : bad) {
+        const std::string out = eval_acquire("x", {"owner-1", lease_and_hold[0], lease_and_hold[1], "h", "1", "", "1", "3000"});
+        EXPECT_NE(out.find("ERR fencelock: argument"), std::string::npos) << lease_and_hold[0] << ": " << out;
+    }
+    for (const auto& [mode, slot] : std::vector<std::pair<std::string, std::string>>{{"7", "3000"}, {"1", "0"}, {"1", "9999999999"}}) {
+        const std::string out = eval_acquire("x", {"owner-1", "1000", "2000", "h", "1", "", mode, slot});
+        EXPECT_NE(out.find("ERR fencelock: argument"), std::string::npos) << mode << "/" << slot << ": " << out;
+    }
+    EXPECT_EQ(redis->snapshot(), before);
+    // The same bounds hold on a lock that is held: nothing is touched either.
+    ASSERT_NE(eval_acquire("x", {"owner-1", "1000", "2000", "h", "1", "", "0", "3000"}).find("1"), std::string::npos);
+    const std::string held = redis->snapshot();
+    const std::string tag = "{x}";
+    const std::string out = redis->cli({"EVAL", std::string(detail::scripts::renew.body), "1", "lock:" + tag,
+                                        "owner-1", "100000000000000000"});
+    EXPECT_NE(out.find("ERR fencelock: argument"), std::string::npos) << out;
+    EXPECT_EQ(redis->snapshot(), held);
+}
+
+TEST_F(ScriptSafetyTest, AFailedAcquireKeepsTheFairHeadsPlace) {
+    auto c = client();
+    const auto r = resource("line");
+    // The lock is free and the waiter is first in the fair line, so acquire grants to it; the
+    // counter is corrupt, so the grant fails.
+    const auto waiter = OwnerToken::generate();
+    redis->cli({"ZADD", "waiters:{line}", "1", waiter.str()});
+    redis->cli({"HSET", "waiter-deadlines:{line}", waiter.str(), "99999999999999"});
+    redis->cli({"SET", "fence:{line}", "not-a-number"});
+
+    const std::string before = redis->snapshot();
+    auto failed = c.try_acquire(r, waiter, {.lease = 10s});
+    ASSERT_FALSE(failed.has_value());
+    EXPECT_EQ(redis->snapshot(), before) << "the head's place must survive a failed acquire";
+    EXPECT_EQ(redis->cli({"ZSCORE", "waiters:{line}", waiter.str()}), "1");
+}
+
+// leave_line names the next waiter by the same rule as release: a lapsed place ahead of a live
+// one is dropped, never named (naming it woke nobody and left the lock free until backoff.max).
+TEST_F(ScriptSafetyTest, LeaveLineNamesTheFirstLiveWaiterNotALapsedOne) {
+    const std::string now_ms = std::to_string(std::stoll(redis->cli({"TIME"}).substr(0, 10)) * 1000);
+    const std::string future = std::to_string(std::stoll(now_ms) + 600'000);
+    redis->cli({"ZADD", "waiters:{q}", "1", "lapsed", "2", "leaving", "3", "live"});
+    redis->cli({"HSET", "waiter-deadlines:{q}", "lapsed", "1000", "leaving", future, "live", future});
+
+    RawRedis subscriber(redis->port());
+    subscriber.send({"SUBSCRIBE", "released:{q}"});
+    std::vector<std::string> confirmation;
+    for (int i = 0; i < 6; ++i) confirmation.push_back(subscriber.read_line(5s).value_or("(none)"));
+    ASSERT_EQ(confirmation.back(), ":1") << "not subscribed";
+
+    const std::string out = redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "4", "waiters:{q}",
+                                        "waiter-deadlines:{q}", "lock:{q}", "sleepers:{q}", "leaving", "released:{q}"});
+    ASSERT_EQ(out, "1");
+    std::vector<std::string> message;
+    for (int i = 0; i < 7; ++i) message.push_back(subscriber.read_line(5s).value_or("(none)"));
+    EXPECT_EQ(message[2], "message");
+    EXPECT_EQ(message.back(), "live");
+    EXPECT_EQ(redis->cli({"ZRANGE", "waiters:{q}", "0", "-1"}), "live") << "the lapsed place is dropped";
+}
+
+}  // namespace
+}  // namespace fencelock::testing
