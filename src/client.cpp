@@ -272,7 +272,7 @@ KeeperStats LockClient::keeper_stats() const {
 
 Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken& owner,
                                   std::chrono::milliseconds lease) {
-    if (lease < std::chrono::milliseconds(10)) throw std::invalid_argument("renew: lease must be at least 10ms");
+    if (auto ok = validate_lease(lease); !ok) throw std::invalid_argument("renew: lease " + ok.error().message);
     const auto sent = steady_clock::now();
     auto reply = detail::renew_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner, lease);
     if (const auto& observer = impl_->options.observer)

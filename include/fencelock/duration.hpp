@@ -13,7 +13,7 @@ struct DurationError {
 };
 
 /// Parses `250ms`, `30s`, `5m`, `2h` into milliseconds. A bare number, a missing or unknown
-/// unit, zero, a negative or an overflowing value is an error: a lease of "0" or "30"
+/// unit, zero, a negative value or one longer than limits::duration (365 days) is an error: a lease of "0" or "30"
 /// (seconds? milliseconds?) is a bug waiting to happen.
 std::expected<std::chrono::milliseconds, DurationError> parse_duration(std::string_view text);
 

@@ -15,6 +15,25 @@ namespace fencelock {
 
 using std::chrono::milliseconds;
 
+/// Upper bounds of the duration options, checked by validate() before anything is sent (the
+/// Lua scripts check the Redis-side ones again). They keep every deadline Redis computes an
+/// exact integer and every steady_clock deadline far from overflow: a lease of 99999999h is a
+/// typo, not a plan.
+namespace limits {
+/// AcquireOptions::lease and every renewal's lease: 24 h.
+inline constexpr milliseconds lease{24LL * 3600 * 1000};
+/// AcquireOptions::max_hold: 30 days.
+inline constexpr milliseconds max_hold{30LL * 24 * 3600 * 1000};
+/// AcquireOptions::wait: 24 h.
+inline constexpr milliseconds wait{24LL * 3600 * 1000};
+/// connect_timeout and command_timeout (client, queue, stores): 10 min.
+inline constexpr milliseconds timeout{10LL * 60 * 1000};
+/// BackoffPolicy::max: 1 h.
+inline constexpr milliseconds backoff{3600LL * 1000};
+/// Any other duration (parse_duration refuses longer ones): 365 days.
+inline constexpr milliseconds duration{365LL * 24 * 3600 * 1000};
+}  // namespace limits
+
 /// A field that failed validation and why.
 struct OptionError {
     std::string field;
@@ -24,10 +43,13 @@ struct OptionError {
 /// Full-jitter exponential backoff between acquisition attempts: the delay before retry n
 /// (n = 0, 1, ...) is uniform in [0, min(max, base * 2^n)]. Random spread keeps contenders
 /// from retrying in lockstep after a release.
+/// Checks a lease length (acquisition or renewal): at least 10 ms, at most limits::lease.
+std::expected<void, OptionError> validate_lease(milliseconds lease);
+
 struct BackoffPolicy {
-    /// Ceiling of the first delay. Default 10 ms.
+    /// Ceiling of the first delay. Default 10 ms; at most `max`.
     milliseconds base{10};
-    /// Largest ceiling any delay can have. Default 1 s.
+    /// Largest ceiling any delay can have. Default 1 s; at most limits::backoff (1 h).
     milliseconds max{1000};
 
     std::expected<void, OptionError> validate() const;
@@ -39,10 +61,13 @@ struct ClientOptions {
     /// Prepended to every key (`<prefix>lock:{R}`), to share one Redis between applications.
     /// Must not contain '{' or '}' (it would move the Cluster hash tag). Default empty.
     std::string key_prefix{};
-    /// Limit for establishing a TCP connection (and AUTH/SELECT). Default 1 s.
+    /// Limit for establishing a TCP connection (and the handshake). Default 1 s; at most
+    /// limits::timeout (10 min).
     milliseconds connect_timeout{1000};
     /// Limit for one command's reply. A command that times out has an unknown outcome and
-    /// its connection is dropped and re-established on next use. Default 1 s.
+    /// its connection is dropped and re-established on next use. Default 1 s; at most
+    /// limits::timeout (10 min). A kept lease is declared lost at its safe-until moment even
+    /// while a renewal is still waiting for its reply: this timeout never delays a loss.
     milliseconds command_timeout{1000};
     /// Connections shared by the threads of one client. Each carries any number of concurrent
     /// calls, pipelined automatically on one socket (commands issued while a round trip is in
@@ -69,14 +94,15 @@ struct ClientOptions {
 
 struct AcquireOptions {
     /// Lease length: Redis deletes the lock this long after acquisition unless renewed.
-    /// Must be at least 10 ms. Default 30 s.
+    /// At least 10 ms, at most limits::lease (24 h). Default 30 s.
     milliseconds lease{30'000};
     /// Limit on total ownership, enforced by Redis from its own clock: renewals are refused
-    /// from acquisition + max_hold on, so no lease outlives acquisition + max_hold + lease.
-    /// Must be >= lease. Default 1 h.
+    /// from acquisition + max_hold on, and no renewal sets a TTL past acquisition + max_hold +
+    /// this lease, whatever lease it asks for. At least `lease`, at most limits::max_hold
+    /// (30 days). Default 1 h.
     milliseconds max_hold{std::chrono::hours(1)};
     /// How long acquire() keeps trying while the lock is contended or Redis is failing.
-    /// Zero means one attempt. Default 0. Ignored by try_acquire().
+    /// Zero means one attempt. Default 0; at most limits::wait (24 h). Ignored by try_acquire().
     milliseconds wait{0};
     /// Delays between attempts inside `wait`. While the client is subscribed to the lock's
     /// release messages (see ClientOptions::release_notifications) a waiter is woken by the

@@ -1,5 +1,7 @@
 #include "fencelock/duration.hpp"
 
+#include "fencelock/options.hpp"
+
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -35,7 +37,9 @@ std::expected<std::chrono::milliseconds, DurationError> parse_duration(std::stri
     auto [end, ec] = std::from_chars(text.data(), text.data() + digits, count);
     if (ec != std::errc{} || end != text.data() + digits) return fail("number out of range");
     if (count == 0) return fail("must be greater than zero");
-    if (count > std::numeric_limits<std::int64_t>::max() / unit->ms) return fail("too large");
+    // Longer than any option allows, and far from overflowing a steady_clock deadline.
+    if (count > limits::duration.count() / unit->ms)
+        return fail("too large (at most " + format_duration(limits::duration) + ")");
     return std::chrono::milliseconds(count * unit->ms);
 }
 

@@ -1,5 +1,7 @@
 #include "fencelock/options.hpp"
 
+#include "fencelock/duration.hpp"
+
 namespace fencelock {
 namespace {
 
@@ -7,12 +9,22 @@ std::unexpected<OptionError> bad(std::string field, std::string message) {
     return std::unexpected(OptionError{std::move(field), std::move(message)});
 }
 
+std::expected<void, OptionError> at_most(const char* field, milliseconds value, milliseconds limit) {
+    if (value > limit) return bad(field, "must be at most " + format_duration(limit));
+    return {};
+}
+
 }  // namespace
+
+std::expected<void, OptionError> validate_lease(milliseconds lease) {
+    if (lease < milliseconds(10)) return bad("lease", "must be at least 10ms");
+    return at_most("lease", lease, limits::lease);
+}
 
 std::expected<void, OptionError> BackoffPolicy::validate() const {
     if (base <= milliseconds::zero()) return bad("backoff.base", "must be positive");
     if (max < base) return bad("backoff.max", "must be >= backoff.base");
-    return {};
+    return at_most("backoff.max", max, limits::backoff);
 }
 
 std::expected<void, OptionError> ClientOptions::validate() const {
@@ -25,6 +37,8 @@ std::expected<void, OptionError> ClientOptions::validate() const {
         return bad("key_prefix", "must not contain '{' or '}' (it would move the Cluster hash tag)");
     if (connect_timeout <= milliseconds::zero()) return bad("connect_timeout", "must be positive");
     if (command_timeout <= milliseconds::zero()) return bad("command_timeout", "must be positive");
+    if (auto r = at_most("connect_timeout", connect_timeout, limits::timeout); !r) return r;
+    if (auto r = at_most("command_timeout", command_timeout, limits::timeout); !r) return r;
     if (pool_size == 0) return bad("pool_size", "must be at least 1");
     if (!(clock_drift_factor >= 0.0 && clock_drift_factor < 0.5))
         return bad("clock_drift_factor", "must be in [0, 0.5)");
@@ -32,9 +46,11 @@ std::expected<void, OptionError> ClientOptions::validate() const {
 }
 
 std::expected<void, OptionError> AcquireOptions::validate() const {
-    if (lease < milliseconds(10)) return bad("lease", "must be at least 10ms");
+    if (auto r = validate_lease(lease); !r) return r;
     if (max_hold < lease) return bad("max_hold", "must be >= lease");
+    if (auto r = at_most("max_hold", max_hold, limits::max_hold); !r) return r;
     if (wait < milliseconds::zero()) return bad("wait", "must not be negative");
+    if (auto r = at_most("wait", wait, limits::wait); !r) return r;
     if (auto r = backoff.validate(); !r) return r;
     return {};
 }

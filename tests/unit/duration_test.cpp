@@ -1,5 +1,6 @@
 // parse_duration accepts only "<positive integer><unit>"; format_duration writes the same form.
 #include "fencelock/duration.hpp"
+#include "fencelock/options.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,11 +23,18 @@ TEST(ParseDuration, AcceptsEachUnit) {
     EXPECT_EQ(parse_duration("007s").value(), 7'000ms);  // leading zeros are harmless
 }
 
-TEST(ParseDuration, LargestValuesThatFit) {
-    EXPECT_EQ(parse_duration("9223372036854775807ms").value(), milliseconds(9'223'372'036'854'775'807));
-    // floor(INT64_MAX / 3'600'000) hours fit; one more does not.
-    EXPECT_EQ(parse_duration("2562047788015h").value(), milliseconds(9'223'372'036'854'000'000));
+// Nothing longer than limits::duration (365 days) is read, so no deadline computed from a
+// parsed duration can overflow the clock (10000000h once wrapped a --wait into one attempt).
+TEST(ParseDuration, LongestDurationIsAYear) {
+    EXPECT_EQ(parse_duration("8760h").value(), fencelock::limits::duration);
+    EXPECT_EQ(parse_duration("31536000000ms").value(), fencelock::limits::duration);
+    EXPECT_FALSE(parse_duration("8761h").has_value());
+    EXPECT_FALSE(parse_duration("31536000001ms").has_value());
+    EXPECT_FALSE(parse_duration("10000000h").has_value());
+    EXPECT_FALSE(parse_duration("9223372036854775807ms").has_value());
     EXPECT_FALSE(parse_duration("2562047788016h").has_value());
+    EXPECT_NE(parse_duration("8761h").error().message.find("at most 8760h"), std::string::npos)
+        << parse_duration("8761h").error().message;
 }
 
 // Each of these must be refused with a message that names the input.
@@ -59,7 +67,7 @@ TEST(FormatDuration, ChoosesLargestExactUnit) {
 
 TEST(FormatDuration, RoundTripsThroughParse) {
     for (milliseconds d : {1ms, 999ms, 1'000ms, 1'001ms, 59'000ms, 60'000ms, 61'000ms, 3'599'999ms,
-                           3'600'000ms, 86'400'000ms, milliseconds(9'223'372'036'854'775'807)}) {
+                           3'600'000ms, 86'400'000ms, fencelock::limits::duration}) {
         const std::string text = format_duration(d);
         const auto back = parse_duration(text);
         ASSERT_TRUE(back.has_value()) << text << ": " << back.error().message;

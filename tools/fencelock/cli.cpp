@@ -61,7 +61,9 @@ RedisTarget redis_target(const Globals& globals) {
     }
     auto endpoint = parse_redis_url(url);
     if (!endpoint) throw InputError{"--redis", endpoint.error().message};
-    return {*endpoint, parse_duration_flag("--timeout", globals.timeout)};
+    const auto timeout = parse_duration_flag("--timeout", globals.timeout);
+    if (timeout > limits::timeout) throw InputError{"--timeout", "must be at most " + format_duration(limits::timeout)};
+    return {*endpoint, timeout};
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {

@@ -41,7 +41,7 @@ int run_renew(const Globals& g, const std::string& r, const std::string& owner_t
     const auto resource = parse_resource(r);
     const auto owner = parse_owner(owner_text);
     const auto lease = parse_duration_flag("--lease", lease_text);
-    if (lease < std::chrono::milliseconds(10)) throw InputError{"--lease", "must be at least 10ms"};
+    if (auto ok = validate_lease(lease); !ok) throw InputError{"--lease", ok.error().message};
     auto client = make_client(g);
     auto result = client.renew(resource, owner, lease);
     if (!result) return redis_failure(result.error());

@@ -119,6 +119,18 @@ TEST_F(CliTest, BadInputExitsTwoAndChangesNothing) {
         {"acquire", "r", "--lease", "10s", "--owner", "has space"},
         {"acquire", "r", "--lease", "10s", "--frobnicate"},
         {"acquire", "r"},
+        // Past the documented bounds (limits in fencelock/options.hpp): a 1e17 ms lease once
+        // left a lock without TTL, and 10000000h wrapped the clock.
+        {"acquire", "r", "--lease", "99999999h"},
+        {"acquire", "r", "--lease", "100000000000000000ms"},
+        {"acquire", "r", "--lease", "25h"},
+        {"acquire", "r", "--lease", "10s", "--max-hold", "721h"},
+        {"acquire", "r", "--lease", "10s", "--max-hold", "100000000000000000ms"},
+        {"acquire", "r", "--lease", "10s", "--wait", "25h"},
+        {"acquire", "r", "--lease", "10s", "--wait", "10000000h"},
+        {"--timeout", "10000000h", "inspect", "r"},
+        {"--timeout", "11m", "inspect", "r"},
+        {"renew", "existing", "--owner", "x", "--lease", "25h"},
         {"renew", "existing", "--owner", "", "--lease", "10s"},
         {"renew", "existing", "--owner", "x", "--lease", "forever"},
         {"release", "existing", "--owner", ""},
