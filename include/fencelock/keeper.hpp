@@ -51,8 +51,9 @@ struct KeepOptions {
     /// Delay before retrying a renewal that failed or whose reply never came; never later than
     /// half the time left before safe_until. Default 100 ms.
     milliseconds retry_delay{100};
-    /// Called once, on the keeper thread, when the lease is lost. Keep it short: it delays the
-    /// renewal of other leases. Default none.
+    /// Called once, on the keeper's timer thread, when the lease is lost: at its safe-until
+    /// moment at the latest (plus scheduling delay), even while a renewal is still waiting
+    /// for its reply. Keep it short: it delays the loss reports of other leases. Default none.
     std::function<void(const LeaseLoss&)> on_lost{};
     /// Called when the destructor's best-effort release fails (Redis error) or finds the lease
     /// held by someone else although it was not known to be lost. The failure is also logged

@@ -15,11 +15,14 @@ Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<Connectio
                std::shared_ptr<LockObserver> observer)
     : connection_(std::move(connection)), pool_(std::move(pool)), prefix_(std::move(key_prefix)),
       observer_(std::move(observer)),
+      sender_([this](std::stop_token stop) { send(stop); }),
       thread_([this](std::stop_token stop) { run(stop); }) {}
 
 Keeper::~Keeper() {
     thread_.request_stop();
+    sender_.request_stop();
     if (thread_.joinable()) thread_.join();
+    if (sender_.joinable()) sender_.join();  // after a batch on the wire returns
 }
 
 void Keeper::add(const std::shared_ptr<KeptLease>& lease) {
@@ -63,117 +66,135 @@ KeeperStats Keeper::stats() {
     return s;
 }
 
-void Keeper::mark_lost(KeptLease& lease, LossReason reason, std::vector<std::shared_ptr<KeptLease>>& lost,
-                       const std::shared_ptr<KeptLease>& ptr) {
+void Keeper::mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason) {
     ++stats_.leases_lost;
-    lease.reason = reason;
-    lease.state = State::lost;
-    lost.push_back(ptr);
+    lease->reason = reason;
+    lease->state = State::lost;
+    lost_.push_back(lease);
 }
 
-// The loop: sleep until the earliest renewal or deadline among the leases, then (1) declare
-// lost every lease whose safe_until has passed, (2) renew every lease that is due in one
-// pipelined batch, (3) run the stop tokens and callbacks of lost leases outside the lock.
+// The timer thread: sleep until the earliest renewal or deadline among the leases, then
+// (1) declare lost every lease whose safe_until has passed, a lease with a renewal still on the
+// wire included (the reply could only come too late), (2) hand every lease that is due to the
+// sender as one batch, if the sender is idle, (3) run the stop tokens and callbacks of lost
+// leases outside the lock. It never waits for the network, so a loss is reported at
+// safe_until plus scheduling delay, whatever the command timeout.
 void Keeper::run(std::stop_token stop) {
-    std::vector<std::shared_ptr<KeptLease>> due, lost;
+    std::vector<std::shared_ptr<KeptLease>> lost;
     std::unique_lock lock(mutex_);
     while (!stop.stop_requested()) {
         const auto now = steady_clock::now();
         auto wake = now + std::chrono::hours(1);
-        due.clear();
-        lost.clear();
+        const bool sender_idle = batch_.empty();
         for (const auto& lease : leases_) {
-            if (lease->state != State::active || lease->leaving || lease->in_flight) continue;
+            if (lease->state != State::active || lease->leaving) continue;
             if (expired(now, lease->deadline())) {
-                mark_lost(*lease, LossReason::expired, lost, lease);
+                mark_lost(lease, LossReason::expired);
                 continue;
             }
             wake = std::min(wake, lease->deadline());
-            if (renewal_due(now, lease->next_renewal, lease->policy.interval)) {
+            if (lease->in_flight) continue;
+            if (!renewal_due(now, lease->next_renewal, lease->policy.interval)) {
+                // Wake when the earliest renewal is due (not when it first may go early):
+                // that batch then sweeps up every lease due within the next quarter interval.
+                wake = std::min(wake, lease->next_renewal);
+            } else if (sender_idle) {
                 lease->in_flight = true;
-                due.push_back(lease);
+                batch_.push_back(lease);
                 if (now > lease->next_renewal)
                     stats_.max_send_lateness = std::max(
                         stats_.max_send_lateness,
                         std::chrono::duration_cast<std::chrono::microseconds>(now - lease->next_renewal));
-            } else {
-                // Wake when the earliest renewal is due (not when it first may go early):
-                // that batch then sweeps up every lease due within the next quarter interval.
-                wake = std::min(wake, lease->next_renewal);
             }
+            // Due while the sender is busy: its completion wakes this loop (dirty_).
         }
-        if (due.empty() && lost.empty()) {
+        if (sender_idle && !batch_.empty()) work_.notify_one();
+        if (lost_.empty()) {
             dirty_ = false;
             changed_.wait_until(lock, stop, wake, [&] { return dirty_; });
             continue;
         }
-        lock.unlock();
-        if (!due.empty()) renew_batch(due, lost);
-        for (const auto& lease : lost) {
-            if (observer_)
-                observer_->on_lease_lost(LossEvent{lease->resource, lease->owner, FencingToken(lease->fence),
-                                                   to_string(lease->reason.load()),
-                                                   lease->held_for(steady_clock::now())});
-            lease->stop.request_stop();
-            if (lease->keep.on_lost)
-                lease->keep.on_lost(LeaseLoss{lease->resource, FencingToken(lease->fence), lease->reason});
-        }
-        lock.lock();
+        lost.swap(lost_);
         std::erase_if(leases_, [](const auto& l) { return l->state == State::lost; });
+        lock.unlock();
+        fire_losses(lost);
+        lost.clear();
+        lock.lock();
     }
 }
 
-// Sends the renewals of `due` in one round trip and applies the replies. Runs without the
-// mutex held (the network is slow); takes it only to publish the results.
-void Keeper::renew_batch(std::vector<std::shared_ptr<KeptLease>>& due, std::vector<std::shared_ptr<KeptLease>>& lost) {
-    std::vector<ScriptCall> calls;
-    calls.reserve(due.size());
-    for (const auto& lease : due) calls.push_back({{lease->lock_key}, {lease->owner.str(), lease->lease_ms}});
-    const auto sent = steady_clock::now();
-    auto results = run_script_batch(*connection_, scripts::renew, calls);
-    const auto received = steady_clock::now();
+void Keeper::fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost) {
+    for (const auto& lease : lost) {
+        if (observer_)
+            observer_->on_lease_lost(LossEvent{lease->resource, lease->owner, FencingToken(lease->fence),
+                                               to_string(lease->reason.load()), lease->held_for(steady_clock::now())});
+        lease->stop.request_stop();
+        if (lease->keep.on_lost) lease->keep.on_lost(LeaseLoss{lease->resource, FencingToken(lease->fence), lease->reason});
+    }
+}
 
-    {
-        std::lock_guard lock(mutex_);
-        ++stats_.batches;
-        stats_.renewals_sent += due.size();
-        for (std::size_t i = 0; i < due.size(); ++i) {
-            KeptLease& lease = *due[i];
-            lease.in_flight = false;
-            if (lease.leaving) continue;  // release() owns it now
-            std::expected<RenewReply, std::error_code> reply =
-                results ? ((*results)[i] ? decode_renew(*(*results)[i]) : std::unexpected((*results)[i].error()))
-                        : std::unexpected(results.error());
-            if (observer_)
-                observer_->on_renew(RenewEvent{lease.resource, lease.owner,
-                                               reply ? renew_result(reply->status) : RenewResult::error,
-                                               reply ? reply->fence : std::nullopt, lease.lease, true,
-                                               reply ? std::error_code{} : reply.error()});
-            if (!reply) {
-                // Outcome unknown or Redis failing: retry while the lease can still be saved.
-                lease.next_renewal = retry_at(received, lease.deadline(), lease.policy);
-                continue;
-            }
-            switch (reply->status) {
-                case RenewStatus::renewed:
-                    // A confirmation that arrives after safe_until does not revive the lease:
-                    // the holder may already have been told it was gone.
-                    if (expired(received, lease.deadline())) {
-                        mark_lost(lease, LossReason::expired, lost, due[i]);
-                    } else {
-                        const LeaseTimes times = after_confirmation(sent, reply->ttl, lease.policy);
-                        lease.set_deadline(times.safe_until);
-                        lease.next_renewal = times.next_renewal;
-                        ++lease.renewals;
-                        ++stats_.renewals_confirmed;
-                    }
-                    break;
-                case RenewStatus::not_owner: mark_lost(lease, LossReason::not_owner, lost, due[i]); break;
-                case RenewStatus::max_hold_exceeded: mark_lost(lease, LossReason::max_hold_exceeded, lost, due[i]); break;
-            }
+// The sender thread: carries one batch at a time in one pipelined round trip, without the
+// mutex (the network is slow), and takes it only to publish the results.
+void Keeper::send(std::stop_token stop) {
+    std::vector<ScriptCall> calls;
+    std::unique_lock lock(mutex_);
+    while (true) {
+        work_.wait(lock, stop, [&] { return !batch_.empty(); });
+        if (stop.stop_requested()) return;
+        calls.clear();
+        for (const auto& lease : batch_) calls.push_back({{lease->lock_key}, {lease->owner.str(), lease->lease_ms}});
+        lock.unlock();
+        const auto sent = steady_clock::now();
+        const RenewBatchResults results = run_script_batch(*connection_, scripts::renew, calls);
+        const auto received = steady_clock::now();
+        lock.lock();
+        apply(results, sent, received);
+        batch_.clear();
+        dirty_ = true;
+        changed_.notify_all();
+    }
+}
+
+// Applies the replies of batch_ (mutex held).
+void Keeper::apply(const RenewBatchResults& results, steady_time sent, steady_time received) {
+    ++stats_.batches;
+    stats_.renewals_sent += batch_.size();
+    for (std::size_t i = 0; i < batch_.size(); ++i) {
+        KeptLease& lease = *batch_[i];
+        lease.in_flight = false;
+        // release() owns a leaving lease; a lost one stays lost (the timer declared it).
+        if (lease.leaving || lease.state != State::active) continue;
+        std::expected<RenewReply, std::error_code> reply =
+            results ? ((*results)[i] ? decode_renew(*(*results)[i]) : std::unexpected((*results)[i].error()))
+                    : std::unexpected(results.error());
+        if (observer_)
+            observer_->on_renew(RenewEvent{lease.resource, lease.owner,
+                                           reply ? renew_result(reply->status) : RenewResult::error,
+                                           reply ? reply->fence : std::nullopt, lease.lease, true,
+                                           reply ? std::error_code{} : reply.error()});
+        if (!reply) {
+            // Outcome unknown or Redis failing: retry while the lease can still be saved.
+            lease.next_renewal = retry_at(received, lease.deadline(), lease.policy);
+            continue;
+        }
+        switch (reply->status) {
+            case RenewStatus::renewed:
+                // A confirmation that arrives after safe_until does not revive the lease:
+                // the holder may already have been told it was gone.
+                if (expired(received, lease.deadline())) {
+                    mark_lost(batch_[i], LossReason::expired);
+                } else {
+                    const LeaseTimes times = after_confirmation(sent, reply->ttl, lease.policy);
+                    lease.set_deadline(times.safe_until);
+                    lease.next_renewal = times.next_renewal;
+                    ++lease.renewals;
+                    ++stats_.renewals_confirmed;
+                }
+                break;
+            case RenewStatus::not_owner: mark_lost(batch_[i], LossReason::not_owner); break;
+            case RenewStatus::max_hold_exceeded: mark_lost(batch_[i], LossReason::max_hold_exceeded); break;
         }
     }
-    changed_.notify_all();
 }
 
 }  // namespace fencelock::detail

@@ -1,6 +1,9 @@
 #pragma once
-// The keeper: one thread and one connection that renew every kept lease of a client, batching
-// all renewals that are due into one pipelined round trip.
+// The keeper: one connection that renews every kept lease of a client, batching all renewals
+// that are due into one pipelined round trip. Two threads: the timer thread decides (what is
+// due, what is lost, when to wake) and never touches the network; the sender thread carries
+// one batch at a time to Redis and back. A loss therefore fires at safe_until even while a
+// renewal is stuck on a stalled network for the whole command timeout.
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -12,6 +15,9 @@
 #include "redis/connection_pool.hpp"
 
 namespace fencelock::detail {
+
+/// Per-call results of one renewal batch, or the transport error that failed all of it.
+using RenewBatchResults = std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code>;
 
 class Keeper {
 public:
@@ -36,20 +42,26 @@ public:
 
 private:
     void run(std::stop_token stop);
-    void renew_batch(std::vector<std::shared_ptr<KeptLease>>& due, std::vector<std::shared_ptr<KeptLease>>& lost);
-    void mark_lost(KeptLease& lease, LossReason reason, std::vector<std::shared_ptr<KeptLease>>& lost,
-                   const std::shared_ptr<KeptLease>& ptr);
+    void send(std::stop_token stop);
+    void apply(const RenewBatchResults& results, steady_time sent, steady_time received);
+    void mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason);
+    void fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost);
 
     std::unique_ptr<Connection> connection_;
     std::shared_ptr<ConnectionPool> pool_;
     const std::string prefix_;
     const std::shared_ptr<LockObserver> observer_;
     std::mutex mutex_;
-    std::condition_variable_any changed_;
+    std::condition_variable_any changed_;  ///< wakes the timer thread and remove()
+    std::condition_variable_any work_;     ///< wakes the sender thread
     std::vector<std::shared_ptr<KeptLease>> leases_;
+    std::vector<std::shared_ptr<KeptLease>> batch_;  ///< on its way to Redis; empty: sender idle
+    std::vector<std::shared_ptr<KeptLease>> lost_;   ///< marked lost, callbacks not run yet
     bool dirty_ = false;
     KeeperStats stats_;
-    std::jthread thread_;  // last member: started after, and joined before, the rest
+    // Last members: started after, and joined before, the rest.
+    std::jthread sender_;
+    std::jthread thread_;
 };
 
 }  // namespace fencelock::detail

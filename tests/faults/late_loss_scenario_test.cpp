@@ -1,0 +1,117 @@
+// A lost lease must be reported at its safe-until moment, not when a renewal stuck on a
+// stalled network finally times out. The keeper's connection goes through the fault proxy,
+// whose replies are held (the renewal is sent, Redis runs it, the reply never arrives); a
+// competitor talks to Redis directly and takes the lock as soon as Redis lets the lease go.
+// The command timeout is longer than the lease, which once delayed the loss past the moment
+// the competitor held the lock. Each test asserts order (loss reported before the competitor
+// acquired), never wall time.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "faults/fault_proxy.hpp"
+#include "fencelock/client.hpp"
+#include "support/child_process.hpp"
+#include "support/eventually.hpp"
+#include "support/redis_server.hpp"
+
+namespace fencelock::faults {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using testing::RedisServer;
+
+LockClient client_at(const std::string& url, std::chrono::milliseconds timeout, double drift = 0.01) {
+    auto c = LockClient::create({.endpoint = *parse_redis_url(url),
+                                 .connect_timeout = timeout,
+                                 .command_timeout = timeout,
+                                 .clock_drift_factor = drift});
+    EXPECT_TRUE(c.has_value());
+    return std::move(*c);
+}
+
+std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+}
+
+TEST(LateLoss, LossFiresAtSafeUntilWhileARenewalIsStuckForTheWholeCommandTimeout) {
+    RedisServer redis;
+    FaultProxy proxy(redis.port());
+    // A 10 % drift margin keeps the gap between safe_until and the Redis expiry at 100 ms of
+    // the 1 s lease: wide against scheduling noise, far shorter than the 5 s command timeout.
+    auto holder = client_at(proxy.url(), 5s, 0.1);
+    auto competitor = client_at(redis.url(), 1s);
+    const auto r = *ResourceName::make("late-loss");
+
+    std::atomic<bool> lost{false};
+    std::atomic<Clock::rep> lost_at{0};
+    auto held = holder.hold(r, {.lease = 1s}, {.on_lost = [&](const LeaseLoss&) {
+                                lost_at = Clock::now().time_since_epoch().count();
+                                lost = true;
+                            }});
+    ASSERT_TRUE(held && held->acquired());
+    const auto stalled = Clock::now();
+    proxy.hold_replies();
+
+    auto taken = competitor.acquire(r, {.lease = 10s, .wait = 10s});
+    const bool lost_first = lost.load();
+    const auto acquired_at = Clock::now();
+    ASSERT_TRUE(taken && taken->acquired());
+    EXPECT_TRUE(lost_first) << "the competitor held the lock before the holder was told its lease was gone";
+    EXPECT_TRUE(held->lease->stop_token().stop_requested());
+    EXPECT_FALSE(held->lease->valid());
+    ASSERT_TRUE(testing::eventually([&] { return lost.load(); }));
+    std::cout << "[figures] stall to loss " << ms_between(stalled, Clock::time_point(Clock::duration(lost_at.load())))
+              << " ms, stall to competitor acquired " << ms_between(stalled, acquired_at)
+              << " ms (lease 1000 ms, command timeout 5000 ms)\n";
+    proxy.pass();
+}
+
+#ifdef FENCELOCK_CLI
+// `fencelock --timeout 5s run R --lease 3s`: the command must get its SIGTERM before anyone
+// else can hold R. Its trap writes a marker; when the competitor's acquire returns, the
+// marker must already exist.
+TEST(LateLoss, RunSignalsItsCommandBeforeACompetitorCanAcquire) {
+    RedisServer redis;
+    FaultProxy proxy(redis.port());
+    auto competitor = client_at(redis.url(), 1s);
+    const auto r = *ResourceName::make("late-run");
+    const auto dir = std::filesystem::temp_directory_path() / ("late-run-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string started = (dir / "started").string(), signalled = (dir / "signalled").string();
+
+    // `wait` returns at once when a trapped signal arrives (POSIX), so the marker is written
+    // as soon as the signal is delivered.
+    const std::string script = "trap 'echo x > " + signalled + "; exit 0' TERM; echo x > " + started +
+                               "; sleep 60 & wait";
+    const pid_t run = testing::start_process({FENCELOCK_CLI, "--redis", proxy.url(), "--timeout", "5s", "run",
+                                              "late-run", "--lease", "3s", "--grace", "5s", "--", "sh", "-c",
+                                              script},
+                                             (dir / "out").string(), (dir / "err").string());
+    ASSERT_TRUE(testing::eventually([&] { return std::filesystem::exists(started); }));
+    proxy.hold_replies();
+    const auto stalled = Clock::now();
+
+    auto taken = competitor.acquire(r, {.lease = 10s, .wait = 20s});
+    const bool signalled_first = std::filesystem::exists(signalled);
+    const auto acquired_at = Clock::now();
+    ASSERT_TRUE(taken && taken->acquired());
+    EXPECT_TRUE(signalled_first) << "the competitor held the lock while run's command had not been signalled";
+    proxy.pass();
+    EXPECT_EQ(testing::wait_process(run), 76) << "run reports a lost lease";
+    std::cout << "[figures] stall to competitor acquired " << ms_between(stalled, acquired_at)
+              << " ms (lease 3000 ms, --timeout 5s)\n";
+    std::filesystem::remove_all(dir);
+}
+#endif
+
+}  // namespace
+}  // namespace fencelock::faults
