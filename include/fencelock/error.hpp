@@ -46,6 +46,14 @@ inline std::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};
 }
 
+/// Refusals of a Redis server that may evict keys (maxmemory-policy other than `noeviction`):
+/// an evicted fence counter would hand out a fence twice, an evicted lease would let a second
+/// owner in, evicted queue keys would lose jobs. Every connection checks the policy before its
+/// first command and fails closed with an error of this category, whose message() names the
+/// policy (or says it could not be read). classify() says fatal. Opt out, only if you know
+/// fencelock's keys can never be evicted, with RedisEndpoint::allow_eviction.
+const std::error_category& eviction_category() noexcept;
+
 /// Classification of any error code returned by this library.
 failure_kind classify(std::error_code ec) noexcept;
 

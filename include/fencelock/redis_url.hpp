@@ -18,6 +18,11 @@ struct RedisEndpoint {
     /// Empty means no AUTH. Never printed: use redacted() for messages.
     std::string password;
 
+    /// Accept a server whose maxmemory-policy may evict keys. fencelock refuses such a server
+    /// by default (see eviction_category()): set this only when its keys can never be evicted
+    /// (e.g. maxmemory is far above what the data set can reach). Default false.
+    bool allow_eviction = false;
+
     /// The URL with the password replaced by `***`, safe for logs and errors.
     std::string redacted() const;
 };

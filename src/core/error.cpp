@@ -1,6 +1,9 @@
 #include "fencelock/error.hpp"
 
+#include <array>
+#include <optional>
 #include <string>
+#include <system_error>
 
 namespace fencelock {
 namespace {
@@ -23,7 +26,42 @@ public:
     }
 };
 
+// Value 0 is "no error" for any std::error_code, so 1: the policy could not be read; 2..:
+// Redis 7's policies; the last: any other name.
+constexpr std::array<std::string_view, 10> eviction_policies = {
+    "", "", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random",
+    "volatile-ttl", "(another policy)"};
+
+class EvictionCategory final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "fencelock.eviction"; }
+    std::string message(int value) const override {
+        const std::string_view fix =
+            "; fencelock needs maxmemory-policy noeviction (an evicted key can hand out a fence twice or let a "
+            "second owner in), or an explicit opt-out (RedisEndpoint::allow_eviction, --allow-eviction)";
+        if (value <= 1 || value >= static_cast<int>(eviction_policies.size()))
+            return "could not learn Redis's maxmemory-policy (CONFIG GET and INFO memory both refused)" +
+                   std::string(fix);
+        return "Redis evicts keys: maxmemory-policy is " + std::string(eviction_policies[value]) + std::string(fix);
+    }
+};
+
 }  // namespace
+
+const std::error_category& eviction_category() noexcept {
+    static const EvictionCategory category;
+    return category;
+}
+
+namespace detail {
+// Declared in redis/handshake.hpp; here, beside the table its values index.
+std::error_code eviction_refusal(const std::optional<std::string>& policy) {
+    if (!policy) return {1, eviction_category()};
+    for (std::size_t i = 2; i + 1 < eviction_policies.size(); ++i)
+        if (*policy == eviction_policies[i]) return {static_cast<int>(i), eviction_category()};
+    return {static_cast<int>(eviction_policies.size() - 1), eviction_category()};
+}
+}  // namespace detail
 
 const std::error_category& error_category() noexcept {
     static const Category category;

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "fencelock/error.hpp"
+#include "redis/handshake.hpp"
 #include "redis/hiredis_context.hpp"
 #include "redis/signal_free_thread.hpp"
 
@@ -233,24 +234,17 @@ void AsyncLoop::connect() {
     state_ = State::connecting;
     connect_deadline_ = clock::now() + settings_.connect_timeout;
 
-    // AUTH and SELECT go first, and callers' commands wait for both replies: none may run
-    // unauthenticated or in the wrong database.
+    // The handshake goes first, and callers' commands wait for all of its replies: none may run
+    // unauthenticated, in the wrong database, or on a server that may evict keys.
+    handshake_ = handshake_steps(ep);
+    handshake_replies_.clear();
     std::string wire;
     std::vector<std::size_t> ends;
-    if (!ep.password.empty()) {
-        std::vector<std::string_view> auth{"AUTH"};
-        if (!ep.user.empty()) auth.push_back(ep.user);
-        auth.push_back(ep.password);
-        append_resp(wire, auth);
+    for (const auto& step : handshake_) {
+        const std::vector<std::string_view> argv(step.argv.begin(), step.argv.end());
+        append_resp(wire, argv);
         ends.push_back(wire.size());
     }
-    const std::string db = std::to_string(ep.db);
-    if (ep.db != 0) {
-        const std::string_view select[] = {"SELECT", db};
-        append_resp(wire, select);
-        ends.push_back(wire.size());
-    }
-    handshake_auth_ = !ep.password.empty();
     handshake_left_ = ends.size();
     std::size_t begin = 0;
     for (std::size_t end : ends) {
@@ -262,11 +256,8 @@ void AsyncLoop::connect() {
 
 void AsyncLoop::on_reply(redisReply* reply) {
     if (handshake_left_ > 0) {
-        const bool auth = std::exchange(handshake_auth_, false);
-        --handshake_left_;
-        if (reply->type == REDIS_REPLY_ERROR && !handshake_error_)
-            handshake_error_ = auth ? make_error_code(errc::auth_failed)
-                                    : error_from_reply(std::string(reply->str, reply->len));
+        handshake_replies_.push_back(convert(reply));
+        if (--handshake_left_ == 0) handshake_error_ = judge_handshake(handshake_, handshake_replies_);
         return;  // after_io() acts on the outcome: the context may not be freed in a callback
     }
     AsyncRequest& r = *in_flight_.front();
@@ -292,7 +283,7 @@ void AsyncLoop::fail_all(std::error_code written, std::error_code unsent) {
     waiting_.clear();
     state_ = State::idle;
     handshake_left_ = 0;
-    handshake_auth_ = false;
+    handshake_replies_.clear();
     handshake_error_ = {};
     handed_ = written_ = 0;
     want_read_ = want_write_ = false;

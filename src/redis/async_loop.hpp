@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "redis/handshake.hpp"
 #include "redis/multiplexed_connection.hpp"
 #include "redis/reply.hpp"
 
@@ -120,8 +121,9 @@ private:
     State state_ = State::idle;
     clock::time_point connect_deadline_;
     clock::time_point ready_at_;
+    std::vector<HandshakeStep> handshake_;  ///< sent on connect, before any caller's command
+    std::vector<Reply> handshake_replies_;
     std::size_t handshake_left_ = 0;
-    bool handshake_auth_ = false;  ///< the first handshake reply answers AUTH
     std::error_code handshake_error_;
     std::vector<std::shared_ptr<AsyncRequest>> taken_;     ///< swapped with submitted_
     std::deque<std::shared_ptr<AsyncRequest>> waiting_;    ///< not handed to hiredis yet

@@ -1,6 +1,7 @@
 #include "redis/hiredis_connection.hpp"
 
 #include "redis/hiredis_context.hpp"
+#include "redis/handshake.hpp"
 
 #include <hiredis/hiredis.h>
 #include <fcntl.h>
@@ -147,35 +148,28 @@ timeval to_timeval(std::chrono::milliseconds d) {
     return {static_cast<time_t>(d.count() / 1000), static_cast<suseconds_t>((d.count() % 1000) * 1000)};
 }
 
-// AUTH and SELECT run under the connect timeout; no command of the caller is sent yet, so any
-// failure here means "nothing happened".
+// The handshake (redis/handshake.hpp) runs under the connect timeout, in one round trip; no
+// command of the caller is sent yet, so any failure here means "nothing happened".
 std::error_code handshake(redisContext* ctx, const RedisEndpoint& ep) {
-    std::vector<std::string_view> auth;
-    if (!ep.password.empty()) {
-        auth = {"AUTH"};
-        if (!ep.user.empty()) auth.push_back(ep.user);
-        auth.push_back(ep.password);
-    }
-    std::string db = std::to_string(ep.db);
-    std::vector<std::vector<std::string_view>> steps;
-    if (!auth.empty()) steps.push_back(auth);
-    if (ep.db != 0) steps.push_back({"SELECT", db});
+    const auto steps = handshake_steps(ep);
     for (const auto& step : steps) {
         std::vector<const char*> ptrs;
         std::vector<size_t> lens;
-        for (auto a : step) {
+        for (const auto& a : step.argv) {
             ptrs.push_back(a.data());
             lens.push_back(a.size());
         }
-        ReplyPtr r(static_cast<redisReply*>(
-            redisCommandArgv(ctx, static_cast<int>(step.size()), ptrs.data(), lens.data())));
-        if (!r) return errc::unavailable;
-        if (r->type == REDIS_REPLY_ERROR) {
-            std::error_code ec = error_from_reply(std::string(r->str, r->len));
-            return step.front() == "AUTH" ? std::error_code(errc::auth_failed) : ec;
-        }
+        if (redisAppendCommandArgv(ctx, static_cast<int>(step.argv.size()), ptrs.data(), lens.data()) != REDIS_OK)
+            return errc::unavailable;
     }
-    return {};
+    std::vector<Reply> replies;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        void* raw = nullptr;
+        if (redisGetReply(ctx, &raw) != REDIS_OK || raw == nullptr) return errc::unavailable;
+        ReplyPtr r(static_cast<redisReply*>(raw));
+        replies.push_back(convert(r.get()));
+    }
+    return judge_handshake(steps, replies);
 }
 
 }  // namespace

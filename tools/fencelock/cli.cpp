@@ -61,6 +61,7 @@ RedisTarget redis_target(const Globals& globals) {
     }
     auto endpoint = parse_redis_url(url);
     if (!endpoint) throw InputError{"--redis", endpoint.error().message};
+    endpoint->allow_eviction = globals.allow_eviction;
     const auto timeout = parse_duration_flag("--timeout", globals.timeout);
     if (timeout > limits::timeout) throw InputError{"--timeout", "must be at most " + format_duration(limits::timeout)};
     return {*endpoint, timeout};

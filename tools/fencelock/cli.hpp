@@ -38,6 +38,8 @@ struct InputError {
 struct Globals {
     std::string redis_url;
     std::string timeout = "1s";
+    /// --allow-eviction: RedisEndpoint::allow_eviction.
+    bool allow_eviction = false;
 };
 
 /// The program: registered commands set `run`, which main() calls after parsing.

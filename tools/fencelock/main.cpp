@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
                            "else redis://127.0.0.1:6379");
     program.app.add_option("--timeout", program.globals.timeout,
                            "limit for each Redis call, e.g. 500ms (default 1s)");
+    program.app.add_flag("--allow-eviction", program.globals.allow_eviction,
+                         "use a Redis whose maxmemory-policy may evict keys (refused by default: an evicted "
+                         "key can hand out a fence twice or let a second owner in)");
     register_lock_commands(program);
     register_bench_command(program);
     register_run_command(program);

@@ -161,6 +161,21 @@ TEST_F(CliTest, BadInputExitsTwoAndChangesNothing) {
     EXPECT_EQ(redis->snapshot(), before);
 }
 
+TEST_F(CliTest, AnEvictingRedisIsRefusedWithExitFourNamingThePolicy) {
+    redis->cli({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"});
+    const std::string before = redis->snapshot();
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"acquire", "r", "--lease", "10s"},
+                                                 {"inspect", "r"},
+                                                 {"run", "r", "--lease", "10s", "--", "true"}}) {
+        auto refused = fencelock(args);
+        EXPECT_EQ(refused.exit_code, 4) << args[0] << ": " << refused.out << refused.err;
+        EXPECT_NE(refused.err.find("maxmemory-policy is allkeys-lru"), std::string::npos) << refused.err;
+        EXPECT_EQ(redis->snapshot(), before) << args[0];
+    }
+    auto allowed = fencelock({"--allow-eviction", "acquire", "r", "--lease", "10s"});
+    EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+}
+
 TEST_F(CliTest, BadInputNamesTheOffendingFlag) {
     auto result = fencelock({"acquire", "r", "--lease", "10s", "--max-hold", "1s"});
     EXPECT_EQ(parse_one_object(result)["field"], "--max-hold");

@@ -1,0 +1,76 @@
+#include "redis/handshake.hpp"
+
+#include "fencelock/error.hpp"
+
+namespace fencelock::detail {
+
+std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& ep) {
+    std::vector<HandshakeStep> steps;
+    if (!ep.password.empty()) {
+        HandshakeStep auth{HandshakeStep::Kind::auth, {"AUTH"}};
+        if (!ep.user.empty()) auth.argv.push_back(ep.user);
+        auth.argv.push_back(ep.password);
+        steps.push_back(std::move(auth));
+    }
+    if (ep.db != 0) steps.push_back({HandshakeStep::Kind::select, {"SELECT", std::to_string(ep.db)}});
+    if (!ep.allow_eviction) {
+        steps.push_back({HandshakeStep::Kind::config_policy, {"CONFIG", "GET", "maxmemory-policy"}});
+        steps.push_back({HandshakeStep::Kind::info_memory, {"INFO", "memory"}});
+    }
+    return steps;
+}
+
+std::optional<std::string> policy_in_config(const Reply& reply) {
+    // ["maxmemory-policy", "<policy>"]; an ACL refusal or a renamed CONFIG is an error reply.
+    if (reply.kind != Reply::Kind::array || reply.elements.size() != 2) return std::nullopt;
+    if (reply.elements[1].kind != Reply::Kind::string || reply.elements[1].str.empty()) return std::nullopt;
+    return reply.elements[1].str;
+}
+
+std::optional<std::string> policy_in_info(const Reply& reply) {
+    if (reply.kind != Reply::Kind::string) return std::nullopt;
+    constexpr std::string_view field = "maxmemory_policy:";
+    const std::string_view text = reply.str;
+    for (std::size_t at = text.find(field); at != std::string_view::npos; at = text.find(field, at + 1)) {
+        if (at != 0 && text[at - 1] != '\n') continue;
+        const std::size_t begin = at + field.size();
+        const std::size_t end = text.find_first_of("\r\n", begin);
+        const std::string_view value = text.substr(begin, end == std::string_view::npos ? end : end - begin);
+        if (!value.empty()) return std::string(value);
+    }
+    return std::nullopt;
+}
+
+std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<const Reply> replies) {
+    std::optional<std::string> config_policy, info_policy;
+    bool asked_policy = false;
+    for (std::size_t i = 0; i < steps.size() && i < replies.size(); ++i) {
+        const Reply& r = replies[i];
+        switch (steps[i].kind) {
+            case HandshakeStep::Kind::auth:
+                if (r.kind == Reply::Kind::error) return errc::auth_failed;
+                break;
+            case HandshakeStep::Kind::select:
+                if (r.kind == Reply::Kind::error) return error_from_reply(r.str);
+                break;
+            case HandshakeStep::Kind::config_policy:
+                // A server that wants a password answers NOAUTH to every step: report that, not
+                // the policy. (NOPERM is an ACL refusing CONFIG: INFO then decides.)
+                if (r.kind == Reply::Kind::error && r.str.starts_with("NOAUTH")) return errc::auth_failed;
+                asked_policy = true;
+                config_policy = policy_in_config(r);
+                break;
+            case HandshakeStep::Kind::info_memory:
+                asked_policy = true;
+                info_policy = policy_in_info(r);
+                break;
+        }
+    }
+    if (replies.size() < steps.size()) return errc::protocol_error;
+    if (!asked_policy) return {};
+    const auto policy = config_policy ? config_policy : info_policy;
+    if (policy == "noeviction") return {};
+    return eviction_refusal(policy);
+}
+
+}  // namespace fencelock::detail

@@ -1,0 +1,48 @@
+#pragma once
+// What every connection sends before the first command of a caller, and how the replies are
+// judged: pure code, shared by the blocking connection (and the subscriber built on it) and
+// the multiplexed connection's event loop, which only send and read.
+//
+// Eviction. fencelock's guarantees rest on Redis never deleting a key it was not told to: an
+// evicted `fence:{R}` restarts the counter (a fence is issued twice), an evicted lease lets a
+// second owner in while the first is still valid, and evicted queue keys lose jobs. Only
+// maxmemory-policy `noeviction` rules that out, so each connection learns the policy before
+// it serves a caller and refuses any other (fail closed). CONFIG is often refused by ACLs or
+// renamed by managed services; INFO memory reports the same policy and is asked in the same
+// round trip, so the check costs no extra one. Either answer decides; with neither the
+// connection is refused too, unless the endpoint says evictions are accepted.
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "fencelock/redis_url.hpp"
+#include "redis/reply.hpp"
+
+namespace fencelock::detail {
+
+struct HandshakeStep {
+    enum class Kind { auth, select, config_policy, info_memory };
+    Kind kind;
+    std::vector<std::string> argv;
+};
+
+/// AUTH (with a password), SELECT (db != 0), then CONFIG GET maxmemory-policy and INFO memory
+/// (unless endpoint.allow_eviction), in that order: they are sent back to back.
+std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& endpoint);
+
+/// The outcome from the steps' replies, in step order: success, auth_failed, the SELECT
+/// error, or an eviction refusal (eviction_category) naming the policy.
+std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<const Reply> replies);
+
+/// The policy in a CONFIG GET maxmemory-policy reply or an INFO memory reply, or nullopt when
+/// the reply is an error or does not say.
+std::optional<std::string> policy_in_config(const Reply& reply);
+std::optional<std::string> policy_in_info(const Reply& reply);
+
+/// The error for a server whose policy is `policy` (nullopt: could not be learned).
+std::error_code eviction_refusal(const std::optional<std::string>& policy);
+
+}  // namespace fencelock::detail

@@ -1,0 +1,71 @@
+// The connection handshake as pure code: which steps go out, and how their replies decide.
+#include <gtest/gtest.h>
+
+#include "fencelock/error.hpp"
+#include "redis/handshake.hpp"
+
+namespace fencelock::detail {
+namespace {
+
+Reply config_reply(std::string policy) {
+    return Reply::make_array({Reply::make_string("maxmemory-policy"), Reply::make_string(std::move(policy))});
+}
+Reply info_reply(std::string policy) {
+    return Reply::make_string("# Memory\r\nused_memory:1\r\nmaxmemory_policy:" + policy + "\r\nallocator_frag_ratio:1\r\n");
+}
+const Reply ok{Reply::Kind::status, 0, "OK", {}};
+
+TEST(Handshake, StepsAreAuthSelectThenThePolicyUnlessAllowed) {
+    RedisEndpoint ep{.db = 3, .user = "u", .password = "p"};
+    auto steps = handshake_steps(ep);
+    ASSERT_EQ(steps.size(), 4u);
+    EXPECT_EQ(steps[0].argv, (std::vector<std::string>{"AUTH", "u", "p"}));
+    EXPECT_EQ(steps[1].argv, (std::vector<std::string>{"SELECT", "3"}));
+    EXPECT_EQ(steps[2].argv, (std::vector<std::string>{"CONFIG", "GET", "maxmemory-policy"}));
+    EXPECT_EQ(steps[3].argv, (std::vector<std::string>{"INFO", "memory"}));
+    ep.allow_eviction = true;
+    EXPECT_EQ(handshake_steps(ep).size(), 2u);
+    EXPECT_TRUE(handshake_steps(RedisEndpoint{.allow_eviction = true}).empty());
+}
+
+TEST(Handshake, PolicyIsReadFromConfigOrInfo) {
+    EXPECT_EQ(policy_in_config(config_reply("allkeys-lru")), "allkeys-lru");
+    EXPECT_EQ(policy_in_config(Reply::make_error("NOPERM this user has no permissions")), std::nullopt);
+    EXPECT_EQ(policy_in_config(Reply::make_array({})), std::nullopt);
+    EXPECT_EQ(policy_in_info(info_reply("volatile-ttl")), "volatile-ttl");
+    EXPECT_EQ(policy_in_info(Reply::make_string("# Memory\r\nxmaxmemory_policy:noeviction\r\n")), std::nullopt);
+    EXPECT_EQ(policy_in_info(Reply::make_error("NOPERM")), std::nullopt);
+}
+
+TEST(Handshake, OnlyNoevictionPasses) {
+    const auto steps = handshake_steps(RedisEndpoint{});
+    EXPECT_FALSE(judge_handshake(steps, std::vector<Reply>{config_reply("noeviction"), info_reply("noeviction")}));
+    // CONFIG decides when it answers; INFO when CONFIG is refused.
+    EXPECT_FALSE(judge_handshake(steps, std::vector<Reply>{Reply::make_error("ERR unknown command 'CONFIG'"),
+                                                          info_reply("noeviction")}));
+    const auto refused = judge_handshake(steps, std::vector<Reply>{Reply::make_error("NOPERM"), info_reply("allkeys-lfu")});
+    EXPECT_EQ(&refused.category(), &eviction_category());
+    EXPECT_NE(refused.message().find("maxmemory-policy is allkeys-lfu"), std::string::npos) << refused.message();
+    const auto blind = judge_handshake(steps, std::vector<Reply>{Reply::make_error("NOPERM"), Reply::make_error("NOPERM")});
+    EXPECT_TRUE(blind) << "a refusal must be an error (non-zero value)";
+    EXPECT_EQ(&blind.category(), &eviction_category());
+    EXPECT_NE(blind.message().find("could not learn"), std::string::npos);
+    const auto odd = judge_handshake(steps, std::vector<Reply>{config_reply("some-future-policy"), info_reply("x")});
+    EXPECT_EQ(&odd.category(), &eviction_category());
+    EXPECT_EQ(classify(odd), failure_kind::fatal);
+}
+
+TEST(Handshake, AuthAndSelectFailuresComeFirst) {
+    const auto steps = handshake_steps(RedisEndpoint{.db = 2, .password = "p"});
+    const Reply noauth = Reply::make_error("NOAUTH Authentication required.");
+    EXPECT_EQ(judge_handshake(steps, std::vector<Reply>{Reply::make_error("WRONGPASS invalid username-password pair"),
+                                                       noauth, noauth, noauth}),
+              make_error_code(errc::auth_failed));
+    EXPECT_EQ(judge_handshake(steps, std::vector<Reply>{ok, Reply::make_error("ERR DB index is out of range"),
+                                                       config_reply("noeviction"), info_reply("noeviction")}),
+              make_error_code(errc::protocol_error));
+    EXPECT_FALSE(judge_handshake(steps, std::vector<Reply>{ok, ok, config_reply("noeviction"), info_reply("noeviction")}));
+}
+
+}  // namespace
+}  // namespace fencelock::detail
