@@ -341,7 +341,8 @@ TEST_F(RunTest, CmdNotFoundExits127AndReleases) {
 }
 
 TEST_F(RunTest, CmdStartsWithAnEmptySignalMaskAndDefaultDispositions) {
-    // fencelock blocks SIGINT, SIGTERM, SIGCHLD... and ignores SIGPIPE; none of it may reach CMD.
+    // fencelock blocks SIGINT, SIGTERM, SIGUSR1, SIGCHLD... and ignores SIGPIPE, SIGXCPU and
+    // SIGXFSZ; none of it may reach CMD.
     auto r = run_process(run_args("mask", {"--lease", "5s"}, R"(exec grep -E '^Sig(Blk|Ign):' /proc/self/status > "$1/sig")"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto sig = lines(slurp(path("sig")));
@@ -349,7 +350,7 @@ TEST_F(RunTest, CmdStartsWithAnEmptySignalMaskAndDefaultDispositions) {
     auto mask = [](const std::string& line) { return std::stoull(line.substr(line.find(':') + 1), nullptr, 16); };
     EXPECT_EQ(mask(sig[0]), 0u) << sig[0];
     auto bit = [](int signo) { return 1ull << (signo - 1); };
-    for (int signo : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGPIPE})
+    for (int signo : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGPIPE, SIGUSR1, SIGXCPU, SIGXFSZ})
         EXPECT_EQ(mask(sig[1]) & bit(signo), 0u) << "signal " << signo << " ignored: " << sig[1];
 }
 
