@@ -21,28 +21,32 @@
 //   126, 127   CMD could not be started (not executable / not found). The lease is released.
 //   128+N      fencelock got signal N while still waiting for the lock. CMD never ran.
 //
-// Events without polling sleeps. SIGHUP, SIGINT, SIGQUIT, SIGTERM and SIGCHLD are blocked
-// before any thread exists (every thread inherits the mask, so no thread but the one reading
-// the signalfd ever sees them) and read through a signalfd; the keeper thread reports a lost
-// lease by writing an eventfd from KeepOptions::on_lost. The main thread poll()s both, with a
-// timeout only while a SIGKILL is scheduled. There are no signal handlers, so nothing races with
-// waitpid(). fencelock ignores SIGPIPE, so a dead Redis socket cannot kill it and orphan CMD.
+// Events without polling sleeps. The signals fencelock forwards (posix/signals.hpp has the
+// table) are blocked before any thread exists (every thread inherits the mask, so no thread but
+// the one reading the signalfd ever sees them) and read through a signalfd; CMD's exit is read
+// from a pidfd; the keeper thread reports a lost lease by writing an eventfd from
+// KeepOptions::on_lost. The main thread poll()s them, with a timeout only while a SIGKILL is
+// scheduled. There are no signal handlers, so nothing races with waitpid(). fencelock ignores
+// SIGPIPE, so a dead Redis socket cannot kill it, and SIGXCPU/SIGXFSZ, which report its own
+// limits.
 //
-// Signals fencelock receives (HUP, INT, QUIT, TERM) go to CMD's process group and fencelock
-// keeps waiting for CMD, renewing meanwhile: CMD decides how to stop. CMD starts with an empty
-// signal mask and default dispositions, except for signals fencelock's caller ignored (nohup,
-// `cmd &`): those stay ignored by both fencelock and CMD, as they would without the wrapper.
-// Only CMD itself is waited for. When the lease was lost and CMD exits while other processes of
-// its group still run, the group gets SIGKILL at once; when the lease was held, such stragglers
-// are left alone and reported ("stragglers": true, and on stderr): they no longer have a lease.
+// Signals fencelock receives whose default action would end it (HUP, INT, QUIT, TERM, USR1,
+// USR2, ALRM, ... the realtime ones) go to CMD's process group and fencelock keeps waiting for
+// CMD, renewing meanwhile: CMD decides how to stop. If fencelock dies anyway (SIGKILL from the
+// OOM killer, a crash), CMD and its group get SIGKILL at once (posix/child.hpp: PDEATHSIG and
+// the group guard); the lease is then not released and runs out on its own. CMD starts with an
+// empty signal mask and default dispositions, except for signals fencelock's caller ignored
+// (nohup, `cmd &`): those stay ignored by both fencelock and CMD, as they would without the
+// wrapper. Only CMD itself is waited for. When the lease was lost and CMD exits while other
+// processes of its group still run, the group gets SIGKILL at once; when the lease was held,
+// such stragglers are left alone and reported ("stragglers": true, and on stderr): they no
+// longer have a lease.
 #include <fcntl.h>
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
-#include <dirent.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -62,8 +66,9 @@
 
 #include "cli.hpp"
 #include "observe.hpp"
-
-extern char** environ;
+#include "posix/child.hpp"
+#include "posix/fd.hpp"
+#include "posix/signals.hpp"
 
 namespace fencelock::cli {
 namespace {
@@ -74,7 +79,6 @@ using steady = std::chrono::steady_clock;
 
 constexpr int exit_not_acquired = 75;
 constexpr int exit_lease_lost = 76;
-constexpr int forwarded_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 
 struct RunArgs {
     std::string resource, lease, wait, max_hold, grace = "10s", report;
@@ -83,24 +87,6 @@ struct RunArgs {
 };
 
 std::system_error os_error(const char* what) { return {errno, std::generic_category(), what}; }
-
-class Fd {
-public:
-    explicit Fd(int fd = -1) noexcept : fd_(fd) {}
-    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-    Fd& operator=(Fd&&) = delete;
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const noexcept { return fd_; }
-    void reset(int fd) noexcept {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = fd;
-    }
-
-private:
-    int fd_;
-};
 
 Fd make_eventfd() {
     Fd fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -111,11 +97,6 @@ Fd make_eventfd() {
 void notify(int eventfd) noexcept {
     const std::uint64_t one = 1;
     (void)!::write(eventfd, &one, sizeof one);
-}
-
-std::string signal_name(int sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
 /// The file descriptors open right now (the ones fencelock inherited, when called first).
@@ -133,7 +114,7 @@ std::vector<int> open_fds() {
 
 /// Signal state of the process, set up before any thread exists.
 struct Signals {
-    Fd fd;               ///< signalfd for the forwarded signals and SIGCHLD
+    Fd fd;               ///< signalfd for the forwarded signals
     sigset_t defaults;   ///< dispositions CMD starts with as SIG_DFL
 };
 
@@ -148,28 +129,16 @@ Signals take_signals() {
     }
     // main() ignores SIGPIPE for itself; CMD gets it back unless our caller had ignored it.
     if (!caller_ignored_sigpipe) sigaddset(&s.defaults, SIGPIPE);
+    for (int sig : own_limit_signals) ::signal(sig, SIG_IGN);
     // SIGCHLD must not be ignored, or children are reaped behind our back and never reported.
     ::signal(SIGCHLD, SIG_DFL);
     // A signal our caller ignored stays ignored here too: it is neither watched nor forwarded.
     sigset_t watched;
     sigemptyset(&watched);
-    for (int sig : forwarded_signals)
+    for (int sig : forwarded_signals())
         if (sigismember(&s.defaults, sig)) sigaddset(&watched, sig);
-    sigaddset(&watched, SIGCHLD);
-    if (int rc = ::pthread_sigmask(SIG_BLOCK, &watched, nullptr); rc != 0)
-        throw std::system_error(rc, std::generic_category(), "pthread_sigmask");
-    const int fd = ::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (fd < 0) throw os_error("signalfd");
-    s.fd.reset(fd);
+    s.fd = block_into_signalfd(watched);
     return s;
-}
-
-std::vector<int> drain_signals(int sigfd) {
-    std::vector<int> out;
-    signalfd_siginfo info{};
-    while (::read(sigfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
-        out.push_back(static_cast<int>(info.ssi_signo));
-    return out;
 }
 
 void drain_eventfd(int fd) {
@@ -242,8 +211,8 @@ Acquired acquire(LockClient& client, const ResourceName& resource, const Acquire
         for (;;) {
             wait_readable(fds, 2, -1);
             if (fds[1].revents != 0) break;
-            for (int sig : drain_signals(sigfd)) {
-                if (sig == SIGCHLD || out.interrupted != 0) continue;
+            for (int sig : read_signals(sigfd)) {
+                if (out.interrupted != 0) continue;
                 out.interrupted = sig;
                 stop.request_stop();
             }
@@ -255,45 +224,20 @@ Acquired acquire(LockClient& client, const ResourceName& resource, const Acquire
 
 // --- CMD -------------------------------------------------------------------------------------
 
-/// Starts CMD in a new process group. Returns its pid, or the posix_spawnp error.
-std::expected<pid_t, int> spawn(const std::vector<std::string>& command, const HeldLease& lease,
+/// Starts CMD in a new process group (see posix/child.hpp). Returns it, or the errno.
+std::expected<Child, int> spawn(const std::vector<std::string>& command, const HeldLease& lease,
                                 const sigset_t& defaults, const std::vector<int>& inherited) {
     // Descriptors opened since start (Redis sockets, whatever a library opened without
     // O_CLOEXEC) stay here; the ones fencelock inherited pass on to CMD as they would have.
     for (int fd : open_fds())
         if (fd > 2 && std::find(inherited.begin(), inherited.end(), fd) == inherited.end())
             ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
-
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-        const std::string_view entry(*e);
-        if (!entry.starts_with("FENCELOCK_RESOURCE=") && !entry.starts_with("FENCELOCK_OWNER=") &&
-            !entry.starts_with("FENCELOCK_FENCE="))
-            env.emplace_back(entry);
-    }
-    env.push_back("FENCELOCK_RESOURCE=" + lease.resource().str());
-    env.push_back("FENCELOCK_OWNER=" + lease.owner().str());
-    env.push_back("FENCELOCK_FENCE=" + std::to_string(lease.fence().value()));
-    std::vector<std::string> args = command;
-    auto argv = c_strings(args);
-    auto envp = c_strings(env);
-
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t empty;
-    sigemptyset(&empty);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setsigmask(&attr, &empty);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    pid_t pid = -1;
-    const int rc = ::posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) return std::unexpected(rc);
-    return pid;
+    return spawn_group({.argv = command,
+                        .env = environment_with({{"FENCELOCK_RESOURCE", lease.resource().str()},
+                                                 {"FENCELOCK_OWNER", lease.owner().str()},
+                                                 {"FENCELOCK_FENCE", std::to_string(lease.fence().value())}}),
+                        .defaults = defaults});
 }
-
-bool group_alive(pid_t pgid) { return ::kill(-pgid, 0) == 0 || errno == EPERM; }
 
 struct Supervision {
     int status = 0;             ///< CMD's wait status
@@ -303,53 +247,34 @@ struct Supervision {
     std::vector<std::string> forwarded;
 };
 
-/// Waits for CMD (the leader of process group `pid`), forwarding signals, and stops the group
+/// Waits for CMD (the leader of its process group), forwarding signals, and stops the group
 /// when the lease is lost: SIGTERM at once, SIGKILL once `grace` has passed.
-Supervision supervise(pid_t pid, int sigfd, int lossfd, milliseconds grace) {
+Supervision supervise(Child& cmd, int sigfd, int lossfd, milliseconds grace) {
     Supervision s;
-    std::optional<steady::time_point> kill_at;
-    pollfd fds[2] = {{sigfd, POLLIN, 0}, {lossfd, POLLIN, 0}};
+    GroupStop stop;
+    pollfd fds[3] = {{sigfd, POLLIN, 0}, {lossfd, POLLIN, 0}, {cmd.exit_fd(), POLLIN, 0}};
     for (;;) {
-        int timeout = -1;
-        if (kill_at && !s.killed) {
-            const auto left = std::chrono::ceil<milliseconds>(*kill_at - steady::now());
-            timeout = static_cast<int>(std::clamp<milliseconds::rep>(left.count(), 0, 1'000'000));
-        }
-        wait_readable(fds, 2, timeout);
+        wait_readable(fds, 3, stop.poll_timeout());
         if (fds[1].revents != 0) {
             drain_eventfd(lossfd);
-            if (!s.loss_seen) {
-                s.loss_seen = true;
-                ::kill(-pid, SIGTERM);
-                kill_at = steady::now() + grace;
-            }
+            s.loss_seen = true;
+            stop.begin(cmd, grace);
         }
-        bool child_event = false;
         if (fds[0].revents != 0) {
-            for (int sig : drain_signals(sigfd)) {
-                if (sig == SIGCHLD) {
-                    child_event = true;
-                    continue;
-                }
-                ::kill(-pid, sig);
+            for (int sig : read_signals(sigfd)) {
+                cmd.signal_group(sig);
                 s.forwarded.push_back(signal_name(sig));
             }
         }
-        if (kill_at && !s.killed && steady::now() >= *kill_at) {
-            ::kill(-pid, SIGKILL);
-            s.killed = true;
-        }
-        if (child_event) {
-            pid_t r;
-            while ((r = ::waitpid(pid, &s.status, WNOHANG)) < 0 && errno == EINTR) {}
-            if (r == pid) break;
-            if (r < 0) throw os_error("waitpid");
-        }
+        stop.kill_when_due(cmd);
+        if (fds[2].revents != 0) break;
     }
     // Without a lease nothing of CMD's may go on: what is left of the group (already sent
     // SIGTERM) is killed. With the lease held, leftovers are only reported.
-    if (s.loss_seen) ::kill(-pid, SIGKILL);
-    else s.stragglers = group_alive(pid);
+    const Reaped reaped = cmd.reap(s.loss_seen);
+    s.status = reaped.status;
+    s.killed = stop.killed();
+    s.stragglers = reaped.stragglers;
     return s;
 }
 
@@ -404,13 +329,13 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     } else if (!lease.valid()) {
         lost = true;  // lost before CMD could start
         summary["exit_code"] = exit_lease_lost;
-    } else if (auto pid = spawn(a.command, lease, signals.defaults, inherited); !pid) {
-        std::cerr << "fencelock: CMD: cannot run " << a.command.front() << ": " << std::strerror(pid.error()) << "\n";
-        summary.update({{"error", "spawn"}, {"message", std::strerror(pid.error())},
-                        {"exit_code", pid.error() == ENOENT ? 127 : 126}});
+    } else if (auto cmd = spawn(a.command, lease, signals.defaults, inherited); !cmd) {
+        std::cerr << "fencelock: CMD: cannot run " << a.command.front() << ": " << std::strerror(cmd.error()) << "\n";
+        summary.update({{"error", "spawn"}, {"message", std::strerror(cmd.error())},
+                        {"exit_code", cmd.error() == ENOENT ? 127 : 126}});
     } else {
-        summary["cmd_pid"] = *pid;
-        supervision = supervise(*pid, signals.fd.get(), lossfd.get(), grace);
+        summary["cmd_pid"] = cmd->pid();
+        supervision = supervise(*cmd, signals.fd.get(), lossfd.get(), grace);
         // A loss the keeper reported after CMD's exit, or not yet: either way the lease was
         // not held throughout.
         lost = supervision->loss_seen || !lease.valid();

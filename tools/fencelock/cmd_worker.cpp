@@ -16,18 +16,17 @@
 // Lease loss stops CMD as `fencelock run` does: SIGTERM to its group at once, SIGKILL after
 // --kill-grace; the attempt then counts as lease_lost and the job is retried.
 //
+// A worker that dies (SIGKILL, the OOM killer, any other signal that ends it) takes every
+// running CMD and its process group with it (posix/child.hpp); their jobs come back after
+// --visibility-timeout and their leases run out on their own.
 // SIGTERM / SIGINT / SIGHUP: graceful shutdown (no new jobs; running CMDs may finish for
 // --grace, then they are stopped as on lease loss and their jobs stay for redelivery). A
 // second signal stops running CMDs at once. Then one JSON object with the counters; exit 0.
 // Exit 2: invalid input (nothing contacted); 4: Redis or the database unavailable at start.
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,22 +42,18 @@
 #include "job_observer.hpp"
 #include "observe.hpp"
 #include "fencelock/queue.hpp"
-
-extern char** environ;
+#include "posix/child.hpp"
+#include "posix/fd.hpp"
+#include "posix/signals.hpp"
 
 namespace fencelock::cli {
-
-
 namespace {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
-using steady = std::chrono::steady_clock;
 
 constexpr int exit_tempfail = 75;
 constexpr int handled_signals[] = {SIGHUP, SIGINT, SIGTERM};
-constexpr const char* job_env[] = {"FENCELOCK_FENCE=", "FENCELOCK_OWNER=", "FENCELOCK_RESOURCE=", "FENCELOCK_JOB_ID=",
-                                   "FENCELOCK_IDEMPOTENCY_KEY="};
 
 struct WorkerArgs {
     std::string queue, db, lease = "30s", visibility = "60s", grace = "30s", kill_grace = "10s";
@@ -67,21 +62,6 @@ struct WorkerArgs {
     std::vector<std::string> command;
     ObserveArgs observe;
 };
-
-/// A file descriptor closed on scope exit.
-struct OwnedFd {
-    int fd = -1;
-    explicit OwnedFd(int f) : fd(f) {}
-    OwnedFd(const OwnedFd&) = delete;
-    ~OwnedFd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
-std::string signal_text(int sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
 
 /// The payload as an anonymous file, so a large payload never blocks on a pipe CMD does not read.
 int payload_fd(const std::string& payload) {
@@ -101,86 +81,50 @@ int payload_fd(const std::string& payload) {
 }
 
 /// Runs CMD for one job and waits for it; stops its group when `stop` fires (lease lost or
-/// shutdown deadline): SIGTERM, then SIGKILL after `kill_grace`.
+/// shutdown deadline): SIGTERM, then SIGKILL after `kill_grace`. Runs on the slot's thread,
+/// which waits for CMD: PR_SET_PDEATHSIG fires when the forking thread ends (posix/child.hpp).
 std::expected<void, JobFailure> run_command(const std::vector<std::string>& command, const JobContext& ctx,
                                             milliseconds kill_grace) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-        const std::string_view entry(*e);
-        bool ours = false;
-        for (const char* name : job_env) ours = ours || entry.starts_with(name);
-        if (!ours) env.emplace_back(entry);
-    }
-    env.push_back(std::string("FENCELOCK_FENCE=") + std::to_string(ctx.fence.value()));
-    env.push_back("FENCELOCK_OWNER=" + ctx.owner.str());
-    env.push_back("FENCELOCK_RESOURCE=" + ctx.job.resource.str());
-    env.push_back("FENCELOCK_JOB_ID=" + ctx.job.id);
-    env.push_back("FENCELOCK_IDEMPOTENCY_KEY=" + ctx.job.idempotency_key);
-    std::vector<std::string> args = command;
-    auto argv = c_strings(args);
-    auto envp = c_strings(env);
-
-    OwnedFd input(payload_fd(ctx.job.payload));
-    if (input.fd < 0) return std::unexpected(JobFailure::retry_later(std::string("memfd: ") + std::strerror(errno)));
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, input.fd, 0);
-    posix_spawn_file_actions_adddup2(&actions, 2, 1);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // Redis and database sockets stay here
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t empty, defaults;
-    sigemptyset(&empty);
-    sigemptyset(&defaults);
-    for (int sig : handled_signals) sigaddset(&defaults, sig);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setsigmask(&attr, &empty);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    pid_t pid = -1;
-    const int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&actions);
+    Fd input(payload_fd(ctx.job.payload));
+    if (input.get() < 0) return std::unexpected(JobFailure::retry_later(std::string("memfd: ") + std::strerror(errno)));
+    SpawnOptions spawn{.argv = command,
+                       .env = environment_with({{"FENCELOCK_FENCE", std::to_string(ctx.fence.value())},
+                                                {"FENCELOCK_OWNER", ctx.owner.str()},
+                                                {"FENCELOCK_RESOURCE", ctx.job.resource.str()},
+                                                {"FENCELOCK_JOB_ID", ctx.job.id},
+                                                {"FENCELOCK_IDEMPOTENCY_KEY", ctx.job.idempotency_key}}),
+                       .stdin_fd = input.get(),
+                       .stdout_to_stderr = true,
+                       .close_other_fds = true};  // Redis and database sockets stay here
+    sigemptyset(&spawn.defaults);
+    for (int sig : handled_signals) sigaddset(&spawn.defaults, sig);
+    sigaddset(&spawn.defaults, SIGPIPE);
+    auto cmd = spawn_group(spawn);
     // Cannot start: a broken deployment, not the job's fault; it does not burn business attempts.
-    if (rc != 0) return std::unexpected(JobFailure::retry_later("cannot run " + command.front() + ": " + std::strerror(rc)));
+    if (!cmd)
+        return std::unexpected(JobFailure::retry_later("cannot run " + command.front() + ": " + std::strerror(cmd.error())));
 
-    // pidfd_open(2) by syscall: glibc 2.36 declares it without C linkage for C++.
-    OwnedFd child(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    OwnedFd stopped(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-    std::stop_callback on_stop(ctx.stop, [fd = stopped.fd] {
+    Fd stopped(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    std::stop_callback on_stop(ctx.stop, [fd = stopped.get()] {
         const std::uint64_t one = 1;
         (void)!::write(fd, &one, sizeof one);
     });
-    std::optional<steady::time_point> kill_at;
-    bool killed = false;
+    GroupStop stop;
     for (;;) {
-        pollfd fds[2] = {{child.fd, POLLIN, 0}, {stopped.fd, POLLIN, 0}};
-        int timeout = -1;
-        if (kill_at && !killed)
-            timeout = static_cast<int>(std::max<long long>(
-                0, std::chrono::ceil<milliseconds>(*kill_at - steady::now()).count()));
-        if (::poll(fds, 2, timeout) < 0 && errno != EINTR) break;
-        if (fds[1].revents != 0 && !kill_at) {
-            ::kill(-pid, SIGTERM);
-            kill_at = steady::now() + kill_grace;
-        }
-        if (kill_at && !killed && steady::now() >= *kill_at) {
-            ::kill(-pid, SIGKILL);
-            killed = true;
-        }
+        pollfd fds[2] = {{cmd->exit_fd(), POLLIN, 0}, {stopped.get(), POLLIN, 0}};
+        if (::poll(fds, 2, stop.poll_timeout()) < 0 && errno != EINTR) break;
+        if (fds[1].revents != 0) stop.begin(*cmd, kill_grace);
+        stop.kill_when_due(*cmd);
         if (fds[0].revents != 0) break;
     }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     // Group members that outlived CMD no longer have a lease.
-    if (ctx.stop.stop_requested()) ::kill(-pid, SIGKILL);
+    const int status = cmd->reap(ctx.stop.stop_requested()).status;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
     if (WIFEXITED(status) && WEXITSTATUS(status) == exit_tempfail)
         return std::unexpected(JobFailure::retry_later("CMD exited 75 (retry later)"));
     if (WIFEXITED(status))
         return std::unexpected(JobFailure::business("CMD exited " + std::to_string(WEXITSTATUS(status))));
-    return std::unexpected(JobFailure::business("CMD killed by " + signal_text(WTERMSIG(status))));
+    return std::unexpected(JobFailure::business("CMD killed by " + signal_name(WTERMSIG(status))));
 }
 
 int store_unavailable(const StoreError& e) {
@@ -219,9 +163,8 @@ int run_worker(const Globals& g, const WorkerArgs& a) {
     sigset_t watched;
     sigemptyset(&watched);
     for (int sig : handled_signals) sigaddset(&watched, sig);
-    ::pthread_sigmask(SIG_BLOCK, &watched, nullptr);
-    OwnedFd sigfd(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
-    OwnedFd finished(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    Fd sigfd = block_into_signalfd(watched);
+    Fd finished(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 
     // After the mask: the metrics server's threads must not receive our signals either.
     Observability observe(a.observe);
@@ -241,16 +184,15 @@ int run_worker(const Globals& g, const WorkerArgs& a) {
             [&a, kill_grace](const JobContext& ctx) { return run_command(a.command, ctx, kill_grace); },
             stop.get_token());
         const std::uint64_t one = 1;
-        (void)!::write(finished.fd, &one, sizeof one);
+        (void)!::write(finished.get(), &one, sizeof one);
     });
     std::vector<std::string> received;
     for (;;) {
-        pollfd fds[2] = {{sigfd.fd, POLLIN, 0}, {finished.fd, POLLIN, 0}};
+        pollfd fds[2] = {{sigfd.get(), POLLIN, 0}, {finished.get(), POLLIN, 0}};
         if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
         if (fds[1].revents != 0) break;
-        signalfd_siginfo info{};
-        while (::read(sigfd.fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-            received.push_back(signal_text(static_cast<int>(info.ssi_signo)));
+        for (int sig : read_signals(sigfd.get())) {
+            received.push_back(signal_name(sig));
             if (received.size() == 1) stop.request_stop();
             else worker->cancel_in_flight();
         }

@@ -1,135 +1,14 @@
-// `fencelock run`: a command wrapped in a lease, against a real redis-server and real processes.
-// CMD is always `sh -c SCRIPT sh DIR`: the script writes files under DIR (its pid, its
-// environment, that it ran) so the test can see what happened inside it.
-#include <signal.h>
+// `fencelock run`: a command wrapped in a lease, against a real redis-server and real processes
+// (the fixture, RunTest, is in run_fixture.hpp).
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
-#include <cerrno>
-#include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
-#include "integration/lock_fixture.hpp"
+#include "integration/cli/run_fixture.hpp"
 #include "support/scrape.hpp"
-#include "support/child_process.hpp"
 
 namespace fencelock::testing {
 namespace {
 
-using nlohmann::json;
-using namespace std::chrono_literals;
-namespace fs = std::filesystem;
 using steady = std::chrono::steady_clock;
-
-// Writes its pid to DIR/started (atomically, so a reader never sees an empty file).
-constexpr const char* announce = R"(echo $$ > "$1/started.tmp" && mv "$1/started.tmp" "$1/started"; )";
-
-class RunTest : public LockTest {
-protected:
-    void SetUp() override {
-        LockTest::SetUp();
-        char tmpl[] = "/tmp/fencelock-run-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        dir = tmpl;
-    }
-    void TearDown() override {
-        // Nothing outlives a test, even a failed one.
-        for (pid_t pid : running) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, nullptr, 0);
-        }
-        // A CMD orphaned by a failure; after a pass its group is gone (and its id may be reused).
-        if (HasFailure())
-            for (pid_t group : cmd_groups) ::kill(-group, SIGKILL);
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-
-    std::vector<std::string> cli(std::vector<std::string> args) const {
-        args.insert(args.begin(), {FENCELOCK_CLI, "--redis", redis->url()});
-        return args;
-    }
-    /// `run RESOURCE FLAGS... -- sh -c SCRIPT sh DIR`
-    std::vector<std::string> run_args(const std::string& r, std::vector<std::string> flags,
-                                      const std::string& script) const {
-        std::vector<std::string> args{"run", r};
-        args.insert(args.end(), flags.begin(), flags.end());
-        args.insert(args.end(), {"--", "sh", "-c", script, "sh", dir.string()});
-        return cli(args);
-    }
-    /// Starts fencelock in the background; its stdout goes to DIR/fencelock.out.
-    pid_t start(const std::vector<std::string>& argv) {
-        pid_t pid = start_process(argv, path("fencelock.out"));
-        running.push_back(pid);
-        return pid;
-    }
-    /// Waits for a started fencelock to exit; its exit code (-1: killed by a signal).
-    int wait_exit(pid_t pid) {
-        int status = 0;
-        const bool exited = eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 30s);
-        if (!exited) {
-            ADD_FAILURE() << "fencelock did not exit";
-            return -2;
-        }
-        std::erase(running, pid);
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    }
-    /// Waits for CMD to write DIR/started; its pid.
-    pid_t wait_started() {
-        if (!eventually([&] { return fs::exists(path("started")); })) {
-            ADD_FAILURE() << "CMD never started";
-            return -1;
-        }
-        const pid_t pid = std::stoi(slurp(path("started")));
-        cmd_groups.push_back(pid);
-        return pid;
-    }
-
-    std::string path(const std::string& name) const { return (dir / name).string(); }
-    static std::string slurp(const std::string& file) {
-        std::ifstream in(file);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    }
-    static std::vector<std::string> lines(const std::string& text) {
-        std::vector<std::string> out;
-        std::istringstream in(text);
-        for (std::string line; std::getline(in, line);) out.push_back(line);
-        return out;
-    }
-    /// fencelock's summary: the one line on its stdout when CMD printed nothing.
-    static json summary(const std::string& out) {
-        EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
-        json j = json::parse(out, nullptr, false);
-        EXPECT_TRUE(j.is_object()) << out;
-        return j;
-    }
-    static bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
-    bool lock_exists(const std::string& r) const { return redis->cli({"EXISTS", "lock:{" + r + "}"}) == "1"; }
-    long connections_received() const {
-        const std::string info = redis->cli({"INFO", "stats"});
-        const std::string marker = "total_connections_received:";
-        return std::stol(info.substr(info.find(marker) + marker.size()));
-    }
-    long connected_clients() const {
-        const std::string info = redis->cli({"INFO", "clients"});
-        const std::string marker = "connected_clients:";
-        return std::stol(info.substr(info.find(marker) + marker.size()));
-    }
-    static double seconds_since(steady::time_point t) {
-        return std::chrono::duration<double>(steady::now() - t).count();
-    }
-
-    fs::path dir;
-    std::vector<pid_t> running;     // fencelock processes not yet waited for
-    std::vector<pid_t> cmd_groups;  // CMD process groups seen
-};
 
 TEST_F(RunTest, CmdExitCodePassesThroughWithItsLeaseInTheEnvironment) {
     // A stale value in fencelock's own environment must not reach CMD.
@@ -462,7 +341,8 @@ TEST_F(RunTest, CmdNotFoundExits127AndReleases) {
 }
 
 TEST_F(RunTest, CmdStartsWithAnEmptySignalMaskAndDefaultDispositions) {
-    // fencelock blocks SIGINT, SIGTERM, SIGCHLD... and ignores SIGPIPE; none of it may reach CMD.
+    // fencelock blocks SIGINT, SIGTERM, SIGUSR1, SIGCHLD... and ignores SIGPIPE, SIGXCPU and
+    // SIGXFSZ; none of it may reach CMD.
     auto r = run_process(run_args("mask", {"--lease", "5s"}, R"(exec grep -E '^Sig(Blk|Ign):' /proc/self/status > "$1/sig")"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto sig = lines(slurp(path("sig")));
@@ -470,7 +350,7 @@ TEST_F(RunTest, CmdStartsWithAnEmptySignalMaskAndDefaultDispositions) {
     auto mask = [](const std::string& line) { return std::stoull(line.substr(line.find(':') + 1), nullptr, 16); };
     EXPECT_EQ(mask(sig[0]), 0u) << sig[0];
     auto bit = [](int signo) { return 1ull << (signo - 1); };
-    for (int signo : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGPIPE})
+    for (int signo : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGPIPE, SIGUSR1, SIGXCPU, SIGXFSZ})
         EXPECT_EQ(mask(sig[1]) & bit(signo), 0u) << "signal " << signo << " ignored: " << sig[1];
 }
 

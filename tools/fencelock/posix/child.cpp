@@ -1,0 +1,197 @@
+// spawn_group(): fork, PDEATHSIG, exec; the group guard; reaping. See child.hpp for why it is
+// safe. Between fork() and exec the child of a multi-threaded process may only make
+// async-signal-safe calls: everything it needs (argv, envp, the signal set) is built before
+// fork(), and it calls nothing but system calls and glibc's execvpe (which searches PATH with
+// stack buffers, no malloc, no locks).
+#include "posix/child.hpp"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string_view>
+
+#include "cli.hpp"
+
+extern char** environ;
+
+namespace fencelock::cli {
+namespace {
+
+/// Closes every descriptor but `keep` (async-signal-safe).
+void close_all_but(int keep) noexcept {
+    if (keep > 0) ::close_range(0, static_cast<unsigned>(keep) - 1, 0);
+    ::close_range(static_cast<unsigned>(keep) + 1, ~0U, 0);
+}
+
+[[noreturn]] void fail_exec(int report_fd, int error) noexcept {
+    (void)!::write(report_fd, &error, sizeof error);
+    ::_exit(127);
+}
+
+/// The forked child, up to exec. `report_fd` (O_CLOEXEC) gets errno if exec never happens.
+[[noreturn]] void exec_child(const SpawnOptions& o, char* const* argv, char* const* envp, pid_t parent,
+                             int report_fd) noexcept {
+    ::setpgid(0, 0);
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail_exec(report_fd, errno);
+    if (::getppid() != parent) ::_exit(127);  // fencelock died before the request counted
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig)
+        if (sigismember(&o.defaults, sig) == 1) ::sigaction(sig, &dfl, nullptr);
+    sigset_t empty;
+    sigemptyset(&empty);
+    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+    if (o.stdin_fd >= 0 && ::dup2(o.stdin_fd, 0) < 0) fail_exec(report_fd, errno);
+    if (o.stdout_to_stderr && ::dup2(2, 1) < 0) fail_exec(report_fd, errno);
+    if (o.close_other_fds) {
+        ::close_range(3, static_cast<unsigned>(report_fd) - 1, 0);  // report_fd > 2 (above_stdio)
+        ::close_range(static_cast<unsigned>(report_fd) + 1, ~0U, 0);
+    }
+    ::execvpe(argv[0], argv, envp);
+    fail_exec(report_fd, errno);
+}
+
+/// The guard, a forked copy of fencelock: waits for a byte (stand down) or EOF (fencelock died).
+[[noreturn]] void guard_group(int read_fd, pid_t group) noexcept {
+    sigset_t all;
+    sigfillset(&all);
+    ::sigprocmask(SIG_SETMASK, &all, nullptr);  // only SIGKILL ends it: its group's ^C does not
+    close_all_but(read_fd);
+    char byte = 0;
+    ssize_t n;
+    while ((n = ::read(read_fd, &byte, 1)) < 0 && errno == EINTR) {}
+    if (n == 0) ::kill(-group, SIGKILL);
+    ::_exit(0);
+}
+
+/// `fd`, or a duplicate above 0-2 when fencelock runs with its stdio closed (then closed).
+int above_stdio(int fd) noexcept {
+    if (fd > 2) return fd;
+    const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    ::close(fd);
+    return high;
+}
+
+void reap_quietly(pid_t pid) noexcept {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
+}
+
+}  // namespace
+
+std::vector<std::string> environment_with(const std::vector<std::pair<std::string, std::string>>& vars) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string_view entry(*e);
+        const bool replaced = std::any_of(vars.begin(), vars.end(), [&](const auto& v) {
+            return entry.size() > v.first.size() && entry.starts_with(v.first) && entry[v.first.size()] == '=';
+        });
+        if (!replaced) env.emplace_back(entry);
+    }
+    for (const auto& [name, value] : vars) env.push_back(name + "=" + value);
+    return env;
+}
+
+std::expected<Child, int> spawn_group(const SpawnOptions& options) {
+    std::vector<std::string> args = options.argv, env = options.env;
+    const auto argv = c_strings(args);
+    const auto envp = c_strings(env);
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0) return std::unexpected(errno);
+    Fd report_read(report[0]), report_write(above_stdio(report[1]));
+    if (report_write.get() < 0) return std::unexpected(errno);
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) return std::unexpected(errno);
+    if (pid == 0) exec_child(options, argv.data(), envp.data(), parent, report_write.get());
+    ::setpgid(pid, pid);  // as the child does: whichever runs first (EACCES once it has exec'd)
+    report_write.reset();
+    // From here on every early return leaves it to ~Child to kill CMD's group and reap it.
+    Child child(pid, Fd{}, -1, Fd{});
+
+    // The guard, at once: CMD may already be forking children of its own.
+    int guard_pipe[2];
+    if (::pipe2(guard_pipe, O_CLOEXEC) != 0) return std::unexpected(errno);
+    Fd guard_read(guard_pipe[0]);
+    child.guard_fd_.reset(guard_pipe[1]);
+    child.guard_ = ::fork();
+    if (child.guard_ < 0) return std::unexpected(errno);
+    if (child.guard_ == 0) guard_group(guard_read.get(), pid);
+    guard_read.reset();
+
+    // pidfd_open(2) by syscall: glibc 2.36 declares it without C linkage for C++.
+    child.pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (child.pidfd_.get() < 0) return std::unexpected(errno);
+
+    int exec_error = 0;
+    ssize_t n;
+    while ((n = ::read(report_read.get(), &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {}
+    if (n > 0) return std::unexpected(exec_error);  // CMD never ran
+    return child;
+}
+
+Child::Child(pid_t pid, Fd pidfd, pid_t guard, Fd guard_fd) noexcept
+    : pid_(pid), pidfd_(std::move(pidfd)), guard_(guard), guard_fd_(std::move(guard_fd)) {}
+
+Child::Child(Child&& other) noexcept
+    : pid_(other.pid_),
+      pidfd_(std::move(other.pidfd_)),
+      guard_(std::exchange(other.guard_, -1)),
+      guard_fd_(std::move(other.guard_fd_)),
+      reaped_(std::exchange(other.reaped_, true)) {}
+
+Child::~Child() {
+    if (reaped_) return;
+    ::kill(-pid_, SIGKILL);
+    stand_guard_down();
+    reap_quietly(pid_);
+}
+
+void Child::signal_group(int sig) const noexcept { ::kill(-pid_, sig); }
+
+void Child::stand_guard_down() noexcept {
+    if (guard_ < 0) return;
+    const char byte = 0;
+    (void)!::write(guard_fd_.get(), &byte, 1);
+    guard_fd_.reset();
+    reap_quietly(std::exchange(guard_, -1));
+}
+
+Reaped Child::reap(bool kill_rest) {
+    // Wait for the exit but leave CMD a zombie: its pid, the group id, stays taken meanwhile.
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+    if (kill_rest) signal_group(SIGKILL);
+    stand_guard_down();
+    Reaped out;
+    while (::waitpid(pid_, &out.status, 0) < 0 && errno == EINTR) {}
+    reaped_ = true;
+    // Looked at once CMD is reaped: a zombie leader still counts as a member of its group.
+    if (!kill_rest) out.stragglers = ::kill(-pid_, 0) == 0 || errno == EPERM;
+    return out;
+}
+
+void GroupStop::begin(const Child& child, std::chrono::milliseconds grace) {
+    if (kill_at_) return;
+    child.signal_group(SIGTERM);
+    kill_at_ = std::chrono::steady_clock::now() + grace;
+}
+
+void GroupStop::kill_when_due(const Child& child) {
+    if (!kill_at_ || killed_ || std::chrono::steady_clock::now() < *kill_at_) return;
+    child.signal_group(SIGKILL);
+    killed_ = true;
+}
+
+int GroupStop::poll_timeout() const {
+    if (!kill_at_ || killed_) return -1;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*kill_at_ - std::chrono::steady_clock::now());
+    return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, 1'000'000));
+}
+
+}  // namespace fencelock::cli

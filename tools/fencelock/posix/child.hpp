@@ -1,0 +1,107 @@
+#pragma once
+// A command started by `run` or `worker`: the leader of a process group of its own that dies
+// with fencelock, however fencelock ends.
+//
+// Why nothing of CMD outlives fencelock (and so its lease):
+// - CMD itself: the child sets PR_SET_PDEATHSIG = SIGKILL before exec, then compares getppid()
+//   with the pid fencelock had before fork(): if fencelock died in between, the request came
+//   too late and the child exits at once. The kernel sends that signal when the *thread* that
+//   forked ends, not the process: spawn_group() must be called on a thread that waits for the
+//   Child it returns (run's main thread, a worker slot); ~Child kills and reaps what is left.
+// - The rest of CMD's group (its children): PDEATHSIG only reaches the direct child. Each Child
+//   has a guard, a forked copy of fencelock that holds nothing but the read end of a pipe whose
+//   write end only fencelock holds. When fencelock dies, for any reason, the kernel closes that
+//   end, the guard reads EOF and sends SIGKILL to CMD's group. When fencelock reaps CMD it first
+//   stands the guard down (one byte, then EOF), while CMD is still a zombie: the group id (CMD's
+//   pid) cannot be reused by then, so the guard never kills a stranger's group.
+// Limits: a process of CMD's that moves to another group or session (setsid, a daemon) escapes
+// the group kill; a SIGKILL that also takes the guard (sent to fencelock's own group) leaves
+// only PDEATHSIG; a grandchild created in the microseconds between CMD's fork and the guard's
+// escapes when fencelock dies in that window.
+#include <sys/types.h>
+
+#include <chrono>
+#include <expected>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <signal.h>
+
+#include "posix/fd.hpp"
+
+namespace fencelock::cli {
+
+/// What spawn_group() starts, and the state it starts in.
+struct SpawnOptions {
+    std::vector<std::string> argv;  ///< CMD; argv[0] is looked up in fencelock's PATH
+    std::vector<std::string> env;   ///< CMD's whole environment ("NAME=value")
+    sigset_t defaults{};            ///< set to SIG_DFL in CMD; other ignored signals stay ignored
+    int stdin_fd = -1;              ///< CMD's stdin when >= 0 (default: fencelock's)
+    bool stdout_to_stderr = false;  ///< CMD's stdout is fencelock's stderr (default: its stdout)
+    bool close_other_fds = false;   ///< close every descriptor above 2 (default: only O_CLOEXEC ones)
+};
+
+/// The environment fencelock runs with, minus any variable named in `vars`, plus `vars`.
+std::vector<std::string> environment_with(const std::vector<std::pair<std::string, std::string>>& vars);
+
+/// CMD once reaped: its wait status and whether members of its group outlived it.
+struct Reaped {
+    int status = 0;           ///< as waitpid() reports it
+    bool stragglers = false;  ///< group members still ran after CMD (only looked at when not killed)
+};
+
+/// A running CMD: the leader of process group pid(), with its guard. Not copyable.
+class Child {
+public:
+    Child(Child&& other) noexcept;
+    Child& operator=(Child&&) = delete;
+    /// Kills the group and reaps CMD if reap() never ran; reports nothing, throws nothing.
+    ~Child();
+
+    pid_t pid() const noexcept { return pid_; }
+    /// Readable once CMD has exited (a pidfd); CMD stays unreaped until reap().
+    int exit_fd() const noexcept { return pidfd_.get(); }
+    /// Sends `sig` to CMD's whole group.
+    void signal_group(int sig) const noexcept;
+    /// Waits for CMD to exit, sends SIGKILL to what is left of its group when `kill_rest`,
+    /// stands the guard down and reaps CMD. Call once.
+    Reaped reap(bool kill_rest);
+
+private:
+    friend std::expected<Child, int> spawn_group(const SpawnOptions&);
+    Child(pid_t pid, Fd pidfd, pid_t guard, Fd guard_fd) noexcept;
+    void stand_guard_down() noexcept;
+
+    pid_t pid_;
+    Fd pidfd_;
+    pid_t guard_;
+    Fd guard_fd_;  ///< write end of the guard's pipe
+    bool reaped_ = false;
+};
+
+/// Starts CMD in a new process group with PR_SET_PDEATHSIG and a group guard (see above), with
+/// an empty signal mask. Returns the Child, or the errno of the failed step (ENOENT / EACCES
+/// when CMD cannot be executed: nothing is left running then).
+std::expected<Child, int> spawn_group(const SpawnOptions& options);
+
+/// The stop sequence for a group whose lease is gone: SIGTERM at begin(), SIGKILL once the
+/// grace has passed. For a poll() loop: poll_timeout() says how long it may sleep.
+class GroupStop {
+public:
+    /// Sends SIGTERM to `child`'s group (once; later calls do nothing) and starts the grace.
+    void begin(const Child& child, std::chrono::milliseconds grace);
+    /// Sends SIGKILL when the grace is over; call after every wakeup.
+    void kill_when_due(const Child& child);
+    /// poll() timeout in ms: -1 (no limit) unless a SIGKILL is due.
+    int poll_timeout() const;
+    bool begun() const noexcept { return kill_at_.has_value(); }
+    bool killed() const noexcept { return killed_; }
+
+private:
+    std::optional<std::chrono::steady_clock::time_point> kill_at_;
+    bool killed_ = false;
+};
+
+}  // namespace fencelock::cli
