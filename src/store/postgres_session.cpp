@@ -78,9 +78,13 @@ public:
         return {};
     }
 
-    /// Connected and outside any transaction (a session left inside one must not be reused).
-    bool healthy() const noexcept override {
-        return connected() && PQtransactionStatus(conn_) == PQTRANS_IDLE;
+    TxState transaction_state() const noexcept override {
+        switch (PQtransactionStatus(conn_)) {
+            case PQTRANS_IDLE: return TxState::idle;
+            case PQTRANS_INTRANS: return TxState::open;
+            case PQTRANS_INERROR: return TxState::failed;
+            default: return TxState::broken;  // PQTRANS_UNKNOWN (bad connection), PQTRANS_ACTIVE
+        }
     }
     StoreBackend backend() const noexcept override { return StoreBackend::postgresql; }
 

@@ -121,15 +121,56 @@ struct TransactAttempt {
             result.cause = m.error();
             return result;
         }
-        const Param owner = o.owner ? Param(std::string_view(o.owner->str())) : Param();
-        if (auto up = s.exec(detail::sql::raise_fence, {Param(r), Param(fence_param(fence)), owner}); !up)
-            return fail(up.error());
+        if (auto open = still_open("raising the fence"); !open) return fail(open.error());
+        if (auto up = raise(r); !up) return fail(up.error());
         if (o.idempotency_key) {
             if (auto k = s.exec(detail::sql::key_outcome, {Param(*o.idempotency_key), Param(tx.outcome_)}); !k)
                 return fail(k.error());
         }
+        if (auto open = still_open("COMMIT"); !open) return fail(open.error());
         if (auto c = detail::commit(s); !c) return std::unexpected(c.error());
         return TransactResult{TransactStatus::committed, fence, std::nullopt, std::nullopt, 0};
+    }
+
+    /// The guarded transaction must still be open: a mutation that ran COMMIT or ROLLBACK has
+    /// given up the row lock, and what follows would run in autocommit, unguarded.
+    StoreResult<void> still_open(std::string_view before) {
+        using State = detail::Session::TxState;
+        switch (s.transaction_state()) {
+            case State::open: return {};
+            case State::idle:
+                return std::unexpected(detail::store_error(
+                    store_errc::transaction_broken,
+                    "the mutation ended the transaction (COMMIT or ROLLBACK) before " + std::string(before) +
+                        ": the fence was not raised and transact() committed nothing; what the mutation committed "
+                        "itself is not guarded"));
+            case State::failed:
+                return std::unexpected(detail::store_error(
+                    store_errc::transaction_broken, "the transaction failed inside the mutation before " +
+                                                        std::string(before) + "; rolled back"));
+            case State::broken: break;
+        }
+        return std::unexpected(detail::store_error(store_errc::connection_lost,
+                                                   "connection lost before " + std::string(before)));
+    }
+
+    /// Raises last_fence with the same condition the guard checked; exactly one row must change
+    /// (none: the mutation changed or deleted the guard row, or the lock was lost in between).
+    StoreResult<void> raise(const std::string& r) {
+        const Param owner = o.owner ? Param(std::string_view(o.owner->str())) : Param();
+        const Param all[] = {Param(r), Param(fence_param(fence)), owner};
+        const bool strict = options.enforce_fencing && !o.owner;
+        const std::string_view stmt = !options.enforce_fencing ? detail::sql::raise_fence_unfenced
+                                      : strict                 ? detail::sql::raise_fence_strict
+                                                               : detail::sql::raise_fence_same_owner;
+        auto up = s.exec(stmt, std::span<const Param>(all, strict ? 2 : 3));
+        if (!up) return std::unexpected(up.error());
+        if (up->affected != 1)
+            return std::unexpected(detail::store_error(
+                store_errc::transaction_broken,
+                "the guard row changed under the mutation (updated, deleted, or its lock lost): the fence "
+                "cannot be raised; rolled back"));
+        return {};
     }
 };
 
