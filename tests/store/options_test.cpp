@@ -1,6 +1,9 @@
 // Pure tests: URL parsing, option validation, error classification. No database.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "fencelock/store.hpp"
 
 namespace fencelock {
@@ -39,6 +42,33 @@ TEST(StoreOptions, ValidateNamesTheField) {
     EXPECT_EQ((StoreOptions{.url = u, .max_attempts = 0}.validate().error().field), "max_attempts");
     EXPECT_EQ((StoreOptions{.url = u, .pool_size = 0}.validate().error().field), "pool_size");
     EXPECT_FALSE(FencedStore::create(StoreOptions{.url = "mysql://x"}));
+}
+
+TEST(StoreText, IsValidUtf8WithoutNul) {
+    for (std::string ok : {std::string(), std::string("plain ascii ~!"), std::string("caf\xc3\xa9 \xe2\x82\xac"),
+                           std::string("\xef\xbf\xbf \xf0\x90\x80\x80 \xf4\x8f\xbf\xbf")})
+        EXPECT_TRUE(validate_store_text(ok)) << ok;
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {std::string("ab\0c", 4), "a NUL byte at byte offset 2"},
+        {"a\x80", "an invalid UTF-8 lead byte at byte offset 1"},
+        {"\xc1\xbf", "an invalid UTF-8 lead byte at byte offset 0"},  // overlong 2-byte
+        {"\xe0\x9f\xbf", "an invalid UTF-8 sequence at byte offset 0"},  // overlong 3-byte
+        {"\xf0\x8f\xbf\xbf", "an invalid UTF-8 sequence at byte offset 0"},  // overlong 4-byte
+        {"x\xed\xbf\xbf", "an invalid UTF-8 sequence at byte offset 1"},  // surrogate
+        {"\xf4\x90\x80\x80", "an invalid UTF-8 sequence at byte offset 0"},  // above U+10FFFF
+        {"\xf5\x80\x80\x80", "an invalid UTF-8 lead byte at byte offset 0"},
+        {"\xe2\x28\xa1", "an invalid UTF-8 sequence at byte offset 0"},
+        {"\xf0\x9f\x94\x28", "an invalid UTF-8 sequence at byte offset 0"},
+        {"ok\xe2\x82", "a truncated UTF-8 sequence at byte offset 2"},
+    };
+    for (const auto& [text, why] : bad) {
+        auto r = validate_store_text(text);
+        ASSERT_FALSE(r) << why;
+        EXPECT_EQ(r.error().message, "is not store text (valid UTF-8 without NUL): " + why);
+    }
+    EXPECT_EQ(classify_store_error(store_errc::invalid_input), failure_kind::fatal);
+    EXPECT_EQ(to_name(store_errc::invalid_input), "invalid_input");
+    EXPECT_EQ(to_name(store_errc::transaction_broken), "transaction_broken");
 }
 
 TEST(StoreErrors, ClassifiedByWhatTheCallerMustDo) {
