@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "fencelock/store.hpp"
+#include "support/secrets.hpp"
 
 namespace fencelock {
 namespace {
@@ -32,6 +33,80 @@ TEST(DatabaseUrl, RejectsWhatItCannotUse) {
     }
     EXPECT_NE(parse_database_url("redis://x").error().message.find("unknown database URL scheme 'redis'"),
               std::string::npos);
+}
+
+// Regression: redacted() hid only what lay between the first ':' and the FIRST '@'.
+TEST(DatabaseUrl, RedactedHidesEveryByteOfThePassword) {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+        {"postgresql://u:p@ss@db.example:5432/orders", {"p@ss"}},
+        {"postgresql://u:Qz@9vK:x@Jw7@db.example/orders", {"Qz@9vK:x@Jw7"}},
+        {"postgresql://u:Hb%40tr7%2Fk@db.example/orders", {"Hb%40tr7%2Fk", "Hb@tr7/k"}},
+        {"postgresql://u@db.example/orders?sslmode=disable&password=Hb%40tr7%3A", {"Hb%40tr7%3A", "Hb@tr7:"}},
+    };
+    for (const auto& [url, secrets] : cases) {
+        auto p = parse_database_url(url);
+        ASSERT_TRUE(p) << p.error().message;
+        const std::string shown = p->redacted();
+        for (const auto& s : secrets) EXPECT_EQ(testing::leaked_fragments(shown, s), std::vector<std::string>{}) << shown;
+        EXPECT_NE(shown.find("db.example"), std::string::npos) << shown;
+        EXPECT_NE(shown.find("/orders"), std::string::npos) << shown;
+    }
+}
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+TEST(DatabaseUrl, PostgresUrlBecomesLibpqKeywords) {
+    const std::vector<std::pair<std::string, Settings>> cases = {
+        {"postgresql://u:p@ss@127.0.0.1:5432/db",
+         {{"user", "u"}, {"password", "p@ss"}, {"host", "127.0.0.1"}, {"port", "5432"}, {"dbname", "db"}}},
+        // The LAST '@' before the host ends the password; ':' after the first belongs to it.
+        {"postgres://u:Qz@9vK:x@Jw7@h/d", {{"user", "u"}, {"password", "Qz@9vK:x@Jw7"}, {"host", "h"}, {"dbname", "d"}}},
+        {"postgresql://u%40corp:Hb%40tr7%2Fk%3F%25@h/my%20db",
+         {{"user", "u@corp"}, {"password", "Hb@tr7/k?%"}, {"host", "h"}, {"dbname", "my db"}}},
+        {"postgresql://h", {{"host", "h"}}},
+        {"postgresql:///db", {{"dbname", "db"}}},
+        {"postgresql://:pw@h", {{"password", "pw"}, {"host", "h"}}},
+        {"postgresql://[::1]:5433,db2:5434,db3/d",
+         {{"host", "::1,db2,db3"}, {"port", "5433,5434,"}, {"dbname", "d"}}},
+        {"postgresql://%2Fvar%2Frun%2Fpostgresql/d", {{"host", "/var/run/postgresql"}, {"dbname", "d"}}},
+        {"postgresql://u@h/d?sslmode=disable&options=-csearch_path%3Dapp&password=a%40b",
+         {{"user", "u"}, {"host", "h"}, {"dbname", "d"}, {"sslmode", "disable"}, {"options", "-csearch_path=app"},
+          {"password", "a@b"}}},
+    };
+    for (const auto& [url, settings] : cases) {
+        auto p = parse_database_url(url);
+        ASSERT_TRUE(p) << url << ": " << p.error().message;
+        EXPECT_EQ(p->backend, StoreBackend::postgresql);
+        EXPECT_EQ(p->settings, settings) << url;
+    }
+    EXPECT_EQ(parse_database_url("postgresql://u:p@ss@h:5432/db?password=x%40y&sslmode=disable")->redacted(),
+              "postgresql://u:***@h:5432/db?password=***&sslmode=disable");
+    EXPECT_EQ(parse_database_url("postgresql://u:a%40b@h/d")->secrets(), (std::vector<std::string>{"a@b", "a%40b"}));
+    EXPECT_TRUE(parse_database_url("sqlite:///x.db")->settings.empty());
+}
+
+TEST(DatabaseUrl, MalformedPostgresUrlsAreRefusedWithoutQuotingThem) {
+    const std::vector<std::string> bad = {
+        "postgresql://u:Se/cret@h/d",         // a raw '/' ends the host part inside the password
+        "postgresql://u:Se?cret@h/d",         // so does a raw '?'
+        "postgresql://u:p@Se/cret@h/d",       // ... even after an '@'
+        "postgresql://h/d?application_name=Se@cret",
+        "postgresql://u:Se%zzcret@h/d",       // bad escape
+        "postgresql://u:Se%00cret@h/d",       // NUL
+        "postgresql://u:Secret@h:99999/d",    // port
+        "postgresql://u:Secret@h:5x/d",
+        "postgresql://u:Secret@[::1/d",       // unterminated IPv6
+        "postgresql://u:Secret@h/d?Secretkey=1",  // not a libpq keyword
+        "postgresql://u:Secret@h/d?sslmode",  // no '='
+    };
+    for (const auto& url : bad) {
+        auto r = parse_database_url(url);
+        ASSERT_FALSE(r) << url;
+        EXPECT_EQ(testing::leaked_fragments(r.error().message, "Secret"), std::vector<std::string>{})
+            << url << ": " << r.error().message;
+        EXPECT_EQ(testing::leaked_fragments(r.error().message, "cret"), std::vector<std::string>{})
+            << url << ": " << r.error().message;
+    }
 }
 
 TEST(StoreOptions, ValidateNamesTheField) {
