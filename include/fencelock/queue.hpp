@@ -51,8 +51,9 @@ struct QueueOptions {
 };
 
 struct EnqueueRequest {
+    /// Store text (valid UTF-8 without NUL), like every name a store guards.
     ResourceName resource;
-    /// 1..256 bytes. A second enqueue with a known key returns the first job's id.
+    /// 1..256 bytes of store text. A second enqueue with a known key returns the first job's id.
     std::string idempotency_key;
     /// JSON text. Default "{}".
     std::string payload = "{}";
@@ -99,6 +100,9 @@ public:
 
     /// Adds a job (or finds the job already enqueued with its idempotency key), atomically.
     /// Throws std::invalid_argument for a key outside 1..256 bytes or a negative delay.
+    /// A resource name or key that is not store text (valid UTF-8 without NUL,
+    /// fencelock/store_text.hpp) is refused with store_errc::invalid_input before anything is
+    /// sent: the job's store could never hold it.
     Result<EnqueueResult> enqueue(const EnqueueRequest& request);
     Result<QueueStats> stats();
     /// Dead jobs, oldest first, at most `limit`.

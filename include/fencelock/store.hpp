@@ -6,6 +6,11 @@
 /// `fencelock_resources` stores its value and the last fence it accepted; a write, claim or
 /// guarded transaction with a fence that is not newer is refused as *stale*. Schema, algorithms
 /// and "claim vs transact" guidance: docs/STORE.md.
+///
+/// Every text a call sends (resource name, value, idempotency key, outcome, outbox stream and
+/// payload, Transaction::exec statement and parameters) must be store text: valid UTF-8 without
+/// NUL (fencelock/store_text.hpp). Otherwise the call returns store_errc::invalid_input before
+/// sending anything, identically on both backends.
 
 #include <cstdint>
 #include <expected>
@@ -20,6 +25,7 @@
 
 #include "fencelock/store_error.hpp"
 #include "fencelock/store_options.hpp"
+#include "fencelock/store_text.hpp"
 #include "fencelock/types.hpp"
 
 namespace fencelock {
@@ -143,6 +149,8 @@ private:
         : session_(session), resource_(std::move(resource)), fence_(fence), value_(std::move(value)),
           backend_(backend) {}
     StoreResult<Rows> run(std::string_view sql, std::span<const std::optional<std::string>> params);
+    /// Poisons the transaction with `e` (transact() will roll back and return it) and returns it.
+    std::unexpected<StoreError> refuse(StoreError e);
 
     detail::Session& session_;
     std::string resource_;

@@ -37,6 +37,16 @@ enum class store_errc {
     statement_failed,
     /// Anything else the database reported (disk full, I/O error, corruption...).
     database_error,
+    /// A resource name, idempotency key, value, outcome, outbox stream or payload, or a
+    /// Transaction::exec parameter is not store text (valid UTF-8 without NUL, see
+    /// fencelock/store_text.hpp). Refused before any statement was sent: nothing changed.
+    invalid_input,
+    /// A transact() mutation ended or broke the guarded transaction (it ran COMMIT or
+    /// ROLLBACK, or changed or deleted the guard row), so the fence could not be raised under
+    /// the guard's lock. transact() did not commit and rolled back what was still open; what
+    /// the mutation itself committed before that (its own COMMIT) is not guarded. Fix the
+    /// mutation.
+    transaction_broken,
 };
 
 /// An error code plus the database's own words (SQLSTATE and message), for logs.

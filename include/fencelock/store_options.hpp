@@ -6,6 +6,8 @@
 #include <expected>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "fencelock/options.hpp"
 #include "fencelock/redis_url.hpp"
@@ -20,17 +22,29 @@ std::string_view to_string(StoreBackend backend) noexcept;
 /// A parsed database URL.
 struct DatabaseUrl {
     StoreBackend backend = StoreBackend::sqlite;
-    /// SQLite: the file path. PostgreSQL: the whole URL, handed to libpq unchanged (so every
-    /// libpq URI parameter such as `?sslmode=` or `?options=` works).
+    /// SQLite: the file path. PostgreSQL: the URL with every password replaced by `***` (what
+    /// redacted() returns); never a secret.
     std::string target;
+    /// PostgreSQL: the libpq connection keywords and values the URL names (`user`, `password`,
+    /// `host`, `port`, `dbname`, then every `?keyword=value`), percent-decoded, in URL order.
+    /// Handed to libpq as keyword/value pairs, never as a URL. Empty for SQLite.
+    std::vector<std::pair<std::string, std::string>> settings;
 
     /// The URL with any password replaced by `***`, safe for logs and errors.
     std::string redacted() const;
+    /// PostgreSQL: the secret values of `settings` (`password`, `sslpassword`), each also
+    /// percent-encoded: what no message may contain.
+    std::vector<std::string> secrets() const;
 };
 
 /// Parses `sqlite:///path/to/file.db` (also `sqlite://relative/file.db`) or
-/// `postgresql://user[:password]@host[:port]/dbname[?param=value...]` (`postgres://` too).
-/// Any other scheme, an empty path or a URI libpq cannot parse is an error. No I/O.
+/// `postgresql://[user[:password]@]host[:port][,host[:port]...][/dbname][?keyword=value&...]`
+/// (`postgres://` too; IPv6 hosts in brackets; a Unix socket directory percent-encoded).
+/// The user:password part ends at the LAST '@' before the host, so a password may hold '@' and
+/// ':' as they are; '/', '?' (and '%') in a password, and any '@' after the host, must be
+/// percent-encoded (%2F, %3F, %25, %40). Every component is percent-decoded; %00 is refused.
+/// Query keywords must be libpq connection keywords. Any other scheme, an empty path or a
+/// malformed URL is an error whose message never quotes the URL. No I/O.
 std::expected<DatabaseUrl, UrlError> parse_database_url(std::string_view url);
 
 /// Isolation level of transact() on PostgreSQL. The guard row lock (SELECT ... FOR UPDATE)

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "core/url_text.hpp"
+
 namespace fencelock {
 namespace {
 
@@ -10,29 +12,6 @@ bool parse_int(std::string_view s, Int& out) {
     if (s.empty()) return false;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
     return ec == std::errc{} && end == s.data() + s.size();
-}
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-bool percent_decode(std::string_view in, std::string& out) {
-    out.clear();
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        if (in[i] != '%') {
-            out.push_back(in[i]);
-            continue;
-        }
-        if (i + 2 >= in.size()) return false;
-        int hi = hex_value(in[i + 1]), lo = hex_value(in[i + 2]);
-        if (hi < 0 || lo < 0) return false;
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-    }
-    return true;
 }
 
 }  // namespace
@@ -54,12 +33,16 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
     if (!url.starts_with(scheme)) return fail("must start with redis://");
     std::string_view rest = url.substr(scheme.size());
     if (rest.find_first_of("?#") != std::string_view::npos)
-        return fail("query strings and fragments are not supported");
+        return fail("query strings and fragments are not supported (in a password write '?' as %3F, '#' as %23)");
 
     RedisEndpoint ep;
     std::size_t slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+    // The user:password part ends at the LAST '@' before the host, so a password may hold '@'
+    // and ':'; an '@' after the host means a '/' in the password ended the host part early.
+    if (path.find('@') != std::string_view::npos)
+        return fail("'@' after the host: percent-encode '/' in a password as %2F");
 
     std::size_t at = authority.rfind('@');
     if (at != std::string_view::npos) {
@@ -67,8 +50,8 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
         authority = authority.substr(at + 1);
         std::size_t colon = userinfo.find(':');
         if (colon == std::string_view::npos) return fail("user given without a password (use user:password@)");
-        if (!percent_decode(userinfo.substr(0, colon), ep.user) ||
-            !percent_decode(userinfo.substr(colon + 1), ep.password))
+        if (!detail::percent_decode(userinfo.substr(0, colon), ep.user) ||
+            !detail::percent_decode(userinfo.substr(colon + 1), ep.password))
             return fail("bad percent-encoding in user or password");
         if (ep.password.empty()) return fail("empty password");
     }

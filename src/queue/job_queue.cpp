@@ -3,6 +3,8 @@
 #include <stdexcept>
 
 #include "fencelock/queue.hpp"
+#include "fencelock/store_error.hpp"
+#include "fencelock/store_text.hpp"
 #include "queue/streams_transport.hpp"
 #include "redis/hiredis_connection.hpp"
 
@@ -35,6 +37,9 @@ Result<EnqueueResult> JobQueue::enqueue(const EnqueueRequest& request) {
     if (request.idempotency_key.empty() || request.idempotency_key.size() > 256)
         throw std::invalid_argument("idempotency_key must be 1..256 bytes");
     if (request.delay < milliseconds::zero()) throw std::invalid_argument("delay must not be negative");
+    // The job ends in a store: a name or key no store can hold is refused before Redis sees it.
+    if (!validate_store_text(request.resource.str()) || !validate_store_text(request.idempotency_key))
+        return std::unexpected(make_error_code(store_errc::invalid_input));
     const Job job{.id = detail::new_job_id(), .queue = impl_->options.queue, .resource = request.resource,
                   .idempotency_key = request.idempotency_key, .payload = request.payload,
                   .contention_attempts = 0, .business_attempts = 0, .infrastructure_attempts = 0,

@@ -21,6 +21,9 @@ public:
                 return "fencelock tables missing or of another version (run `store init`)";
             case store_errc::statement_failed: return "statement rejected by the database (rolled back)";
             case store_errc::database_error: return "database error";
+            case store_errc::invalid_input: return "not store text (valid UTF-8 without NUL); nothing sent";
+            case store_errc::transaction_broken:
+                return "the mutation ended or broke the guarded transaction (not committed)";
         }
         return "unknown fencelock.store error";
     }
@@ -44,7 +47,9 @@ failure_kind classify_store_error(std::error_code ec) noexcept {
         case store_errc::commit_unknown: return failure_kind::outcome_unknown;
         case store_errc::invalid_schema:
         case store_errc::statement_failed:
-        case store_errc::database_error: return failure_kind::fatal;
+        case store_errc::database_error:
+        case store_errc::invalid_input:
+        case store_errc::transaction_broken: return failure_kind::fatal;
     }
     return failure_kind::fatal;
 }
@@ -61,6 +66,8 @@ std::string to_name(std::error_code ec) {
         case store_errc::invalid_schema: return "invalid_schema";
         case store_errc::statement_failed: return "statement_failed";
         case store_errc::database_error: return "database_error";
+        case store_errc::invalid_input: return "invalid_input";
+        case store_errc::transaction_broken: return "transaction_broken";
     }
     return "unknown";
 }

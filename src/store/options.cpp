@@ -1,8 +1,7 @@
-#include <libpq-fe.h>
-
-#include <memory>
-
 #include "fencelock/store_options.hpp"
+
+#include "core/url_text.hpp"
+#include "store/postgres_url.hpp"
 
 namespace fencelock {
 namespace {
@@ -16,18 +15,17 @@ std::string_view to_string(StoreBackend backend) noexcept {
 }
 
 std::string DatabaseUrl::redacted() const {
-    if (backend == StoreBackend::sqlite) return "sqlite://" + target;
-    // postgresql://user:password@host...: hide what lies between the first ':' of the
-    // userinfo and the '@'.
-    const auto scheme_end = target.find("://");
-    if (scheme_end == std::string::npos) return target;
-    const auto start = scheme_end + 3;
-    const auto at = target.find('@', start);
-    const auto slash = target.find('/', start);
-    if (at == std::string::npos || (slash != std::string::npos && slash < at)) return target;
-    const auto colon = target.find(':', start);
-    if (colon == std::string::npos || colon > at) return target;
-    return target.substr(0, colon + 1) + "***" + target.substr(at);
+    return backend == StoreBackend::sqlite ? "sqlite://" + target : target;
+}
+
+std::vector<std::string> DatabaseUrl::secrets() const {
+    std::vector<std::string> out;
+    for (const auto& [keyword, value] : settings)
+        if (detail::is_secret_keyword(keyword)) {
+            out.push_back(value);
+            out.push_back(detail::percent_encode(value));
+        }
+    return out;
 }
 
 std::expected<DatabaseUrl, UrlError> parse_database_url(std::string_view url) {
@@ -37,23 +35,10 @@ std::expected<DatabaseUrl, UrlError> parse_database_url(std::string_view url) {
         if (path.empty()) return std::unexpected(UrlError{"sqlite URL has no file path (sqlite:///path/file.db)"});
         if (path.find('?') != std::string_view::npos)
             return std::unexpected(UrlError{"sqlite URL takes no parameters"});
-        return DatabaseUrl{StoreBackend::sqlite, std::string(path)};
+        return DatabaseUrl{StoreBackend::sqlite, std::string(path), {}};
     }
-    if (starts_with(url, "postgresql://") || starts_with(url, "postgres://")) {
-        std::string text(url);
-        char* err = nullptr;
-        PQconninfoOption* opts = PQconninfoParse(text.c_str(), &err);
-        if (opts == nullptr) {
-            std::string message = err != nullptr ? err : "cannot parse the PostgreSQL URL";
-            if (err != nullptr) PQfreemem(err);
-            while (!message.empty() && message.back() == '\n') message.pop_back();
-            // libpq's message may quote the URL: never echo a password.
-            return std::unexpected(UrlError{"invalid PostgreSQL URL: " +
-                                            DatabaseUrl{StoreBackend::postgresql, message}.redacted()});
-        }
-        PQconninfoFree(opts);
-        return DatabaseUrl{StoreBackend::postgresql, std::move(text)};
-    }
+    if (starts_with(url, "postgresql://")) return detail::parse_postgres_url(url, 13);
+    if (starts_with(url, "postgres://")) return detail::parse_postgres_url(url, 11);
     const auto colon = url.find(':');
     std::string scheme(colon == std::string_view::npos ? url : url.substr(0, colon));
     return std::unexpected(UrlError{"unknown database URL scheme '" + scheme +

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/url_text.hpp"
 #include "store/session.hpp"
 
 namespace fencelock::detail {
@@ -36,7 +37,7 @@ std::string trim(std::string s) {
 
 class PostgresSession final : public Session {
 public:
-    explicit PostgresSession(PGconn* conn) : conn_(conn) {}
+    PostgresSession(PGconn* conn, std::vector<std::string> secrets) : conn_(conn), secrets_(std::move(secrets)) {}
     ~PostgresSession() override { PQfinish(conn_); }
 
     StoreResult<Rows> exec(std::string_view sql, std::span<const Param> params) override {
@@ -78,9 +79,13 @@ public:
         return {};
     }
 
-    /// Connected and outside any transaction (a session left inside one must not be reused).
-    bool healthy() const noexcept override {
-        return connected() && PQtransactionStatus(conn_) == PQTRANS_IDLE;
+    TxState transaction_state() const noexcept override {
+        switch (PQtransactionStatus(conn_)) {
+            case PQTRANS_IDLE: return TxState::idle;
+            case PQTRANS_INTRANS: return TxState::open;
+            case PQTRANS_INERROR: return TxState::failed;
+            default: return TxState::broken;  // PQTRANS_UNKNOWN (bad connection), PQTRANS_ACTIVE
+        }
     }
     StoreBackend backend() const noexcept override { return StoreBackend::postgresql; }
 
@@ -122,15 +127,18 @@ private:
 
     StoreError failure(PGresult* res) const {
         if (!connected())
-            return store_error(store_errc::connection_lost, trim(PQerrorMessage(conn_)));
+            return store_error(store_errc::connection_lost, scrub(trim(PQerrorMessage(conn_)), secrets_));
         const char* state = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
-        std::string message = trim(res != nullptr ? PQresultErrorMessage(res) : PQerrorMessage(conn_));
+        std::string message =
+            scrub(trim(res != nullptr ? PQresultErrorMessage(res) : PQerrorMessage(conn_)), secrets_);
         if (state == nullptr) return store_error(store_errc::database_error, message);
         return store_error(map_sqlstate(state), std::string(state) + ": " + message);
     }
 
     static constexpr std::size_t max_statements = 128;
     PGconn* conn_;
+    /// The password(s) of the URL: scrubbed from every message, a second line of defence.
+    std::vector<std::string> secrets_;
     std::unordered_map<std::string, std::string> statements_;
 };
 
@@ -141,16 +149,24 @@ StoreResult<std::unique_ptr<Session>> open_postgres(const DatabaseUrl& url, cons
     // libpq's connect_timeout is in whole seconds and treats values below 2 as 2.
     const auto seconds = std::max<long long>(2, (options.connect_timeout.count() + 999) / 1000);
     const std::string timeout = std::to_string(seconds);
-    const char* keys[] = {"dbname", "connect_timeout", "fallback_application_name", nullptr};
-    const char* values[] = {url.target.c_str(), timeout.c_str(), "fencelock", nullptr};
-    PGconn* conn = PQconnectdbParams(keys, values, 1);
+    // Keyword/value pairs, never the URL (expand_dbname = 0): libpq's own URL parser would end
+    // the password at its first '@'. Later pairs win, so the options override the URL.
+    std::vector<const char*> keys, values;
+    for (const auto& [keyword, value] : url.settings) {
+        keys.push_back(keyword.c_str());
+        values.push_back(value.c_str());
+    }
+    keys.insert(keys.end(), {"connect_timeout", "fallback_application_name", nullptr});
+    values.insert(values.end(), {timeout.c_str(), "fencelock", nullptr});
+    std::vector<std::string> secrets = url.secrets();
+    PGconn* conn = PQconnectdbParams(keys.data(), values.data(), 0);
     if (conn == nullptr) return std::unexpected(store_error(store_errc::unavailable, "out of memory"));
     if (PQstatus(conn) != CONNECTION_OK) {
-        std::string message = trim(PQerrorMessage(conn));
+        std::string message = scrub(trim(PQerrorMessage(conn)), secrets);
         PQfinish(conn);
         return std::unexpected(store_error(store_errc::unavailable, url.redacted() + ": " + message));
     }
-    auto session = std::make_unique<PostgresSession>(conn);
+    auto session = std::make_unique<PostgresSession>(conn, std::move(secrets));
     const std::string set = "SET statement_timeout = " + std::to_string(options.statement_timeout.count());
     if (auto r = session->exec_script(set); !r) return std::unexpected(r.error());
     if (!for_init) {

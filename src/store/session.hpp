@@ -27,8 +27,17 @@ public:
     virtual StoreResult<Rows> exec(std::string_view sql, std::span<const Param> params) = 0;
     /// Runs several statements without parameters (DDL).
     virtual StoreResult<void> exec_script(std::string_view sql) = 0;
+    /// Where the session stands. PostgreSQL: PQtransactionStatus (a broken connection is
+    /// `broken`); SQLite: sqlite3_get_autocommit (SQLite has no failed-transaction state).
+    enum class TxState {
+        idle,    ///< connected, no transaction open
+        open,    ///< inside a transaction that can still commit
+        failed,  ///< inside a transaction a failed statement aborted (PostgreSQL only)
+        broken,  ///< connection lost or busy: unusable
+    };
+    virtual TxState transaction_state() const noexcept = 0;
     /// False once the connection is broken or was left inside a transaction: the pool drops it.
-    virtual bool healthy() const noexcept = 0;
+    bool healthy() const noexcept { return transaction_state() == TxState::idle; }
     virtual StoreBackend backend() const noexcept = 0;
 
     StoreResult<Rows> exec(std::string_view sql, std::initializer_list<Param> params) {

@@ -109,8 +109,19 @@ inline constexpr std::string_view guard_postgres =
     "SELECT last_fence, last_owner, value FROM fencelock_resources WHERE resource = $1 FOR UPDATE";
 inline constexpr std::string_view guard_sqlite =
     "SELECT last_fence, last_owner, value FROM fencelock_resources WHERE resource = $1";
-/// $1 resource, $2 fence, $3 owner (NULL in strict mode).
-inline constexpr std::string_view raise_fence =
+/// The fence raise at the end of transact(), as conditional as the write: under the guard's
+/// row lock it always matches the one row; a row that changed after the guard check (the
+/// mutation ended the transaction and lost the lock, or changed the row itself) matches none
+/// and last_fence never goes down. $1 resource, $2 fence.
+inline constexpr std::string_view raise_fence_strict =
+    "UPDATE fencelock_resources SET last_fence = $2, last_owner = NULL, updated_at = CURRENT_TIMESTAMP "
+    "WHERE resource = $1 AND last_fence < $2";
+/// Same-owner variant: $3 owner.
+inline constexpr std::string_view raise_fence_same_owner =
+    "UPDATE fencelock_resources SET last_fence = $2, last_owner = $3, updated_at = CURRENT_TIMESTAMP "
+    "WHERE resource = $1 AND (last_fence < $2 OR (last_fence = $2 AND last_owner = $3))";
+/// enforce_fencing = false only: the raise without any check. $3 owner or NULL.
+inline constexpr std::string_view raise_fence_unfenced =
     "UPDATE fencelock_resources SET last_fence = $2, last_owner = $3, updated_at = CURRENT_TIMESTAMP "
     "WHERE resource = $1";
 inline constexpr std::string_view set_value =

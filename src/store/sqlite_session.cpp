@@ -73,8 +73,9 @@ public:
         return std::unexpected(store_error(map_code(sqlite3_extended_errcode(db_)), message));
     }
 
-    /// A session left inside a transaction (a bug path) must not go back to the pool.
-    bool healthy() const noexcept override { return sqlite3_get_autocommit(db_) != 0; }
+    TxState transaction_state() const noexcept override {
+        return sqlite3_get_autocommit(db_) != 0 ? TxState::idle : TxState::open;
+    }
     StoreBackend backend() const noexcept override { return StoreBackend::sqlite; }
 
 private:

@@ -42,6 +42,8 @@ StoreResult<int> FencedStore::init() {
 }
 
 StoreResult<CreateStatus> FencedStore::create_resource(const ResourceName& resource, std::string_view value) {
+    if (auto ok = detail::check_text({{"resource name", resource.str()}, {"value", value}}); !ok)
+        return std::unexpected(ok.error());
     auto s = impl_->pool.acquire();
     if (!s) return std::unexpected(s.error());
     auto r = (*s)->exec(detail::sql::create_resource, {Param(resource.str()), Param(value)});
@@ -54,6 +56,7 @@ StoreResult<CreateStatus> FencedStore::create_resource(const ResourceName& resou
 }
 
 StoreResult<std::optional<Record>> FencedStore::read(const ResourceName& resource) {
+    if (auto ok = detail::check_text("resource name", resource.str()); !ok) return std::unexpected(ok.error());
     auto s = impl_->pool.acquire();
     if (!s) return std::unexpected(s.error());
     auto r = (*s)->exec(detail::sql::read_resource, {Param(resource.str())});
@@ -156,6 +159,11 @@ StoreResult<WriteResult> write_once(detail::Session& s, const ResourceName& reso
 StoreResult<WriteResult> FencedStore::write(const ResourceName& resource, FencingToken fence,
                                             std::string_view value, const WriteOptions& options) {
     detail::check_arguments(fence, options.idempotency_key);
+    if (auto ok = detail::check_text({{"resource name", resource.str()},
+                                      {"value", value},
+                                      {"idempotency key", options.idempotency_key.value_or("")}});
+        !ok)
+        return std::unexpected(ok.error());
     auto s = impl_->pool.acquire();
     if (!s) return std::unexpected(s.error());
     return with_attempts(impl_->pool.options(),
@@ -174,6 +182,7 @@ StoreResult<WriteResult> FencedStore::write(const ResourceName& resource, Fencin
 StoreResult<ClaimResult> FencedStore::claim(const ResourceName& resource, FencingToken fence,
                                             const OwnerToken& owner) {
     detail::check_arguments(fence, std::nullopt);
+    if (auto ok = detail::check_text("resource name", resource.str()); !ok) return std::unexpected(ok.error());
     auto s = impl_->pool.acquire();
     if (!s) return std::unexpected(s.error());
     return with_attempts(impl_->pool.options(), [&](unsigned) -> StoreResult<ClaimResult> {

@@ -1,5 +1,6 @@
 #pragma once
 // Internals shared by store.cpp, transact.cpp and outbox.cpp.
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,16 @@ StoreResult<std::optional<FencingToken>> current_fence(Session& s, std::string_v
 /// Misuse checks (std::invalid_argument): an idempotency key of 1..256 bytes, a fence that
 /// fits the signed 64-bit column.
 void check_arguments(FencingToken fence, const std::optional<std::string>& key);
+
+/// An argument checked against the store-text rule, named for the message.
+struct TextArg {
+    std::string_view what;
+    std::string_view text;
+};
+/// invalid_input naming `what` (or the first of `args`) when it is not store text
+/// (fencelock/store_text.hpp). Called before anything is sent, on both backends.
+StoreResult<void> check_text(std::string_view what, std::string_view text);
+StoreResult<void> check_text(std::initializer_list<TextArg> args);
 
 /// Sleeps the full-jitter delay before attempt `attempt` + 1.
 void backoff_sleep(const StoreOptions& options, unsigned attempt);

@@ -11,12 +11,21 @@ using detail::fence_param;
 
 StoreResult<Rows> Transaction::run(std::string_view sql, std::span<const std::optional<std::string>> params) {
     if (poisoned_) return std::unexpected(*poisoned_);
+    auto checked = detail::check_text("statement", sql);
+    for (std::size_t i = 0; checked && i < params.size(); ++i)
+        if (params[i]) checked = detail::check_text("parameter $" + std::to_string(i + 1), *params[i]);
+    if (!checked) return refuse(checked.error());
     std::vector<Param> bound;
     bound.reserve(params.size());
     for (const auto& p : params) bound.push_back(p ? Param(std::string_view(*p)) : Param());
     auto r = session_.exec(sql, bound);
-    if (!r) poisoned_ = r.error();
+    if (!r) return refuse(r.error());
     return r;
+}
+
+std::unexpected<StoreError> Transaction::refuse(StoreError e) {
+    poisoned_ = e;
+    return std::unexpected(std::move(e));
 }
 
 StoreResult<Rows> Transaction::exec(std::string_view sql, std::span<const std::optional<std::string>> params) {
@@ -28,6 +37,7 @@ StoreResult<Rows> Transaction::exec(std::string_view sql, std::initializer_list<
 }
 
 StoreResult<void> Transaction::set_value(std::string_view value) {
+    if (auto ok = detail::check_text("value", value); !ok) return refuse(ok.error());
     auto r = exec(detail::sql::set_value, {{resource_}, {std::string(value)}});
     if (!r) return std::unexpected(r.error());
     value_ = value;
@@ -35,6 +45,8 @@ StoreResult<void> Transaction::set_value(std::string_view value) {
 }
 
 StoreResult<std::string> Transaction::publish(std::string_view stream, std::string_view payload) {
+    if (auto ok = detail::check_text({{"outbox stream", stream}, {"outbox payload", payload}}); !ok)
+        return refuse(ok.error());
     std::string id = detail::random_id();
     auto r = exec(detail::sql::publish, {{id}, {resource_}, {std::to_string(fence_.value())}, {std::string(stream)},
                                         {std::string(payload)}});
@@ -121,15 +133,57 @@ struct TransactAttempt {
             result.cause = m.error();
             return result;
         }
-        const Param owner = o.owner ? Param(std::string_view(o.owner->str())) : Param();
-        if (auto up = s.exec(detail::sql::raise_fence, {Param(r), Param(fence_param(fence)), owner}); !up)
-            return fail(up.error());
+        if (auto text = detail::check_text("outcome", tx.outcome_); !text) return fail(text.error());
+        if (auto open = still_open("raising the fence"); !open) return fail(open.error());
+        if (auto up = raise(r); !up) return fail(up.error());
         if (o.idempotency_key) {
             if (auto k = s.exec(detail::sql::key_outcome, {Param(*o.idempotency_key), Param(tx.outcome_)}); !k)
                 return fail(k.error());
         }
+        if (auto open = still_open("COMMIT"); !open) return fail(open.error());
         if (auto c = detail::commit(s); !c) return std::unexpected(c.error());
         return TransactResult{TransactStatus::committed, fence, std::nullopt, std::nullopt, 0};
+    }
+
+    /// The guarded transaction must still be open: a mutation that ran COMMIT or ROLLBACK has
+    /// given up the row lock, and what follows would run in autocommit, unguarded.
+    StoreResult<void> still_open(std::string_view before) {
+        using State = detail::Session::TxState;
+        switch (s.transaction_state()) {
+            case State::open: return {};
+            case State::idle:
+                return std::unexpected(detail::store_error(
+                    store_errc::transaction_broken,
+                    "the mutation ended the transaction (COMMIT or ROLLBACK) before " + std::string(before) +
+                        ": the fence was not raised and transact() committed nothing; what the mutation committed "
+                        "itself is not guarded"));
+            case State::failed:
+                return std::unexpected(detail::store_error(
+                    store_errc::transaction_broken, "the transaction failed inside the mutation before " +
+                                                        std::string(before) + "; rolled back"));
+            case State::broken: break;
+        }
+        return std::unexpected(detail::store_error(store_errc::connection_lost,
+                                                   "connection lost before " + std::string(before)));
+    }
+
+    /// Raises last_fence with the same condition the guard checked; exactly one row must change
+    /// (none: the mutation changed or deleted the guard row, or the lock was lost in between).
+    StoreResult<void> raise(const std::string& r) {
+        const Param owner = o.owner ? Param(std::string_view(o.owner->str())) : Param();
+        const Param all[] = {Param(r), Param(fence_param(fence)), owner};
+        const bool strict = options.enforce_fencing && !o.owner;
+        const std::string_view stmt = !options.enforce_fencing ? detail::sql::raise_fence_unfenced
+                                      : strict                 ? detail::sql::raise_fence_strict
+                                                               : detail::sql::raise_fence_same_owner;
+        auto up = s.exec(stmt, std::span<const Param>(all, strict ? 2 : 3));
+        if (!up) return std::unexpected(up.error());
+        if (up->affected != 1)
+            return std::unexpected(detail::store_error(
+                store_errc::transaction_broken,
+                "the guard row changed under the mutation (updated, deleted, or its lock lost): the fence "
+                "cannot be raised; rolled back"));
+        return {};
     }
 };
 
@@ -138,6 +192,10 @@ struct TransactAttempt {
 StoreResult<TransactResult> FencedStore::transact(const ResourceName& resource, FencingToken fence,
                                                   const TransactOptions& options, const Mutation& mutation) {
     detail::check_arguments(fence, options.idempotency_key);
+    if (auto ok = detail::check_text(
+            {{"resource name", resource.str()}, {"idempotency key", options.idempotency_key.value_or("")}});
+        !ok)
+        return std::unexpected(ok.error());
     auto s = impl_->pool.acquire();
     if (!s) return std::unexpected(s.error());
     const StoreOptions& so = impl_->pool.options();

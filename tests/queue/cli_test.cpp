@@ -50,6 +50,8 @@ TEST_P(QueueCliTest, EnqueueStatsAndBadInputChangesNothing) {
         {"queue", "enqueue", "--queue", "q{1}", "--resource", "r", "--key", "k3"},
         {"queue", "enqueue", "--queue", "q1", "--resource", "}r", "--key", "k4"},
         {"queue", "enqueue", "--queue", "q1", "--resource", "r", "--key", "k5", "--delay", "5"},
+        {"queue", "enqueue", "--queue", "q1", "--resource", "r\xff", "--key", "k6"},
+        {"queue", "enqueue", "--queue", "q1", "--resource", "r", "--key", "k\xc0\x80"},
         {"queue", "retry-dead", "--queue", "q1", "--id", "not-an-id"},
         {"queue", "dead", "--queue", "q1", "--limit", "0"},
         {"worker", "--queue", "q1", "--db", db->url(), "--lease", "1"},

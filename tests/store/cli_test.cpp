@@ -92,6 +92,15 @@ TEST_P(CliTest, BadInputExitsTwoAndChangesNothing) {
         {{"claim", "--resource", "", "--fence", "7", "--owner", "me"}, "--resource"},
         {{"create", "--resource", ""}, "--resource"},
         {{"read", "--resource", ""}, "--resource"},
+        // Not store text (valid UTF-8 without NUL): refused before the database is opened.
+        {{"write", "--resource", "r\xff", "--fence", "7", "--value", "x"}, "--resource"},
+        {{"write", "--resource", "r", "--fence", "7", "--value", "\xc3\x28"}, "--value"},
+        {{"write", "--resource", "r", "--fence", "7", "--value", "x", "--idempotency-key", "k\xed\xa0\x80"},
+         "--idempotency-key"},
+        {{"claim", "--resource", "r\xc0\x80", "--fence", "7", "--owner", "me"}, "--resource"},
+        {{"create", "--resource", "n", "--value", "\xff"}, "--value"},
+        {{"create", "--resource", "n\xff"}, "--resource"},
+        {{"read", "--resource", "r\x80"}, "--resource"},
     };
     for (const auto& [args, field] : cases) {
         std::vector<std::string> argv{"store", args[0], "--db", db->url()};

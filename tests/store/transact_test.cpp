@@ -124,6 +124,73 @@ TEST_P(TransactTest, FailingMutationLeavesDataAndFenceUnchanged) {
     EXPECT_EQ(ok->status, TransactStatus::committed);
 }
 
+// Regression: the fence raise ran unconditionally. A mutation that ended the transaction
+// itself (COMMIT or ROLLBACK) made the raise run outside the guard's row lock, in autocommit:
+// a newer holder's fence 9 written meanwhile was lowered to 5, transact() reported committed
+// and a stale fence-7 write was accepted afterwards.
+class TransactEndedTest : public TransactTest {
+protected:
+    /// transact(fence 5) whose mutation runs `ending` (COMMIT, ROLLBACK...), then lets a newer
+    /// holder write fence 9 (possible now: the row lock went with the transaction), then runs
+    /// `after` (nothing, or BEGIN to open a fresh transaction without the lock).
+    void expect_broken_and_fence_kept(const std::string& ending, const std::string& after = "") {
+        create("r", "v0");
+        ASSERT_EQ(store->write(res("r"), F(4), "v4")->status, WriteStatus::applied);
+        StoreResult<WriteResult> newer;
+        auto t = store->transact(res("r"), F(5), {}, [&](Transaction& tx) -> Outcome {
+            if (auto r = tx.exec(ending); !r) return std::unexpected(r.error());
+            newer = store->write(res("r"), F(9), "v9");
+            if (!after.empty()) {
+                if (auto r = tx.exec(after); !r) return std::unexpected(r.error());
+            }
+            return {};
+        });
+        ASSERT_TRUE(newer) << newer.error().detail;
+        ASSERT_EQ(newer->status, WriteStatus::applied) << "the newer holder was not blocked";
+        ASSERT_FALSE(t) << ending << " + " << after << ": reported " << to_string(t->status);
+        EXPECT_EQ(t.error().code, store_errc::transaction_broken) << t.error().detail;
+        EXPECT_EQ(classify_store_error(t.error().code), failure_kind::fatal);
+        EXPECT_EQ(read("r").last_fence.value(), 9u) << "last_fence went down";
+        EXPECT_EQ(read("r").value, "v9");
+        auto stale = store->write(res("r"), F(7), "stale");
+        ASSERT_TRUE(stale) << stale.error().detail;
+        EXPECT_EQ(to_string(stale->status), "stale") << "a stale fence-7 write was accepted";
+        EXPECT_EQ(read("r").value, "v9");
+        // The store still works: the session went back to the pool outside any transaction.
+        EXPECT_EQ(store->transact(res("r"), F(10), {}, effect(1, "v10"))->status, TransactStatus::committed);
+        EXPECT_EQ(read("r").last_fence.value(), 10u);
+    }
+};
+
+TEST_P(TransactEndedTest, MutationThatCommitsIsAnErrorAndTheFenceStays) { expect_broken_and_fence_kept("COMMIT"); }
+
+TEST_P(TransactEndedTest, MutationThatRollsBackIsAnErrorAndTheFenceStays) {
+    expect_broken_and_fence_kept("ROLLBACK");
+}
+
+// The transaction is open again when the raise runs, but the row lock was lost: only the
+// conditional raise (last_fence still below the fence) catches it.
+TEST_P(TransactEndedTest, MutationThatRestartsTheTransactionCannotLowerTheFence) {
+    expect_broken_and_fence_kept("COMMIT", "BEGIN");
+}
+
+// A mutation that deletes the guard row leaves nothing to raise: an error, rolled back.
+TEST_P(TransactEndedTest, MutationThatDeletesTheGuardRowIsAnError) {
+    create("r", "v0");
+    const std::string before = db->snapshot();
+    auto t = store->transact(res("r"), F(5), {}, [](Transaction& tx) -> Outcome {
+        if (auto r = tx.exec("DELETE FROM fencelock_resources WHERE resource = $1", {tx.resource()}); !r)
+            return std::unexpected(r.error());
+        return {};
+    });
+    ASSERT_FALSE(t) << to_string(t->status);
+    EXPECT_EQ(t.error().code, store_errc::transaction_broken) << t.error().detail;
+    EXPECT_EQ(db->snapshot(), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TransactEndedTest, ::testing::Values(Backend::sqlite, Backend::postgresql),
+                         backend_name);
+
 TEST_P(TransactTest, DuplicateKeyReturnsTheFirstOutcome) {
     create("r");
     auto first = store->transact(res("r"), F(1), {.idempotency_key = "job"}, effect(1, "one"));

@@ -6,9 +6,12 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 
+#include "support/eventually.hpp"
 #include "support/redis_server.hpp"
 
 namespace fencelock::testing {
@@ -106,6 +109,26 @@ std::string PostgresServer::psql(const std::string& dbname, const std::string& s
     if (rc != 0) throw std::runtime_error("psql failed: " + out);
     while (!out.empty() && out.back() == '\n') out.pop_back();
     return out;
+}
+
+void PostgresServer::require_password(const std::string& role, const std::string& password) {
+    std::string literal = "'";
+    for (char c : password) literal += c == '\'' ? std::string("''") : std::string(1, c);
+    psql("postgres", "CREATE ROLE " + role + " LOGIN SUPERUSER PASSWORD " + literal + "'");
+    const auto hba = dir_ / "data" / "pg_hba.conf";
+    std::string rules;
+    {
+        std::ifstream in(hba);
+        rules.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    // The first matching line wins: ours goes before the trust lines.
+    std::ofstream(hba, std::ios::trunc) << "host all " << role << " 127.0.0.1/32 scram-sha-256\n" << rules;
+    psql("postgres", "SELECT pg_reload_conf()");
+    // The reload is asynchronous: wait until a password-less login of the role is refused.
+    const std::string probe = "env -u PGPASSWORD " + quote((bin_ / "psql").string()) + " -X -w -h 127.0.0.1 -p " +
+                              std::to_string(port_) + " -U " + quote(role) + " -d postgres -c 'SELECT 1'";
+    if (!eventually([&] { return shell(probe).first != 0; }))
+        throw std::runtime_error("PostgreSQL did not start demanding a password from " + role);
 }
 
 }  // namespace fencelock::testing

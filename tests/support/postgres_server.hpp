@@ -33,6 +33,11 @@ public:
     /// returns its output; throws std::runtime_error when psql fails.
     std::string psql(const std::string& dbname, const std::string& sql) const;
 
+    /// Creates a login role with `password` and makes the server demand that password
+    /// (scram-sha-256) from this role over TCP; every other role keeps trust. Returns once the
+    /// server enforces it.
+    void require_password(const std::string& role, const std::string& password);
+
     /// Stops the server now (the directory stays until destruction): a database that is
     /// gone for the tests that need one.
     void stop() noexcept;

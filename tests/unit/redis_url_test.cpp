@@ -40,6 +40,10 @@ TEST(RedisUrl, UserAndPassword) {
     EXPECT_EQ(ep.host, "h");
     EXPECT_EQ(ep.port, 7000);
     EXPECT_EQ(ep.db, 2);
+    // The user:password part ends at the LAST '@' before the host: '@' and ':' may stay raw.
+    const RedisEndpoint raw = parse_redis_url("redis://u:se@cr:et@h:7000").value();
+    EXPECT_EQ(raw.password, "se@cr:et");
+    EXPECT_EQ(raw.redacted(), "redis://u:***@h:7000");
 }
 
 TEST(RedisUrl, PasswordOnlyMeansDefaultUser) {
@@ -87,6 +91,8 @@ INSTANTIATE_TEST_SUITE_P(
         "redis://h?db=1", "redis://u:Pw0rdLeak@h/0?timeout=1", "redis://h#frag", "redis://u:Pw0rdLeak?@h",
         "redis://u:Pw0rd%zzLeak@h", "redis://u:Pw0rdLeak%4@h", "redis://u:Pw0rdLeak%@h",
         "redis://[::1", "redis://[::1]x", "redis://[::1]:", "redis://u:Pw0rdLeak@[::1]:0",
+        // A raw '/' in the password ends the host part early: an '@' after it is refused.
+        "redis://u:Pw0rd/Leak@h", "redis://u:1/Pw0rdLeak@h", "redis://u:Pw0rdLeak@x/Pw0rdLeak@h",
         // No '@': the would-be password lands where the port goes.
         "redis://u:Pw0rdLeak"));
 

@@ -9,6 +9,7 @@
 #include "cli.hpp"
 #include "cmd_queue.hpp"
 #include "fencelock/queue.hpp"
+#include "store_flags.hpp"
 
 namespace fencelock::cli {
 
@@ -56,7 +57,9 @@ int run_enqueue(const Globals& g, const QueueArgs& a, const CLI::App& cmd) {
     auto options = queue_options(g, a.queue);
     auto resource = ResourceName::make(a.resource);
     if (!resource) throw InputError{"--resource", resource.error().message};
+    require_store_text("--resource", a.resource);
     if (a.key.empty() || a.key.size() > 256) throw InputError{"--key", "must be 1..256 bytes"};
+    require_store_text("--key", a.key);
     if (!json::accept(a.payload)) throw InputError{"--payload", "is not valid JSON"};
     const auto delay = cmd.count("--delay") ? parse_duration_flag("--delay", a.delay) : std::chrono::milliseconds(0);
     auto queue = open_queue(std::move(options));

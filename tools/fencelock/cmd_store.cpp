@@ -11,6 +11,7 @@
 #include "cli.hpp"
 #include "fencelock/store.hpp"
 #include "fencelock/store_outbox.hpp"
+#include "store_flags.hpp"
 
 namespace fencelock::cli {
 namespace {
@@ -37,12 +38,14 @@ FencingToken parse_fence(const std::string& text) {
 ResourceName parse_store_resource(const std::string& text) {
     auto r = ResourceName::make(text);
     if (!r) throw InputError{"--resource", r.error().message};
+    require_store_text("--resource", text);
     return *r;
 }
 
 std::optional<std::string> parse_key(const CLI::App& cmd, const std::string& key) {
     if (cmd.count("--idempotency-key") == 0) return std::nullopt;
     if (key.empty() || key.size() > 256) throw InputError{"--idempotency-key", "must be 1..256 bytes"};
+    require_store_text("--idempotency-key", key);
     return key;
 }
 
@@ -57,6 +60,7 @@ FencedStore open_store(const std::string& url) {
 }
 
 int store_failure(const StoreError& e) {
+    if (e.code == store_errc::invalid_input) return fail(exit_invalid_input, "invalid_input", e.detail);
     const auto kind = classify_store_error(e.code);
     emit({{"error", "store"}, {"code", to_name(e.code)}, {"kind", to_string(kind)}, {"message", e.detail}});
     std::cerr << "fencelock: " << e.code.message() << ": " << e.detail << " [" << to_string(kind) << "]\n";
@@ -77,6 +81,7 @@ int run_init(const StoreArgs& a) {
 
 int run_create(const StoreArgs& a) {
     const auto resource = parse_store_resource(a.resource);
+    require_store_text("--value", a.value);
     auto store = open_store(a.db);
     auto r = store.create_resource(resource, a.value);
     if (!r) return store_failure(r.error());
@@ -87,6 +92,7 @@ int run_create(const StoreArgs& a) {
 int run_write(const StoreArgs& a, const CLI::App& cmd) {
     const auto resource = parse_store_resource(a.resource);
     const auto fence = parse_fence(a.fence);
+    require_store_text("--value", a.value);
     WriteOptions options{.owner = cmd.count("--owner") ? std::optional(parse_owner(a.owner)) : std::nullopt,
                          .idempotency_key = parse_key(cmd, a.key)};
     auto store = open_store(a.db);

@@ -1,0 +1,36 @@
+// JobQueue::enqueue refuses a resource name or idempotency key that no store can hold (store
+// text: valid UTF-8 without NUL) before anything reaches Redis. Regression: such jobs were
+// enqueued and then either dead-lettered (PostgreSQL refused the name) or, with a NUL, ran
+// against another job's key (`k\0a` and `k\0b` were one key: the second effect never happened).
+#include "queue_fixture.hpp"
+
+namespace fencelock::testing {
+namespace {
+
+class EnqueueTextTest : public QueueTest {};
+
+TEST_P(EnqueueTextTest, ResourceOrKeyThatIsNotStoreTextIsRefusedAndNothingIsEnqueued) {
+    enqueue("r", "k");
+    const std::string stream = "queue:{" + queue_name + "}:stream";
+    ASSERT_EQ(redis->cli({"XLEN", stream}), "1");
+    const std::string before = redis->snapshot();
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {std::string("r\0x", 3), "k2"},   {"r", std::string("k\0a", 3)}, {"r\xff", "k3"},
+        {"r", "k\xc0\x80"},               {"r\xed\xa0\x80", "k4"},      {"r", "k\xe2\x82"},
+    };
+    for (const auto& [resource, key] : cases) {
+        auto r = queue->enqueue(
+            EnqueueRequest{.resource = ResourceName::make(resource).value(), .idempotency_key = key});
+        ASSERT_FALSE(r) << "enqueued job " << r->id;
+        EXPECT_EQ(r.error(), store_errc::invalid_input) << r.error().message();
+    }
+    EXPECT_EQ(redis->cli({"XLEN", stream}), "1");
+    EXPECT_EQ(redis->snapshot(), before);
+    EXPECT_EQ(stats().counter("enqueued"), 1u);
+}
+
+// Enqueue talks to Redis only; one backend is enough.
+INSTANTIATE_TEST_SUITE_P(Redis, EnqueueTextTest, ::testing::Values(Backend::sqlite), backend_name);
+
+}  // namespace
+}  // namespace fencelock::testing
