@@ -59,22 +59,48 @@ FAILURE_MODEL = """## Failure model
 fencelock is designed to stay safe under: worker pauses of any length (GC, SIGSTOP, CPU
 starvation), worker crashes at any point of a job, lost or delayed requests and replies (to
 Redis and to the database), Redis pauses, restarts and unavailability (it fails closed), and
-clock-rate drift within `clock_drift_factor`.
+clock-rate drift within `clock_drift_factor`, on one Redis master with `maxmemory-policy
+noeviction` (checked on every connection: any other policy is refused).
 
 What it does **not** protect against:
 - A target that cannot check a fence (an email, a third-party API without conditional writes):
   fencing cannot reject a stale call there. Use idempotency keys, an outbox or a mediator.
-- A Redis failover or restore that loses the last counter increments: the counter can go back.
-  The store still rejects every fence that is not newer than the last one it accepted, so no
-  stale write gets through, but writers stall until the counter passes the store's value (the
-  restart scenario measures this). Keep the counter in the authoritative database if that stall
-  is not acceptable.
+- A Redis failover or restore that loses the last counter increments, or a restart without
+  persistence: the counter goes back. The store rejects every fence that is not newer than the
+  last one it accepted, so writers stall until the counter passes the store's value (the restart
+  scenario measures this), but a fence issued *before* the regression and written late by a
+  holder whose lease is gone is higher than the new history's first fences and is accepted after
+  their writes. Replicated Redis is not supported until fences survive failover.
 - Two stores written under one fence without a shared transaction: each store checks the fence
   on its own; make one of them the source of truth.
 - Code that ignores the stop token and keeps writing to an unfenced side channel.
 - Read-modify-write with a plain read: a fenced *write* alone does not stop an older holder's
   write that lands between a newer holder's read and its write; use `claim` or `transact`
   (docs/STORE.md).
+"""
+
+# Holes a hostile review reproduced against real servers, each closed with a regression test
+# that failed before its fix (what it printed then is the "before" column).
+HARDENING = """## Safety regressions
+
+Each row is a hole a hostile review of the single-server product reproduced against a real
+redis-server or PostgreSQL, and the regression test that failed before the fix and passes now
+(ctest names; `-R` selects one).
+
+| hole | regression test | before the fix | after |
+|---|---|---|---|
+| eviction deleted fence counters and leases | `EvictionTest.*`, `QueueEvictionTest.*`, `CliTest.AnEvictingRedisIsRefusedWithExitFourNamingThePolicy`, `Handshake.*` | connections served allkeys-lru / volatile-lru servers | every policy but noeviction refused in the handshake, message names it, exit 4, Redis unchanged |
+| NUL / invalid UTF-8 names on PostgreSQL | `Backends/TextTest.*`, `Redis/EnqueueTextTest.*`, store and queue CLI bad-input tests | `write R\\0x` accepted into row `R`; `k\\0a`, `k\\0b` one key | refused as `invalid_input` before any write, same on SQLite and PostgreSQL |
+| loss reported after the command timeout | `LateLoss.LossFiresAtSafeUntilWhileARenewalIsStuckForTheWholeCommandTimeout`, `LateLoss.RunSignalsItsCommandBeforeACompetitorCanAcquire` | loss 5335 ms into a stall of a 1 s lease, competitor acquired at 1004 ms | loss at 898 ms, competitor at 1000 ms; run's command signalled before the competitor acquired |
+| command outlived a killed `run` / `worker` | `RunTest.SigkillOfFencelockKillsCmdAtOnce`, `...KillsCmdsWholeGroup`, `...SigusrToFencelockIsForwarded...`, `RunTest.EveryTerminatingSignalIsForwardedToCmd`, `Backends/QueueCliTest.KilledWorkerTakesItsHandlersDown/*` | command and its children kept running; SIGUSR1 killed run | command group gone within 100 ms; every terminating signal forwarded |
+| transact lowered last_fence | `Backends/TransactEndedTest.*` | COMMIT in a mutation: reported committed, last_fence 9 -> 5, stale fence 7 accepted | `transaction_broken`, last_fence unchanged, the stale write rejected |
+| fences above 2^53 collided | `ScriptSafetyTest.FencesPast2To53StayExactAndDistinct`, `...FencesReach2To63Minus1...` | two owners got 9007199254740996 | exact decimal fences up to 2^63 - 1, then refused with nothing written |
+| max hold did not bound holding | `ScriptSafetyTest.ARenewalAskingForAnyLeaseNeverOutlivesMaxHoldPlusTheGrantedLease` | renewal under a 2 s max hold set a 20 h TTL | TTL capped at acquired + max hold + granted lease |
+| lock without TTL, unchecked arguments | `ScriptSafetyTest.OutOfRangeArgumentsAreRefusedBeforeAnyWrite`, `Limits.*`, `CliTest.BadInputExitsTwoAndChangesNothing` | lease 1e17 ms wrote `lease_ms 1e+17` and no TTL | every argument checked before any write; CLI exit 2 past the documented bounds |
+| leave_line named a lapsed waiter | `ScriptSafetyTest.LeaveLineNamesTheFirstLiveWaiterNotALapsedOne` | message named the lapsed place | one live-waiter rule for acquire, release and leave_line |
+| failed acquire removed the fair head's place | `ScriptSafetyTest.AFailedAcquireKeepsTheFairHeadsPlace`, `...CorruptCountersFailWithNothingChanged` | the head's place was gone | Redis snapshot unchanged |
+| durations wrapped the clock | `ParseDuration.LongestDurationIsAYear`, `CliTest.BadInputExitsTwoAndChangesNothing` | `--wait 10000000h` gave up after one attempt | refused as input (exit 2) |
+| password fragments in messages | `SecretTest.PostgresPasswordNeverReachesTheOutput`, `DatabaseUrl.RedactedHidesEveryByteOfThePassword` | a password with `@` broke the URL and libpq printed part of it | own URL parser, libpq keyword/value pairs, every message scrubbed |
 """
 
 
@@ -139,7 +165,7 @@ def main():
             off_cell = (f"{off['violations']} / {off['stale_accepted']} (off: {off.get('protection', '')}; "
                         f"caught by {caught(off)})" if off else "not run")
             out.append(f"| {name} | {backend} | {on_cell} | {off_cell} | {figures(on) if on else ''} |")
-    out += ["", "## Raw lines", "", "```"] + sorted(lines) + ["```", ""]
+    out += ["", HARDENING, "## Raw lines", "", "```"] + sorted(lines) + ["```", ""]
     with open(output, "w") as f:
         f.write("\n".join(out))
     print(f"wrote {output}: {len(results)} scenario runs, {summary[0] if summary else 'no ctest summary'}, {wall:.0f} s")
