@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "fencelock/backoff.hpp"
+#include "fencelock/limits.hpp"
 #include "fencelock/observer.hpp"
 #include "fencelock/redis_url.hpp"
 
@@ -15,45 +17,8 @@ namespace fencelock {
 
 using std::chrono::milliseconds;
 
-/// Upper bounds of the duration options, checked by validate() before anything is sent (the
-/// Lua scripts check the Redis-side ones again). They keep every deadline Redis computes an
-/// exact integer and every steady_clock deadline far from overflow: a lease of 99999999h is a
-/// typo, not a plan.
-namespace limits {
-/// AcquireOptions::lease and every renewal's lease: 24 h.
-inline constexpr milliseconds lease{24LL * 3600 * 1000};
-/// AcquireOptions::max_hold: 30 days.
-inline constexpr milliseconds max_hold{30LL * 24 * 3600 * 1000};
-/// AcquireOptions::wait: 24 h.
-inline constexpr milliseconds wait{24LL * 3600 * 1000};
-/// connect_timeout and command_timeout (client, queue, stores): 10 min.
-inline constexpr milliseconds timeout{10LL * 60 * 1000};
-/// BackoffPolicy::max: 1 h.
-inline constexpr milliseconds backoff{3600LL * 1000};
-/// Any other duration (parse_duration refuses longer ones): 365 days.
-inline constexpr milliseconds duration{365LL * 24 * 3600 * 1000};
-}  // namespace limits
-
-/// A field that failed validation and why.
-struct OptionError {
-    std::string field;
-    std::string message;
-};
-
-/// Full-jitter exponential backoff between acquisition attempts: the delay before retry n
-/// (n = 0, 1, ...) is uniform in [0, min(max, base * 2^n)]. Random spread keeps contenders
-/// from retrying in lockstep after a release.
 /// Checks a lease length (acquisition or renewal): at least 10 ms, at most limits::lease.
 std::expected<void, OptionError> validate_lease(milliseconds lease);
-
-struct BackoffPolicy {
-    /// Ceiling of the first delay. Default 10 ms; at most `max`.
-    milliseconds base{10};
-    /// Largest ceiling any delay can have. Default 1 s; at most limits::backoff (1 h).
-    milliseconds max{1000};
-
-    std::expected<void, OptionError> validate() const;
-};
 
 struct ClientOptions {
     /// Redis server. Default 127.0.0.1:6379, db 0, no AUTH.

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "fencelock/logging.hpp"
-#include "log.hpp"
+#include "common/log.hpp"
 
 namespace fencelock {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // The queue's Lua scripts (src/queue/scripts/*.lua), embedded at build time by
 // cmake/EmbedScripts.cmake. Each file's header comment gives its KEYS, ARGV and reply.
-#include "redis/scripts.hpp"
+#include "redis/script_source.hpp"
 
 namespace fencelock::detail::queue_scripts {
 extern const ScriptSource complete;

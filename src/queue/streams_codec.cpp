@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "core/random_id.hpp"
+#include "common/random_id.hpp"
 
 namespace fencelock::detail {
 

@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "redis/connection.hpp"
-#include "redis/scripts.hpp"
+#include "redis/script_source.hpp"
 
 namespace fencelock::detail {
 

@@ -1,6 +1,6 @@
 #include "fencelock/store_options.hpp"
 
-#include "core/url_text.hpp"
+#include "common/url_text.hpp"
 #include "store/postgres_url.hpp"
 
 namespace fencelock {

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <system_error>
 
-#include "core/random_id.hpp"
+#include "common/random_id.hpp"
 #include "store/session.hpp"
 
 namespace fencelock::detail {

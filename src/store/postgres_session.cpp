@@ -6,7 +6,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/url_text.hpp"
+#include "common/url_text.hpp"
 #include "store/session.hpp"
 
 namespace fencelock::detail {

@@ -8,7 +8,7 @@
 #include <charconv>
 #include <set>
 
-#include "core/url_text.hpp"
+#include "common/url_text.hpp"
 
 namespace fencelock::detail {
 namespace {

@@ -4,7 +4,7 @@
 #include <random>
 #include <thread>
 
-#include "core/backoff.hpp"
+#include "common/backoff.hpp"
 #include "store/sql.hpp"
 #include "store/store_impl.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "integration/lock_fixture.hpp"
-#include "redis/scripts.hpp"
+#include "lock/scripts.hpp"
 #include "support/raw_redis.hpp"
 
 namespace fencelock::testing {

@@ -1,5 +1,5 @@
 // Decoding the inspect reply {last_fence, now_ms, pttl, field, value, ...} into ages.
-#include "core/protocol.hpp"
+#include "lock/protocol.hpp"
 
 #include <gtest/gtest.h>
 

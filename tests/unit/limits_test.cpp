@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "fencelock/options.hpp"
-#include "lock_ops.hpp"
-#include "redis/scripts.hpp"
+#include "lock/lock_ops.hpp"
+#include "lock/scripts.hpp"
 
 namespace fencelock {
 namespace {

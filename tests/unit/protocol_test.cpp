@@ -1,5 +1,5 @@
-// Decoding the acquire, renew and release script replies (shapes in src/redis/scripts/*.lua).
-#include "core/protocol.hpp"
+// Decoding the acquire, renew and release script replies (shapes in src/lock/scripts/*.lua).
+#include "lock/protocol.hpp"
 
 #include <gtest/gtest.h>
 

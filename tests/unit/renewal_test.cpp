@@ -1,7 +1,7 @@
 // The keeper's renewal arithmetic with a fake clock: no threads, no sleeps.
 #include <gtest/gtest.h>
 
-#include "core/renewal.hpp"
+#include "lock/renewal.hpp"
 
 namespace fencelock::detail {
 namespace {

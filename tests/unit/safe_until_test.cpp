@@ -1,5 +1,5 @@
 // safe_until: the local deadline is send time + ttl * (1 - drift), never later than send + ttl.
-#include "core/protocol.hpp"
+#include "lock/protocol.hpp"
 
 #include <gtest/gtest.h>
 

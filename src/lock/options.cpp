@@ -1,30 +1,14 @@
 #include "fencelock/options.hpp"
 
-#include "fencelock/duration.hpp"
+#include "common/option_check.hpp"
 
 namespace fencelock {
-namespace {
-
-std::unexpected<OptionError> bad(std::string field, std::string message) {
-    return std::unexpected(OptionError{std::move(field), std::move(message)});
-}
-
-std::expected<void, OptionError> at_most(const char* field, milliseconds value, milliseconds limit) {
-    if (value > limit) return bad(field, "must be at most " + format_duration(limit));
-    return {};
-}
-
-}  // namespace
+using detail::at_most;
+using detail::bad;
 
 std::expected<void, OptionError> validate_lease(milliseconds lease) {
     if (lease < milliseconds(10)) return bad("lease", "must be at least 10ms");
     return at_most("lease", lease, limits::lease);
-}
-
-std::expected<void, OptionError> BackoffPolicy::validate() const {
-    if (base <= milliseconds::zero()) return bad("backoff.base", "must be positive");
-    if (max < base) return bad("backoff.max", "must be >= backoff.base");
-    return at_most("backoff.max", max, limits::backoff);
 }
 
 std::expected<void, OptionError> ClientOptions::validate() const {

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "core/url_text.hpp"
+#include "common/url_text.hpp"
 
 namespace fencelock {
 namespace {

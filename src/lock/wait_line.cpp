@@ -1,4 +1,4 @@
-#include "core/wait_line.hpp"
+#include "lock/wait_line.hpp"
 
 #include <algorithm>
 

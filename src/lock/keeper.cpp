@@ -1,9 +1,10 @@
-#include "keeper/keeper.hpp"
+#include "lock/keeper.hpp"
 
 #include <algorithm>
 
-#include "core/protocol.hpp"
-#include "lock_ops.hpp"
+#include "lock/protocol.hpp"
+#include "lock/lock_ops.hpp"
+#include "lock/scripts.hpp"
 #include "redis/script_runner.hpp"
 
 namespace fencelock::detail {

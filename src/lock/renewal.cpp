@@ -1,8 +1,8 @@
-#include "core/renewal.hpp"
+#include "lock/renewal.hpp"
 
 #include <algorithm>
 
-#include "core/protocol.hpp"
+#include "lock/protocol.hpp"
 
 namespace fencelock::detail {
 

@@ -1,4 +1,4 @@
-#include "redis/release_notifier.hpp"
+#include "lock/release_notifier.hpp"
 
 #include <hiredis/hiredis.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/wait_line.hpp"
+#include "lock/wait_line.hpp"
 #include "redis/hiredis_context.hpp"
 #include "redis/signal_free_thread.hpp"
 

@@ -1,6 +1,6 @@
 #include "fencelock/client.hpp"
 
-#include "client_impl.hpp"
+#include "lock/client_impl.hpp"
 
 #include <unistd.h>
 
@@ -9,10 +9,10 @@
 #include <random>
 #include <stdexcept>
 
-#include "core/backoff.hpp"
-#include "core/keys.hpp"
-#include "keeper/keeper.hpp"
-#include "lock_ops.hpp"
+#include "common/backoff.hpp"
+#include "lock/keys.hpp"
+#include "lock/keeper.hpp"
+#include "lock/lock_ops.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "core/protocol.hpp"
+#include "lock/protocol.hpp"
 #include "fencelock/observer.hpp"
 #include "redis/connection.hpp"
 

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "keeper/kept_lease.hpp"
+#include "lock/kept_lease.hpp"
 #include "redis/connection.hpp"
 #include "redis/connection_pool.hpp"
 

@@ -1,8 +1,8 @@
 #include <chrono>
 
-#include "keeper/keeper.hpp"
-#include "lock_ops.hpp"
-#include "log.hpp"
+#include "lock/keeper.hpp"
+#include "lock/lock_ops.hpp"
+#include "common/log.hpp"
 
 namespace fencelock {
 

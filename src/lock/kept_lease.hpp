@@ -5,7 +5,7 @@
 #include <stop_token>
 #include <string>
 
-#include "core/renewal.hpp"
+#include "lock/renewal.hpp"
 #include "fencelock/keeper.hpp"
 
 namespace fencelock::detail {

@@ -3,12 +3,12 @@
 #include <mutex>
 
 #include "fencelock/client.hpp"
-#include "keeper/keeper.hpp"
-#include "lock_ops.hpp"
+#include "lock/keeper.hpp"
+#include "lock/lock_ops.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
 #include "redis/multiplexed_connection.hpp"
-#include "redis/release_notifier.hpp"
+#include "lock/release_notifier.hpp"
 
 namespace fencelock {
 

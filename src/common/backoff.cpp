@@ -1,6 +1,8 @@
-#include "core/backoff.hpp"
+#include "common/backoff.hpp"
 
 #include <algorithm>
+
+#include "common/option_check.hpp"
 
 namespace fencelock::detail {
 
@@ -36,3 +38,13 @@ std::chrono::milliseconds calm_delay(const BackoffPolicy& policy, std::chrono::m
 }
 
 }  // namespace fencelock::detail
+
+namespace fencelock {
+
+std::expected<void, OptionError> BackoffPolicy::validate() const {
+    if (base <= milliseconds::zero()) return detail::bad("backoff.base", "must be positive");
+    if (max < base) return detail::bad("backoff.max", "must be >= backoff.base");
+    return detail::at_most("backoff.max", max, limits::backoff);
+}
+
+}  // namespace fencelock

@@ -1,6 +1,6 @@
 #include "fencelock/duration.hpp"
 
-#include "fencelock/options.hpp"
+#include "fencelock/limits.hpp"
 
 #include <charconv>
 #include <cstdint>

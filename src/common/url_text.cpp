@@ -1,4 +1,4 @@
-#include "core/url_text.hpp"
+#include "common/url_text.hpp"
 
 #include <cctype>
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <random>
 
-#include "fencelock/options.hpp"
+#include "fencelock/backoff.hpp"
 
 namespace fencelock::detail {
 

@@ -1,6 +1,6 @@
 #include "fencelock/types.hpp"
 
-#include "core/random_id.hpp"
+#include "common/random_id.hpp"
 
 #include <sys/random.h>
 

@@ -1,6 +1,7 @@
-#include "lock_ops.hpp"
+#include "lock/lock_ops.hpp"
 
-#include "core/keys.hpp"
+#include "lock/keys.hpp"
+#include "lock/scripts.hpp"
 #include "redis/script_runner.hpp"
 
 namespace fencelock::detail {

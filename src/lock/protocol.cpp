@@ -1,4 +1,4 @@
-#include "core/protocol.hpp"
+#include "lock/protocol.hpp"
 
 #include <charconv>
 #include <string_view>

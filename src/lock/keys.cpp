@@ -1,4 +1,4 @@
-#include "core/keys.hpp"
+#include "lock/keys.hpp"
 
 namespace fencelock::detail {
 

@@ -4,9 +4,10 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "client_impl.hpp"
-#include "core/keys.hpp"
-#include "core/protocol.hpp"
+#include "lock/client_impl.hpp"
+#include "lock/keys.hpp"
+#include "lock/protocol.hpp"
+#include "lock/scripts.hpp"
 #include "redis/script_runner.hpp"
 
 namespace fencelock {

@@ -1,0 +1,13 @@
+#pragma once
+// The lock protocol's Lua scripts (src/lock/scripts/*.lua), embedded at build time
+// (cmake/EmbedScripts.cmake). Each file's header comment gives its KEYS, ARGV and replies.
+#include "redis/script_source.hpp"
+
+namespace fencelock::detail::scripts {
+extern const ScriptSource acquire;
+extern const ScriptSource renew;
+extern const ScriptSource release;
+extern const ScriptSource inspect;
+extern const ScriptSource force_release;
+extern const ScriptSource leave_line;
+}  // namespace fencelock::detail::scripts
