@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "store/session.hpp"
+#include "store/sql_scan.hpp"
 
 namespace fencelock::detail {
 namespace {
@@ -51,6 +52,14 @@ public:
             int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), flags, &stmt, &tail);
             if (rc != SQLITE_OK) return std::unexpected(failure(rc));
             if (stmt == nullptr) return std::unexpected(store_error(store_errc::statement_failed, "empty statement"));
+            // SQLite would run only the first statement and ignore the rest; PostgreSQL refuses
+            // several statements in one prepared call. Refuse them here too, before anything ran.
+            const std::string_view rest(tail, static_cast<std::size_t>(sql.data() + sql.size() - tail));
+            if (!skip_blank_and_comments(rest).empty()) {
+                sqlite3_finalize(stmt);
+                return std::unexpected(
+                    store_error(store_errc::statement_failed, "one statement per call: text follows the first"));
+            }
             if (flags != 0) {
                 statements_.emplace(std::string(sql), stmt);
                 cached = true;

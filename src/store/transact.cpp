@@ -2,6 +2,7 @@
 #include "fencelock/store.hpp"
 
 #include "store/sql.hpp"
+#include "store/sql_scan.hpp"
 #include "store/store_impl.hpp"
 
 namespace fencelock {
@@ -15,11 +16,23 @@ StoreResult<Rows> Transaction::run(std::string_view sql, std::span<const std::op
     for (std::size_t i = 0; checked && i < params.size(); ++i)
         if (params[i]) checked = detail::check_text("parameter $" + std::to_string(i + 1), *params[i]);
     if (!checked) return refuse(checked.error());
+    // The guard's row lock lasts only as long as the transaction: a statement that ends it
+    // would let everything after it, the fence raise included, run unguarded.
+    if (detail::controls_transaction(sql))
+        return refuse(detail::store_error(store_errc::transaction_broken,
+                                          "a mutation may not end or restart the guarded transaction "
+                                          "(BEGIN, COMMIT, ROLLBACK, END, ABORT, PREPARE TRANSACTION); nothing ran"));
     std::vector<Param> bound;
     bound.reserve(params.size());
     for (const auto& p : params) bound.push_back(p ? Param(std::string_view(*p)) : Param());
     auto r = session_.exec(sql, bound);
     if (!r) return refuse(r.error());
+    // Whatever got past the keyword check (a function that commits, ...) is caught here,
+    // before the mutation's next statement.
+    if (session_.transaction_state() != detail::Session::TxState::open)
+        return refuse(detail::store_error(store_errc::transaction_broken,
+                                          "the statement ended the guarded transaction; rolled back what was "
+                                          "still open, and what it committed is not guarded"));
     return r;
 }
 

@@ -127,51 +127,76 @@ TEST_P(TransactTest, FailingMutationLeavesDataAndFenceUnchanged) {
 // Regression: the fence raise ran unconditionally. A mutation that ended the transaction
 // itself (COMMIT or ROLLBACK) made the raise run outside the guard's row lock, in autocommit:
 // a newer holder's fence 9 written meanwhile was lowered to 5, transact() reported committed
-// and a stale fence-7 write was accepted afterwards.
+// and a stale fence-7 write was accepted afterwards. A conditional raise alone was not enough
+// either: COMMIT, a stale fence-7 write, then BEGIN, and transact(10) reported committed with
+// the stale value in place. Now a statement that ends or restarts the transaction is refused
+// before it runs, and the transaction is checked to be open after every statement.
 class TransactEndedTest : public TransactTest {
 protected:
-    /// transact(fence 5) whose mutation runs `ending` (COMMIT, ROLLBACK...), then lets a newer
-    /// holder write fence 9 (possible now: the row lock went with the transaction), then runs
-    /// `after` (nothing, or BEGIN to open a fresh transaction without the lock).
-    void expect_broken_and_fence_kept(const std::string& ending, const std::string& after = "") {
+    /// transact(fence 5) whose mutation writes, then tries `ending`: refused, nothing changed.
+    void expect_refused_and_nothing_changed(const std::string& ending) {
+        SCOPED_TRACE(ending);
         create("r", "v0");
         ASSERT_EQ(store->write(res("r"), F(4), "v4")->status, WriteStatus::applied);
-        StoreResult<WriteResult> newer;
+        const std::string before = db->snapshot();
+        bool ran_after = false;
         auto t = store->transact(res("r"), F(5), {}, [&](Transaction& tx) -> Outcome {
+            if (auto r = tx.set_value("v5"); !r) return std::unexpected(r.error());
             if (auto r = tx.exec(ending); !r) return std::unexpected(r.error());
-            newer = store->write(res("r"), F(9), "v9");
-            if (!after.empty()) {
-                if (auto r = tx.exec(after); !r) return std::unexpected(r.error());
-            }
+            ran_after = true;
             return {};
         });
-        ASSERT_TRUE(newer) << newer.error().detail;
-        ASSERT_EQ(newer->status, WriteStatus::applied) << "the newer holder was not blocked";
-        ASSERT_FALSE(t) << ending << " + " << after << ": reported " << to_string(t->status);
+        ASSERT_FALSE(t) << "reported " << to_string(t->status);
         EXPECT_EQ(t.error().code, store_errc::transaction_broken) << t.error().detail;
         EXPECT_EQ(classify_store_error(t.error().code), failure_kind::fatal);
-        EXPECT_EQ(read("r").last_fence.value(), 9u) << "last_fence went down";
-        EXPECT_EQ(read("r").value, "v9");
-        auto stale = store->write(res("r"), F(7), "stale");
+        EXPECT_FALSE(ran_after) << "the refused statement must fail the mutation's call";
+        EXPECT_EQ(db->snapshot(), before) << "everything the mutation did is rolled back";
+        auto stale = store->write(res("r"), F(3), "stale");
         ASSERT_TRUE(stale) << stale.error().detail;
-        EXPECT_EQ(to_string(stale->status), "stale") << "a stale fence-7 write was accepted";
-        EXPECT_EQ(read("r").value, "v9");
+        EXPECT_EQ(to_string(stale->status), "stale");
         // The store still works: the session went back to the pool outside any transaction.
-        EXPECT_EQ(store->transact(res("r"), F(10), {}, effect(1, "v10"))->status, TransactStatus::committed);
-        EXPECT_EQ(read("r").last_fence.value(), 10u);
+        EXPECT_EQ(store->transact(res("r"), F(9), {}, effect(++effects_, "v9"))->status, TransactStatus::committed);
+        EXPECT_EQ(read("r").last_fence.value(), 9u);
+        db->execute("DELETE FROM fencelock_resources");
     }
+    std::int64_t effects_ = 0;
 };
 
-TEST_P(TransactEndedTest, MutationThatCommitsIsAnErrorAndTheFenceStays) { expect_broken_and_fence_kept("COMMIT"); }
-
-TEST_P(TransactEndedTest, MutationThatRollsBackIsAnErrorAndTheFenceStays) {
-    expect_broken_and_fence_kept("ROLLBACK");
+TEST_P(TransactEndedTest, StatementsThatEndOrRestartTheTransactionAreRefusedBeforeTheyRun) {
+    for (const char* ending : {"COMMIT", "commit", "ROLLBACK", "ROLLBACK TRANSACTION", "END", "ABORT", "BEGIN",
+                               "START TRANSACTION", "COMMIT AND CHAIN", "PREPARE TRANSACTION 'x'",
+                               "  /* quiet */ COMMIT", "-- a comment\nCOMMIT"}) {
+        expect_refused_and_nothing_changed(ending);
+    }
 }
 
-// The transaction is open again when the raise runs, but the row lock was lost: only the
-// conditional raise (last_fence still below the fence) catches it.
-TEST_P(TransactEndedTest, MutationThatRestartsTheTransactionCannotLowerTheFence) {
-    expect_broken_and_fence_kept("COMMIT", "BEGIN");
+// Savepoints stay inside the transaction: allowed.
+TEST_P(TransactEndedTest, SavepointsStayAllowed) {
+    create("r", "v0");
+    auto t = store->transact(res("r"), F(5), {}, [&](Transaction& tx) -> Outcome {
+        for (const char* sql : {"SAVEPOINT s1", "ROLLBACK TO SAVEPOINT s1", "RELEASE SAVEPOINT s1"})
+            if (auto r = tx.exec(sql); !r) return std::unexpected(r.error());
+        return tx.set_value("v5");
+    });
+    ASSERT_TRUE(t) << t.error().detail;
+    EXPECT_EQ(t->status, TransactStatus::committed);
+    EXPECT_EQ(read("r").value, "v5");
+}
+
+// SQLite ran only the first of several statements and said nothing; PostgreSQL refuses them.
+// Both refuse now, and nothing of the mutation stays.
+TEST_P(TransactEndedTest, SeveralStatementsInOneCallAreRefusedOnBothBackends) {
+    create("r", "v0");
+    const std::string before = db->snapshot();
+    auto t = store->transact(res("r"), F(5), {}, [&](Transaction& tx) -> Outcome {
+        if (auto r = tx.exec("INSERT INTO test_effects VALUES (1, 'a'); INSERT INTO test_effects VALUES (2, 'b')"); !r)
+            return std::unexpected(r.error());
+        return {};
+    });
+    ASSERT_FALSE(t) << "reported " << to_string(t->status);
+    EXPECT_EQ(t.error().code, store_errc::statement_failed) << t.error().detail;
+    EXPECT_EQ(db->snapshot(), before);
+    EXPECT_EQ(db->query("SELECT count(*) FROM test_effects"), "0\n");
 }
 
 // A mutation that deletes the guard row leaves nothing to raise: an error, rolled back.
