@@ -143,6 +143,42 @@ TEST_F(ScriptSafetyTest, AFailedAcquireKeepsTheFairHeadsPlace) {
     EXPECT_EQ(redis->cli({"ZSCORE", "waiters:{line}", waiter.str()}), "1");
 }
 
+// A line key of the wrong type fails every script before its first write (it used to burn a
+// fence with no lease, leave a place without a deadline, or release and then fail).
+TEST_F(ScriptSafetyTest, ALineKeyOfTheWrongTypeFailsEveryScriptWithNothingChanged) {
+    for (const char* corrupt : {"waiters:{w}", "waiter-deadlines:{w}", "sleepers:{w}"}) {
+        SCOPED_TRACE(corrupt);
+        redis->cli({"FLUSHALL"});
+        redis->cli({"SET", corrupt, "x"});
+        std::string before = redis->snapshot();
+        for (const char* mode : {"0", "1", "2"}) {
+            const std::string out = eval_acquire("w", {"owner-1", "1000", "2000", "h", "1", "", mode, "3000"});
+            EXPECT_NE(out.find("WRONGTYPE"), std::string::npos) << "mode " << mode << ": " << out;
+            EXPECT_EQ(redis->snapshot(), before) << "mode " << mode;
+        }
+        // Held by another owner: a waiting attempt must not take half a place.
+        redis->cli({"HSET", "lock:{w}", "owner", "holder", "fence", "1"});
+        redis->cli({"PEXPIRE", "lock:{w}", "60000"});
+        before = redis->snapshot();
+        for (const char* mode : {"1", "2"}) {
+            const std::string out = eval_acquire("w", {"owner-2", "1000", "2000", "h", "1", "", mode, "3000"});
+            EXPECT_NE(out.find("WRONGTYPE"), std::string::npos) << "held, mode " << mode << ": " << out;
+            EXPECT_EQ(redis->snapshot(), before) << "held, mode " << mode;
+        }
+        const std::string released = redis->cli({"EVAL", std::string(detail::scripts::release.body), "4", "lock:{w}",
+                                                 "waiters:{w}", "waiter-deadlines:{w}", "sleepers:{w}", "holder",
+                                                 "released:{w}"});
+        if (std::string(corrupt) != "waiter-deadlines:{w}") {  // release reads the deadlines only with waiters
+            EXPECT_NE(released.find("WRONGTYPE"), std::string::npos) << released;
+            EXPECT_EQ(redis->snapshot(), before) << "release deleted the lock, then failed";
+        }
+        const std::string left = redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "4", "waiters:{w}",
+                                             "waiter-deadlines:{w}", "lock:{w}", "sleepers:{w}", "owner-2",
+                                             "released:{w}"});
+        EXPECT_NE(left.find("WRONGTYPE"), std::string::npos) << left;
+    }
+}
+
 // leave_line names the next waiter by the same rule as release: a lapsed place ahead of a live
 // one is dropped, never named (naming it woke nobody and left the lock free until backoff.max).
 TEST_F(ScriptSafetyTest, LeaveLineNamesTheFirstLiveWaiterNotALapsedOne) {

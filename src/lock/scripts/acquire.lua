@@ -56,6 +56,7 @@ local now_ms, t = server_ms()
 
 local function wait_in_line()
     if mode == '0' then return end
+    check_line_keys(KEYS[3], KEYS[4], KEYS[5])
     local line = mode == '1' and KEYS[3] or KEYS[5]
     -- Built as a string: Lua would print the number with 14 significant digits.
     local arrival_us = t[1] .. string.format('%06d', tonumber(t[2]))
@@ -71,6 +72,7 @@ if holder then
     return {0, redis.call('PTTL', KEYS[1])}
 end
 local fence = current_fence(KEYS[2])
+check_line_keys(KEYS[3], KEYS[4], KEYS[5])
 local head, head_deadline = first_live(KEYS[3], KEYS[4], now_ms)
 if head and head ~= ARGV[1] then
     wait_in_line()

@@ -38,6 +38,7 @@ local since_renew = now_ms - tonumber(fields[2])
 if ARGV[5] ~= '1' and since_renew < tonumber(fields[3]) then
     return {3, owner, fields[1], since_renew, tonumber(fields[3])}
 end
+redis.call('XLEN', KEYS[2])  -- an audit key of the wrong type fails here, before the DEL
 redis.call('DEL', KEYS[1])
 redis.pcall('PUBLISH', ARGV[6], '')  -- without channel permission: no wake-up
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', 10000, '*',

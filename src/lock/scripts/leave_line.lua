@@ -19,6 +19,7 @@
 -- @include args
 -- @include line
 
+check_line_keys(KEYS[1], KEYS[2], KEYS[4])
 local removed = redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[4], ARGV[1])
 if removed == 0 then
     return 0

@@ -27,10 +27,12 @@
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
     return 0
 end
+local has_waiters = redis.call('EXISTS', KEYS[2], KEYS[4]) > 0
+if has_waiters then check_line_keys(KEYS[2], KEYS[3], KEYS[4]) end
 redis.call('DEL', KEYS[1])
 
 local next_owner = ''
-if redis.call('EXISTS', KEYS[2], KEYS[4]) > 0 then
+if has_waiters then
     local now_ms = server_ms()
     next_owner = first_live(KEYS[2], KEYS[3], now_ms) or first_live(KEYS[4], KEYS[3], now_ms) or ''
 end

@@ -14,3 +14,11 @@ local function first_live(line, deadlines, now_ms)
         redis.call('HDEL', deadlines, first[1])
     end
 end
+
+-- Reads that fail with WRONGTYPE on a line key of the wrong type (nothing else), called before
+-- a script's first write: a corrupt line key must fail the script before it changed anything.
+local function check_line_keys(waiters, deadlines, sleepers)
+    redis.call('ZCARD', waiters)
+    redis.call('HLEN', deadlines)
+    redis.call('ZCARD', sleepers)
+end
