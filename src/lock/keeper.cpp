@@ -46,10 +46,16 @@ void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent,
     changed_.notify_all();
 }
 
+// No wait for a renewal on the wire: if it reaches Redis after the release, renew finds the
+// owner gone and changes nothing, and apply() skips a leaving lease. The wait is for loss
+// callbacks running on the timer thread, so nothing they captured is destroyed under them
+// once release() returns (as std::stop_callback's destructor waits); on the timer thread
+// itself (release() from inside on_lost) there is nothing to wait for.
 void Keeper::remove(const std::shared_ptr<KeptLease>& lease) {
     std::unique_lock lock(mutex_);
     lease->leaving = true;
-    changed_.wait(lock, [&] { return !lease->in_flight; });
+    if (std::this_thread::get_id() != thread_.get_id())
+        changed_.wait(lock, [&] { return !lease->loss_pending; });
     std::erase(leases_, lease);
 }
 
@@ -71,6 +77,7 @@ void Keeper::mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reaso
     ++stats_.leases_lost;
     lease->reason = reason;
     lease->state = State::lost;
+    lease->loss_pending = true;
     lost_.push_back(lease);
 }
 
@@ -119,8 +126,10 @@ void Keeper::run(std::stop_token stop) {
         std::erase_if(leases_, [](const auto& l) { return l->state == State::lost; });
         lock.unlock();
         fire_losses(lost);
-        lost.clear();
         lock.lock();
+        for (const auto& lease : lost) lease->loss_pending = false;
+        lost.clear();
+        changed_.notify_all();
     }
 }
 

@@ -31,8 +31,10 @@ public:
     /// Starts renewing a lease whose acquisition Redis confirmed.
     void activate(const std::shared_ptr<KeptLease>& lease, steady_time sent, std::chrono::milliseconds ttl,
                   FencingToken fence);
-    /// Stops renewing: waits for a renewal of this lease already on the wire, then forgets it.
-    /// After this returns no renewal of the lease will be sent.
+    /// Stops renewing and forgets the lease; no renewal of it is sent after this returns (one
+    /// already on the wire is not waited for: renew compares the owner, so after the release
+    /// it changes nothing). Waits for the lease's loss callbacks if they are running on the
+    /// timer thread, unless called from that thread.
     void remove(const std::shared_ptr<KeptLease>& lease);
 
     KeeperStats stats();

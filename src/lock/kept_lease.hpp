@@ -43,8 +43,9 @@ struct KeptLease {
 
     // Guarded by the keeper's mutex.
     steady_time next_renewal{};
-    bool in_flight = false;  ///< part of a renewal batch on the wire
-    bool leaving = false;    ///< release() is taking it off the keeper
+    bool in_flight = false;     ///< part of a renewal batch on the wire
+    bool leaving = false;       ///< release() is taking it off the keeper
+    bool loss_pending = false;  ///< marked lost; its stop token and on_lost have not finished
 
     steady_time deadline() const noexcept { return steady_time(steady_time::duration(safe_until.load())); }
     void set_deadline(steady_time t) noexcept { safe_until.store(t.time_since_epoch().count()); }

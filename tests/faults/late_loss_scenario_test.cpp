@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -73,6 +76,63 @@ TEST(LateLoss, LossFiresAtSafeUntilWhileARenewalIsStuckForTheWholeCommandTimeout
               << " ms, stall to competitor acquired " << ms_between(stalled, acquired_at)
               << " ms (lease 1000 ms, command timeout 5000 ms)\n";
     proxy.pass();
+}
+
+// release() does not wait for a renewal stuck on the wire (it used to, for the whole command
+// timeout, and from inside on_lost that stalled every other lease's loss report): its
+// compare-and-delete reaches Redis while the renewal's reply is still held.
+TEST(LateLoss, ReleaseDoesNotWaitForAStuckRenewal) {
+    RedisServer redis;
+    FaultProxy proxy(redis.port());
+    auto holder = client_at(proxy.url(), 20s);
+    const auto r = *ResourceName::make("stuck-release");
+    // Acquire and release once first, so the release script is cached: a NOSCRIPT reply held
+    // by the proxy would stop the release for another reason.
+    auto warm = holder.try_acquire(*ResourceName::make("warm-up"), {.lease = 10s});
+    ASSERT_TRUE(warm && warm->acquired());
+    ASSERT_TRUE(holder.release(*ResourceName::make("warm-up"), warm->lease->owner));
+    // A lease far longer than the wait below: only the release can remove the key in time.
+    auto held = holder.hold(r, {.lease = 60s}, {.renew_every = 100ms});
+    ASSERT_TRUE(held && held->acquired());
+    proxy.hold_replies();
+    // A renewal went out and Redis answered it: its reply is the one held.
+    ASSERT_TRUE(testing::eventually([&] { return proxy.counters().held_down > 0; }));
+    std::jthread releasing([&] { (void)held->lease->release(); });
+    EXPECT_TRUE(testing::eventually([&] { return redis.cli({"EXISTS", "lock:{stuck-release}"}) == "0"; }, 10s))
+        << "the release waited for the stuck renewal";
+    proxy.pass();
+}
+
+// on_lost never runs after release() returned: what it captured may be gone by then.
+TEST(LateLoss, OnLostNeverRunsAfterReleaseReturned) {
+    RedisServer redis;
+    auto holder = client_at(redis.url(), 1s);
+    const auto r = *ResourceName::make("late-callback");
+    std::atomic<bool> stop_seen{false}, release_returned{false}, ran_after_release{false}, on_lost_done{false};
+    std::mutex m;
+    std::condition_variable cv;
+    auto held = holder.hold(r, {.lease = 300ms}, {.on_lost = [&](const LeaseLoss&) {
+                                // Give release() every chance to return first.
+                                std::unique_lock lock(m);
+                                cv.wait_for(lock, 500ms, [&] { return release_returned.load(); });
+                                ran_after_release = release_returned.load();
+                                on_lost_done = true;
+                            }});
+    ASSERT_TRUE(held && held->acquired());
+    std::stop_callback on_stop(held->lease->stop_token(), [&] {
+        stop_seen = true;
+        cv.notify_all();
+    });
+    redis.cli({"DEL", "lock:{late-callback}"});  // the next renewal answers not_owner
+    {
+        std::unique_lock lock(m);
+        ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return stop_seen.load(); }));
+    }
+    (void)held->lease->release();
+    release_returned = true;
+    cv.notify_all();
+    ASSERT_TRUE(testing::eventually([&] { return on_lost_done.load(); })) << "on_lost never ran";
+    EXPECT_FALSE(ran_after_release.load()) << "on_lost ran after release() had returned";
 }
 
 #ifdef FENCELOCK_CLI
