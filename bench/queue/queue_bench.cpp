@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "fencelock/queue.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/redis_server.hpp"
 
 using namespace fencelock;
 using std::chrono::milliseconds;
@@ -25,7 +25,7 @@ struct Scenario {
     RetryPolicy contention;
 };
 
-nlohmann::json run(const Scenario& sc, const testing::RedisServer& redis, int round) {
+nlohmann::json run(const Scenario& sc, const local::RedisServer& redis, int round) {
     const auto dir = std::filesystem::temp_directory_path() / ("fencelock-qbench-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const std::string url = "sqlite://" + (dir / (sc.name + std::to_string(round) + ".db")).string();
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
         if (f == "--jobs") jobs = std::stoul(argv[i + 1]);
         else if (f == "--hot-jobs") hot_jobs = std::stoul(argv[i + 1]);
     }
-    testing::RedisServer redis;
+    local::RedisServer redis;
     const RetryPolicy defaults{};
     const RetryPolicy fast{.base = milliseconds(5), .cap = milliseconds(100), .jitter = milliseconds(10)};
     const std::vector<Scenario> scenarios = {

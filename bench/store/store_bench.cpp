@@ -15,7 +15,7 @@
 
 #include "fencelock/store.hpp"
 #include "store/session.hpp"
-#include "support/postgres_server.hpp"
+#include "local_servers/postgres_server.hpp"
 
 namespace {
 
@@ -100,7 +100,7 @@ std::unique_ptr<Target> prepare(std::string name, std::string url) {
 
 int main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);
-    fencelock::testing::PostgresServer postgres;
+    fencelock::local::PostgresServer postgres;
     const auto dir = std::filesystem::temp_directory_path() / ("fencelock-bench-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     std::vector<std::unique_ptr<Target>> targets;

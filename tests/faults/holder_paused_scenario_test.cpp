@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "faults/scenario.hpp"
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 
 namespace fencelock::faults {
 namespace {
@@ -21,9 +21,9 @@ TEST_P(HolderPaused, StaleWriteAfterThreeLeasesIsRejectedOnlyWithFencing) {
     const std::string r = "paused:holder";
     constexpr auto lease = 300ms;
     const auto ready = dir / "a.ready", go = dir / "a.go";
-    const pid_t a = testing::start_process({FAULT_WORKER_BIN, redis->url(), r, std::to_string(lease.count()),
-                                            target_spec(), (history_dir / "A.jsonl").string(), "A",
-                                            ready.string(), go.string()});
+    const pid_t a = local::start_process({FAULT_WORKER_BIN, redis->url(), r, std::to_string(lease.count()),
+                                          target_spec(), (history_dir / "A.jsonl").string(), "A",
+                                          ready.string(), go.string()});
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); })) << "worker A never got ready";
     std::uint64_t a_fence = 0;
     std::ifstream(ready) >> a_fence;
@@ -50,7 +50,7 @@ TEST_P(HolderPaused, StaleWriteAfterThreeLeasesIsRejectedOnlyWithFencing) {
     const auto paused_for = std::chrono::steady_clock::now() - stopped;
     { std::ofstream(go) << "go\n"; }
     ::kill(a, SIGCONT);
-    ASSERT_EQ(testing::wait_process(a), 0) << "worker A failed";
+    ASSERT_EQ(local::wait_process(a), 0) << "worker A failed";
 
     const Report report = check_history();
     const auto h = history();

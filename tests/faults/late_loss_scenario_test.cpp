@@ -21,16 +21,16 @@
 
 #include "faults/fault_proxy.hpp"
 #include "fencelock/client.hpp"
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 #include "support/eventually.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/redis_server.hpp"
 
 namespace fencelock::faults {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-using testing::RedisServer;
+using local::RedisServer;
 
 LockClient client_at(const std::string& url, std::chrono::milliseconds timeout, double drift = 0.01) {
     auto c = LockClient::create({.endpoint = *parse_redis_url(url),
@@ -152,10 +152,10 @@ TEST(LateLoss, RunSignalsItsCommandBeforeACompetitorCanAcquire) {
     // as soon as the signal is delivered.
     const std::string script = "trap 'echo x > " + signalled + "; exit 0' TERM; echo x > " + started +
                                "; sleep 60 & wait";
-    const pid_t run = testing::start_process({FENCELOCK_CLI, "--redis", proxy.url(), "--timeout", "5s", "run",
-                                              "late-run", "--lease", "3s", "--grace", "5s", "--", "sh", "-c",
-                                              script},
-                                             (dir / "out").string(), (dir / "err").string());
+    const pid_t run = local::start_process({FENCELOCK_CLI, "--redis", proxy.url(), "--timeout", "5s", "run",
+                                            "late-run", "--lease", "3s", "--grace", "5s", "--", "sh", "-c",
+                                            script},
+                                           (dir / "out").string(), (dir / "err").string());
     ASSERT_TRUE(testing::eventually([&] { return std::filesystem::exists(started); }));
     proxy.hold_replies();
     const auto stalled = Clock::now();
@@ -166,7 +166,7 @@ TEST(LateLoss, RunSignalsItsCommandBeforeACompetitorCanAcquire) {
     ASSERT_TRUE(taken && taken->acquired());
     EXPECT_TRUE(signalled_first) << "the competitor held the lock while run's command had not been signalled";
     proxy.pass();
-    EXPECT_EQ(testing::wait_process(run), 76) << "run reports a lost lease";
+    EXPECT_EQ(local::wait_process(run), 76) << "run reports a lost lease";
     std::cout << "[figures] stall to competitor acquired " << ms_between(stalled, acquired_at)
               << " ms (lease 3000 ms, --timeout 5s)\n";
     std::filesystem::remove_all(dir);

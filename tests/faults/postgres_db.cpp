@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "support/child_process.hpp"
-#include "support/postgres_server.hpp"
+#include "local_servers/child_process.hpp"
+#include "local_servers/postgres_server.hpp"
 
 namespace fencelock::faults {
 namespace {
@@ -26,7 +26,7 @@ std::string admin_url() {
         return url;
     }
     // Stopped and removed when the process exits.
-    static const auto own = std::make_unique<testing::PostgresServer>();
+    static const auto own = std::make_unique<local::PostgresServer>();
     return own->url();
 }
 
@@ -46,8 +46,8 @@ std::string fresh_postgres_database() {
     static std::atomic<int> counter{0};
     const std::string admin = admin_url();
     const std::string name = "faults_" + std::to_string(::getpid()) + "_" + std::to_string(++counter);
-    const auto psql = (testing::postgres_bin_dir() / "psql").string();
-    auto r = testing::run_process({psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", admin, "-c", "CREATE DATABASE " + name});
+    const auto psql = (local::postgres_bin_dir() / "psql").string();
+    auto r = local::run_process({psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", admin, "-c", "CREATE DATABASE " + name});
     if (r.exit_code != 0) throw std::runtime_error("CREATE DATABASE " + name + " failed: " + r.err);
     return admin.substr(0, admin.rfind('/') + 1) + name;
 }

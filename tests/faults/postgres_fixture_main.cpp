@@ -5,7 +5,7 @@
 //                                writes STATE: line 1 the admin URL, line 2 the keeper's pid
 //   fault_postgres stop STATE    stops it and waits until its directory and STATE are gone
 //
-// `start` forks a keeper process that owns the server (testing::PostgresServer: a free port,
+// `start` forks a keeper process that owns the server (local::PostgresServer: a free port,
 // a private directory, removed on destruction). The keeper leaves when `stop` signals it, or
 // when the process that ran `start` (ctest) is gone: a run interrupted before its cleanup step
 // leaves no server behind. Its stdio goes to /dev/null so ctest's output pipes close.
@@ -21,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "support/postgres_server.hpp"
+#include "local_servers/postgres_server.hpp"
 
 namespace {
 
@@ -40,7 +40,7 @@ int keep(const fs::path& state, pid_t watched, int ready_fd) {
     for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop, s);
     sigprocmask(SIG_BLOCK, &stop, nullptr);
     try {
-        fencelock::testing::PostgresServer server;
+        fencelock::local::PostgresServer server;
         write_state(state, server.url());
         (void)::write(ready_fd, "ok", 2);
         ::close(ready_fd);

@@ -9,7 +9,7 @@
 #include "faults/fault_proxy.hpp"
 #include "support/raw_redis.hpp"
 #include "support/eventually.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/redis_server.hpp"
 
 namespace fencelock::faults {
 namespace {
@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using fencelock::testing::eventually;
 using fencelock::testing::RawRedis;
-using fencelock::testing::RedisServer;
+using fencelock::local::RedisServer;
 
 std::size_t open_fds() {
     std::size_t n = 0;
@@ -40,7 +40,7 @@ protected:
 };
 
 TEST_F(ProxyTest, ForwardsBothWaysAndCounts) {
-    EXPECT_EQ(testing::run_command({"redis-cli", "-p", std::to_string(proxy->port()), "PING"}), 0);
+    EXPECT_EQ(local::run_command({"redis-cli", "-p", std::to_string(proxy->port()), "PING"}), 0);
     RawRedis conn(proxy->port());
     conn.send({"PING"});
     EXPECT_EQ(conn.read_line(2s), "+PONG");

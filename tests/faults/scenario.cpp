@@ -113,7 +113,7 @@ void ScenarioTest::SetUp() {
             target = StoreTarget::create(target_location, fencing());
             break;
     }
-    redis = std::make_unique<testing::RedisServer>();
+    redis = std::make_unique<local::RedisServer>();
 }
 
 void ScenarioTest::TearDown() {

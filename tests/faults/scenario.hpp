@@ -27,7 +27,7 @@
 #include "faults/worker.hpp"
 #include "fencelock/client.hpp"
 #include "support/eventually.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/redis_server.hpp"
 
 namespace fencelock::faults {
 
@@ -108,7 +108,7 @@ protected:
     std::filesystem::path history_dir;
     /// The FileRegister directory or the database URL.
     std::string target_location;
-    std::unique_ptr<testing::RedisServer> redis;
+    std::unique_ptr<local::RedisServer> redis;
     std::unique_ptr<Target> target;
 };
 

@@ -15,7 +15,7 @@
 #include <signal.h>
 
 #include "faults/queue_scenario.hpp"
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 
 namespace fencelock::faults {
 namespace {
@@ -45,14 +45,14 @@ protected:
         const Effect effect = fencing() ? Effect::in_transaction : k.naive_effect;
         const auto a_lease = fencing() ? lease : k.naive_lease;
         const auto marker = dir / "stopped";
-        const pid_t a = testing::start_process(
+        const pid_t a = local::start_process(
             {FAULT_QUEUE_WORKER_BIN, redis->url(), target_spec(), "faults", (history_dir / "A.jsonl").string(), "A",
              k.point, effect == Effect::autocommit ? "autocommit" : effect == Effect::forget_key ? "forget_key" : "in_transaction",
              std::to_string(a_lease.count()), marker.string()},
             (dir / "A.out").string(), (dir / "A.err").string());
         const bool reached = eventually([&] { return std::filesystem::exists(marker); }, 20s);
         ::kill(a, SIGKILL);
-        testing::wait_process(a);
+        local::wait_process(a);
         ASSERT_TRUE(reached) << "worker A never reached " << k.point;
         const auto killed = Clock::now();
         mark_killed("A");

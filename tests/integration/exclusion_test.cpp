@@ -8,12 +8,14 @@
 
 #include "integration/history.hpp"
 #include "integration/lock_fixture.hpp"
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 
 namespace fencelock::testing {
 namespace {
 
 using namespace std::chrono_literals;
+using local::start_process;
+using local::wait_process;
 
 TEST_F(LockTest, ThirtyTwoThreadsAndFourProcessesNeverOverlap) {
     const std::vector<std::string> names{"res:a", "res:b", "res:c", "res:d"};

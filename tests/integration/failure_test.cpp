@@ -7,6 +7,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
+using local::RedisServer;
 
 TEST_F(LockTest, StoppedRedisFailsClosedAndTheSameClientRecoversAfterRestart) {
     auto c = client({.connect_timeout = 200ms, .command_timeout = 200ms});

@@ -7,7 +7,7 @@
 #include "fencelock/client.hpp"
 #include "fencelock/redis_url.hpp"
 #include "support/eventually.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/redis_server.hpp"
 
 namespace fencelock::testing {
 
@@ -15,7 +15,7 @@ inline ResourceName resource(std::string_view name) { return *ResourceName::make
 
 class LockTest : public ::testing::Test {
 protected:
-    void SetUp() override { redis = std::make_unique<RedisServer>(); }
+    void SetUp() override { redis = std::make_unique<local::RedisServer>(); }
 
     LockClient client(ClientOptions options = {}) {
         options.endpoint = *parse_redis_url(redis->url());
@@ -38,7 +38,7 @@ protected:
         return at == std::string::npos ? 0 : std::stol(stats.substr(at + marker.size()));
     }
 
-    std::unique_ptr<RedisServer> redis;
+    std::unique_ptr<local::RedisServer> redis;
 };
 
 }  // namespace fencelock::testing

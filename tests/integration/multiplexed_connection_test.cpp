@@ -13,7 +13,7 @@
 #include "fencelock/redis_url.hpp"
 #include "redis/multiplexed_connection.hpp"
 #include "support/eventually.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/redis_server.hpp"
 
 namespace fencelock::testing {
 namespace {
@@ -22,6 +22,8 @@ using namespace std::chrono_literals;
 using detail::Connection;
 using detail::Reply;
 using Result = std::expected<Reply, std::error_code>;
+using local::RedisServer;
+using local::free_port;
 
 Result send(Connection& c, std::vector<std::string> argv) {
     const std::vector<std::string_view> views(argv.begin(), argv.end());

@@ -9,12 +9,14 @@
 #ifdef FENCELOCK_WITH_STORE
 #include "fencelock/store.hpp"
 #endif
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 
 namespace fencelock::testing {
 namespace {
 
 using namespace std::chrono_literals;
+using local::start_process;
+using local::wait_process;
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path);

@@ -9,7 +9,7 @@
 
 #include "queue_fixture.hpp"
 #include "support/scrape.hpp"
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 #include "support/process_state.hpp"
 
 namespace fencelock::testing {
@@ -17,6 +17,11 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
+using local::ProcessResult;
+using local::free_port;
+using local::run_process;
+using local::start_process;
+using local::wait_process;
 
 class QueueCliTest : public QueueTest {
 protected:

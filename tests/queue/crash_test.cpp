@@ -8,13 +8,15 @@
 #include <sstream>
 
 #include "queue_fixture.hpp"
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 
 namespace fencelock::testing {
 namespace {
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
+using local::start_process;
+using local::wait_process;
 
 class CrashTest : public QueueTest {
 protected:

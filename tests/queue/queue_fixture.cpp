@@ -7,6 +7,7 @@
 namespace fencelock::testing {
 
 using std::chrono::milliseconds;
+using local::RedisServer;
 
 RetryPolicies fast_policies() {
     return RetryPolicies{

@@ -11,7 +11,7 @@
 #include "fencelock/queue.hpp"
 #include "store_fixture.hpp"
 #include "support/eventually.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/redis_server.hpp"
 
 namespace fencelock::testing {
 
@@ -43,7 +43,7 @@ protected:
     int effects(const std::string& job_id) const;
     int total_effects() const;
 
-    std::unique_ptr<RedisServer> redis;
+    std::unique_ptr<local::RedisServer> redis;
     std::unique_ptr<TestDatabase> db;
     std::unique_ptr<FencedStore> store;
     std::unique_ptr<JobQueue> queue;

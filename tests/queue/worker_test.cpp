@@ -11,6 +11,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
+using local::free_port;
 
 WorkerOptions fast_worker(std::size_t concurrency = 1) {
     return WorkerOptions{.concurrency = concurrency,

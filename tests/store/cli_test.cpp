@@ -3,13 +3,17 @@
 #include <nlohmann/json.hpp>
 
 #include "store_fixture.hpp"
-#include "support/child_process.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/child_process.hpp"
+#include "local_servers/redis_server.hpp"
 
 namespace fencelock::testing {
 namespace {
 
 using nlohmann::json;
+using local::ProcessResult;
+using local::RedisServer;
+using local::free_port;
+using local::run_process;
 
 struct Cli {
     int code;

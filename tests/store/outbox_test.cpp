@@ -5,13 +5,14 @@
 
 #include "fencelock/store_outbox.hpp"
 #include "store_fixture.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/redis_server.hpp"
 
 namespace fencelock::testing {
 namespace {
 
 using F = FencingToken;
 using Outcome = std::expected<void, StoreError>;
+using local::RedisServer;
 
 class OutboxTest : public StoreTest {
 protected:

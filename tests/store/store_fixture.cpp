@@ -10,6 +10,8 @@
 
 namespace fencelock::testing {
 
+using local::PostgresServer;
+
 PostgresServer& shared_postgres() {
     // One server per test process; destroyed (stopped, removed) at normal exit.
     static std::unique_ptr<PostgresServer> server = std::make_unique<PostgresServer>();

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fencelock/store.hpp"
-#include "support/postgres_server.hpp"
+#include "local_servers/postgres_server.hpp"
 
 namespace fencelock::testing {
 
@@ -18,7 +18,7 @@ enum class Backend { sqlite, postgresql };
 inline void PrintTo(Backend b, std::ostream* os) { *os << (b == Backend::sqlite ? "sqlite" : "postgresql"); }
 
 /// The PostgreSQL server shared by all tests of this process, started on first use.
-PostgresServer& shared_postgres();
+local::PostgresServer& shared_postgres();
 
 /// A fresh, empty database of the given backend; removed (SQLite file) on destruction.
 class TestDatabase {

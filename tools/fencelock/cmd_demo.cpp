@@ -18,8 +18,8 @@
 #include "demo/timeline.hpp"
 #include "demo/worker.hpp"
 #include "fencelock/store.hpp"
-#include "support/child_process.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/child_process.hpp"
+#include "local_servers/redis_server.hpp"
 
 namespace fencelock::cli {
 namespace {
@@ -60,7 +60,7 @@ struct ModeResult {
 class ModeRun {
 public:
     ModeRun(const DemoArgs& a, bool fenced, std::chrono::milliseconds lease, std::chrono::milliseconds duration,
-            testing::RedisServer& redis, FencedStore& store, const std::string& db_url, const std::string& run_id,
+            local::RedisServer& redis, FencedStore& store, const std::string& db_url, const std::string& run_id,
             const std::filesystem::path& dir)
         : a_(a), fenced_(fenced), lease_(lease), duration_(duration), redis_(redis), store_(store),
           db_url_(db_url), dir_(dir), mode_(fenced ? "fenced" : "unfenced") {
@@ -79,7 +79,7 @@ public:
             ::kill(wk.pid, SIGCONT);  // in case an armed pause fired after the schedule ended
             ::kill(wk.pid, SIGTERM);
         }
-        for (auto& wk : workers_) testing::wait_process(wk.pid);
+        for (auto& wk : workers_) local::wait_process(wk.pid);
         return collect();
     }
 
@@ -100,7 +100,7 @@ private:
                                       "--until-ns", std::to_string(until_ns_), fenced_ ? "--fenced" : "--unfenced"};
         for (const auto& r : records_) argv.insert(argv.end(), {"--record", r});
         // The workers' own diagnostics (keeper warnings) go to a log beside their history.
-        const pid_t pid = testing::start_process(argv, "/dev/null", (dir_ / (mode_ + "-workers.log")).string());
+        const pid_t pid = local::start_process(argv, "/dev/null", (dir_ / (mode_ + "-workers.log")).string());
         if (static_cast<std::size_t>(w) < workers_.size()) workers_[static_cast<std::size_t>(w)] = {pid, generation};
         else workers_.push_back({pid, generation});
     }
@@ -140,7 +140,7 @@ private:
             } else if (roll < 75) {
                 progress(name + " killed (SIGKILL) and restarted");
                 ::kill(pid, SIGKILL);
-                testing::wait_process(pid);
+                local::wait_process(pid);
                 spawn(w, workers_[static_cast<std::size_t>(w)].generation + 1);
             } else {
                 const auto pause = roll < 90 ? lease_ * 3 : lease_ / 2;
@@ -189,7 +189,7 @@ private:
     const DemoArgs& a_;
     bool fenced_;
     std::chrono::milliseconds lease_, duration_;
-    testing::RedisServer& redis_;
+    local::RedisServer& redis_;
     FencedStore& store_;
     std::string db_url_;
     std::filesystem::path dir_;
@@ -250,7 +250,7 @@ int run_demo(const DemoArgs& a) {
 
     std::cerr << "fencelock demo: seed " << a.seed << ", " << a.workers << " worker processes, " << a.records
               << " records, lease " << lease.count() << " ms, " << duration.count() / 1000.0 << " s per mode\n";
-    testing::RedisServer redis;
+    local::RedisServer redis;
     std::cerr << "  private redis-server on 127.0.0.1:" << redis.port() << "\n";
     const std::string db_url = a.db.empty() ? "sqlite://" + (dir / "demo.db").string() : a.db;
     auto store = FencedStore::create({.url = db_url});

@@ -3,12 +3,16 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/lock_fixture.hpp"
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 
 namespace fencelock::testing {
 namespace {
 
 using nlohmann::json;
+using local::ProcessResult;
+using local::RedisServer;
+using local::free_port;
+using local::run_process;
 
 class CliTest : public LockTest {
 protected:

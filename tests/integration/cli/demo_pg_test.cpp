@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
-#include "support/child_process.hpp"
-#include "support/postgres_server.hpp"
+#include "local_servers/child_process.hpp"
+#include "local_servers/postgres_server.hpp"
 
 namespace fencelock::testing {
 namespace {
+
+using local::PostgresServer;
+using local::run_process;
 
 TEST(DemoPostgresTest, FencingLosesNothingOnPostgresAndTheUnfencedRunLosesAppends) {
     PostgresServer pg;

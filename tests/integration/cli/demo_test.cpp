@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@ namespace fencelock::testing {
 namespace {
 
 using nlohmann::json;
+using local::run_process;
 
 TEST(DemoTest, FencingLosesNothingAndTheUnfencedRunShowsTheDamage) {
     const std::string timeline = ::testing::TempDir() + "demo-timeline-" + std::to_string(::getpid()) + ".html";

@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "integration/lock_fixture.hpp"
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 
 namespace fencelock::testing {
 
@@ -63,7 +63,7 @@ protected:
     }
     /// Starts fencelock in the background; its stdout goes to DIR/fencelock.out.
     pid_t start(const std::vector<std::string>& argv) {
-        pid_t pid = start_process(argv, path("fencelock.out"));
+        pid_t pid = local::start_process(argv, path("fencelock.out"));
         running.push_back(pid);
         return pid;
     }

@@ -9,6 +9,8 @@ namespace fencelock::testing {
 namespace {
 
 using steady = std::chrono::steady_clock;
+using local::free_port;
+using local::run_process;
 
 TEST_F(RunTest, CmdExitCodePassesThroughWithItsLeaseInTheEnvironment) {
     // A stale value in fencelock's own environment must not reach CMD.

@@ -1,5 +1,5 @@
 #pragma once
-// A throwaway PostgreSQL server for integration tests and benchmarks: a free loopback port, a
+// A throwaway PostgreSQL server for tests and benchmarks: a free loopback port, a
 // private directory under /tmp owned by the postgres user (initdb and pg_ctl refuse root),
 // fsync off, stopped and removed when the object dies. Talks to the server only through the
 // PostgreSQL command-line tools, so this file needs no libpq.
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-namespace fencelock::testing {
+namespace fencelock::local {
 
 class PostgresServer {
 public:
@@ -52,4 +52,4 @@ private:
 /// The directory holding initdb, pg_ctl and psql (/usr/lib/postgresql/<N>/bin), or empty.
 std::filesystem::path postgres_bin_dir();
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::local

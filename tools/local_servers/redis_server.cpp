@@ -1,4 +1,4 @@
-#include "support/redis_server.hpp"
+#include "local_servers/redis_server.hpp"
 
 #include <netinet/in.h>
 #include <signal.h>
@@ -17,7 +17,7 @@
 
 extern char** environ;
 
-namespace fencelock::testing {
+namespace fencelock::local {
 namespace {
 
 pid_t spawn(const std::vector<std::string>& argv) {
@@ -148,4 +148,4 @@ std::string RedisServer::snapshot() const {
     return out;
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::local

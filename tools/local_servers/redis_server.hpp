@@ -1,6 +1,6 @@
 #pragma once
-// A throwaway redis-server for integration tests: a free loopback port, a private directory,
-// stopped and removed when the object dies. No persistence unless asked for.
+// A throwaway redis-server for tests, the demo and benches: a free loopback port, a private
+// directory, stopped and removed when the object dies. No persistence unless asked for.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace fencelock::testing {
+namespace fencelock::local {
 
 /// A loopback TCP port nobody listens on right now (bind to port 0, read it back).
 std::uint16_t free_port();
@@ -50,4 +50,4 @@ private:
     pid_t pid_ = -1;
 };
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::local

@@ -1,4 +1,4 @@
-#include "support/child_process.hpp"
+#include "local_servers/child_process.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -13,7 +13,7 @@
 
 extern char** environ;
 
-namespace fencelock::testing {
+namespace fencelock::local {
 namespace {
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
@@ -89,4 +89,4 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
     return result;
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::local

@@ -1,20 +1,21 @@
-#include "support/postgres_server.hpp"
+#include "local_servers/postgres_server.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
-#include "support/eventually.hpp"
-#include "support/redis_server.hpp"
+#include "local_servers/redis_server.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::local {
 namespace {
 
 std::string quote(const std::string& s) {
@@ -127,8 +128,12 @@ void PostgresServer::require_password(const std::string& role, const std::string
     // The reload is asynchronous: wait until a password-less login of the role is refused.
     const std::string probe = "env -u PGPASSWORD " + quote((bin_ / "psql").string()) + " -X -w -h 127.0.0.1 -p " +
                               std::to_string(port_) + " -U " + quote(role) + " -d postgres -c 'SELECT 1'";
-    if (!eventually([&] { return shell(probe).first != 0; }))
-        throw std::runtime_error("PostgreSQL did not start demanding a password from " + role);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (shell(probe).first == 0) {
+        if (std::chrono::steady_clock::now() >= deadline)
+            throw std::runtime_error("PostgreSQL did not start demanding a password from " + role);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // polling a reloading server
+    }
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::local

@@ -1,11 +1,11 @@
 #pragma once
-// Child processes for tests: run a program, capture its stdout, get its exit code.
+// Child processes for tests and the demo: run a program, capture its stdout, get its exit code.
 #include <sys/types.h>
 
 #include <string>
 #include <vector>
 
-namespace fencelock::testing {
+namespace fencelock::local {
 
 struct ProcessResult {
     int exit_code = -1;  ///< -1 when killed by a signal
@@ -24,4 +24,4 @@ pid_t start_process(const std::vector<std::string>& argv, const std::string& std
 /// Waits for a child started with start_process; returns its exit code (-1 if signalled).
 int wait_process(pid_t pid);
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::local
