@@ -37,10 +37,9 @@
 // the group guard); the lease is then not released and runs out on its own. CMD starts with an
 // empty signal mask and default dispositions, except for signals fencelock's caller ignored
 // (nohup, `cmd &`): those stay ignored by both fencelock and CMD, as they would without the
-// wrapper. Only CMD itself is waited for. When the lease was lost and CMD exits while other
-// processes of its group still run, the group gets SIGKILL at once; when the lease was held,
-// such stragglers are left alone and reported ("stragglers": true, and on stderr): they no
-// longer have a lease.
+// wrapper. Only CMD itself is waited for. When CMD exits, whatever is left of its group gets
+// SIGKILL before the lease is released: nothing of the command runs on without a lease (a
+// process that must outlive CMD has to leave the group, and then has no lease either).
 #include <fcntl.h>
 #include <dirent.h>
 #include <poll.h>
@@ -243,7 +242,6 @@ struct Supervision {
     int status = 0;             ///< CMD's wait status
     bool loss_seen = false;     ///< on_lost fired while CMD ran
     bool killed = false;        ///< SIGKILL was sent to the group once the grace was over
-    bool stragglers = false;    ///< group members outlived CMD (lease held)
     std::vector<std::string> forwarded;
 };
 
@@ -271,10 +269,9 @@ Supervision supervise(Child& cmd, int sigfd, int lossfd, milliseconds grace) {
     }
     // Without a lease nothing of CMD's may go on: what is left of the group (already sent
     // SIGTERM) is killed. With the lease held, leftovers are only reported.
-    const Reaped reaped = cmd.reap(s.loss_seen);
+    const Reaped reaped = cmd.reap();
     s.status = reaped.status;
     s.killed = stop.killed();
-    s.stragglers = reaped.stragglers;
     return s;
 }
 
@@ -345,11 +342,6 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
         summary["exit_code"] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         summary["killed"] = supervision->killed;
         if (!supervision->forwarded.empty()) summary["forwarded"] = supervision->forwarded;
-        if (supervision->stragglers) {
-            summary["stragglers"] = true;
-            std::cerr << "fencelock: processes of CMD's group still run after CMD exited; "
-                         "the lease no longer covers them\n";
-        }
     }
 
     summary["renewals"] = lease.renewals();

@@ -118,7 +118,7 @@ std::expected<void, JobFailure> run_command(const std::vector<std::string>& comm
         if (fds[0].revents != 0) break;
     }
     // Group members that outlived CMD no longer have a lease.
-    const int status = cmd->reap(ctx.stop.stop_requested()).status;
+    const int status = cmd->reap().status;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
     if (WIFEXITED(status) && WEXITSTATUS(status) == exit_tempfail)
         return std::unexpected(JobFailure::retry_later("CMD exited 75 (retry later)"));

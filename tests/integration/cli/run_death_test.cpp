@@ -39,6 +39,17 @@ TEST_F(RunTest, SigkillOfFencelockKillsCmdsWholeGroup) {
     EXPECT_EQ(wait_exit(run), -1);
 }
 
+// CMD exits with the lease held while a child of its group still runs: the child is killed
+// before the lease is released (it used to run on, reported as a "straggler", with no lease).
+TEST_F(RunTest, WhatIsLeftOfCmdsGroupDiesBeforeTheLeaseIsReleased) {
+    auto r = local::run_process(run_args("leftover", {"--lease", "5s"}, R"(sleep 60 & echo $! > "$1/child"; exit 0)"));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    const pid_t child = std::stoi(slurp(path("child")));
+    EXPECT_TRUE(eventually([&] { return process_ended(child); }, death_bound))
+        << "CMD's child outlived CMD and the lease";
+    EXPECT_FALSE(lock_exists("leftover"));
+}
+
 TEST_F(RunTest, SigusrToFencelockIsForwardedAndTheLockReleased) {
     const pid_t run = start(run_args("usr1", {"--lease", "5s"}, std::string(announce) + "exec sleep 60"));
     const pid_t cmd = wait_started();

@@ -162,17 +162,16 @@ void Child::stand_guard_down() noexcept {
     reap_quietly(std::exchange(guard_, -1));
 }
 
-Reaped Child::reap(bool kill_rest) {
-    // Wait for the exit but leave CMD a zombie: its pid, the group id, stays taken meanwhile.
+Reaped Child::reap() {
+    // Wait for the exit but leave CMD a zombie: its pid, the group id, stays taken meanwhile,
+    // so the SIGKILL below reaches CMD's group and no other.
     siginfo_t info{};
     while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
-    if (kill_rest) signal_group(SIGKILL);
+    signal_group(SIGKILL);
     stand_guard_down();
     Reaped out;
     while (::waitpid(pid_, &out.status, 0) < 0 && errno == EINTR) {}
     reaped_ = true;
-    // Looked at once CMD is reaped: a zombie leader still counts as a member of its group.
-    if (!kill_rest) out.stragglers = ::kill(-pid_, 0) == 0 || errno == EPERM;
     return out;
 }
 

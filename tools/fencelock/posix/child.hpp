@@ -48,8 +48,7 @@ std::vector<std::string> environment_with(const std::vector<std::pair<std::strin
 
 /// CMD once reaped: its wait status and whether members of its group outlived it.
 struct Reaped {
-    int status = 0;           ///< as waitpid() reports it
-    bool stragglers = false;  ///< group members still ran after CMD (only looked at when not killed)
+    int status = 0;  ///< as waitpid() reports it
 };
 
 /// A running CMD: the leader of process group pid(), with its guard. Not copyable.
@@ -65,9 +64,10 @@ public:
     int exit_fd() const noexcept { return pidfd_.get(); }
     /// Sends `sig` to CMD's whole group.
     void signal_group(int sig) const noexcept;
-    /// Waits for CMD to exit, sends SIGKILL to what is left of its group when `kill_rest`,
-    /// stands the guard down and reaps CMD. Call once.
-    Reaped reap(bool kill_rest);
+    /// Waits for CMD to exit, sends SIGKILL to what is left of its group (nothing of it may
+    /// outlive the lease, which is released next), stands the guard down and reaps CMD.
+    /// Call once.
+    Reaped reap();
 
 private:
     friend std::expected<Child, int> spawn_group(const SpawnOptions&);
