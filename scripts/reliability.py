@@ -100,6 +100,11 @@ redis-server or PostgreSQL, and the regression test that failed before the fix a
 | leave_line named a lapsed waiter | `ScriptSafetyTest.LeaveLineNamesTheFirstLiveWaiterNotALapsedOne` | message named the lapsed place | one live-waiter rule for acquire, release and leave_line |
 | failed acquire removed the fair head's place | `ScriptSafetyTest.AFailedAcquireKeepsTheFairHeadsPlace`, `...CorruptCountersFailWithNothingChanged` | the head's place was gone | Redis snapshot unchanged |
 | durations wrapped the clock | `ParseDuration.LongestDurationIsAYear`, `CliTest.BadInputExitsTwoAndChangesNothing` | `--wait 10000000h` gave up after one attempt | refused as input (exit 2) |
+| second review: COMMIT, stale write, BEGIN inside a mutation | `Backends/TransactEndedTest.StatementsThatEndOrRestartTheTransactionAreRefusedBeforeTheyRun/*` | transact(10) reported committed with the stale fence-7 value | statements that end or restart the transaction refused before they run; state checked after every statement |
+| second review: SQLite ran the first of several statements | `Backends/TransactEndedTest.SeveralStatementsInOneCallAreRefusedOnBothBackends/*` | half the mutation silently lost on SQLite | refused on both backends, nothing changed |
+| second review: a line key of the wrong type | `ScriptSafetyTest.ALineKeyOfTheWrongTypeFailsEveryScriptWithNothingChanged` | a fence burned with no lease; half a place; released, then failed | type-checked by reads before the first write |
+| second review: on_lost after release() returned; release() blocked by a stuck renewal | `LateLoss.OnLostNeverRunsAfterReleaseReturned`, `LateLoss.ReleaseDoesNotWaitForAStuckRenewal` | on_lost ran after release() returned; release waited up to the command timeout | release waits for running loss callbacks only, never for the network |
+| second review: CMD's children outlived CMD and the lease | `RunTest.WhatIsLeftOfCmdsGroupDiesBeforeTheLeaseIsReleased` | left running, reported as stragglers | killed before the lease is released |
 | password fragments in messages | `SecretTest.PostgresPasswordNeverReachesTheOutput`, `DatabaseUrl.RedactedHidesEveryByteOfThePassword` | a password with `@` broke the URL and libpq printed part of it | own URL parser, libpq keyword/value pairs, every message scrubbed |
 """
 
