@@ -45,7 +45,8 @@ void AsyncRequest::wait() const noexcept {
     while (done.load(std::memory_order_acquire) == 0) done.wait(0, std::memory_order_acquire);
 }
 
-AsyncLoop::AsyncLoop(ConnectionSettings settings) : settings_(std::move(settings)) {
+AsyncLoop::AsyncLoop(ConnectionSettings settings)
+    : settings_(std::move(settings)), topology_(topology_of(settings_)) {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) throw std::system_error(errno, std::system_category(), "eventfd");
     try {
@@ -162,12 +163,14 @@ void AsyncLoop::after_io(std::uint64_t written_before) {
     if (ac_ == nullptr) {
         // hiredis closed the connection (EOF, reset, refused, unparsable reply). A failed
         // write(2) wrote nothing, so written_ still counts what reached the socket.
+        topology_->report_failure(server_, handshake_error_ ? handshake_error_ : errc::connection_lost);
         fail_all(errc::connection_lost, handshake_error_ ? handshake_error_ : errc::unavailable);
         return;
     }
     written_ = handed_ - sdslen(ac_->c.obuf);
     if (written_ > written_before) writes_.fetch_add(1, std::memory_order_relaxed);
     if (handshake_error_) {
+        topology_->report_failure(server_, handshake_error_);
         drop(errc::connection_lost, handshake_error_);
     } else if (state_ == State::connecting && (ac_->c.flags & REDIS_CONNECTED) != 0 && handshake_left_ == 0) {
         state_ = State::ready;
@@ -177,11 +180,13 @@ void AsyncLoop::after_io(std::uint64_t written_before) {
 
 void AsyncLoop::expire(clock::time_point now) {
     if (state_ == State::connecting && now >= connect_deadline_) {
+        topology_->report_failure(server_, errc::unavailable);
         drop(errc::unavailable, errc::unavailable);  // no caller's command was handed over yet
     } else if (state_ == State::ready &&
                ((!in_flight_.empty() && deadline_of(*in_flight_.front()) <= now) ||
                 (!waiting_.empty() && deadline_of(*waiting_.front()) <= now))) {
         // A reply that may still come would be read as the answer to the next command.
+        topology_->report_failure(server_, errc::reply_timeout);
         drop(errc::reply_timeout, errc::unavailable);
     }
 }
@@ -213,9 +218,16 @@ void AsyncLoop::pump() {
 void AsyncLoop::connect() {
     connects_.fetch_add(1, std::memory_order_relaxed);
     const RedisEndpoint& ep = settings_.endpoint;
-    redisAsyncContext* ac = redisAsyncConnect(ep.host.c_str(), ep.port);
+    auto server = topology_->resolve();
+    if (!server) {
+        fail_all(server.error(), server.error());
+        return;
+    }
+    server_ = std::move(*server);
+    redisAsyncContext* ac = redisAsyncConnect(server_.host.c_str(), server_.port);
     if (ac == nullptr || ac->err != 0) {
         if (ac != nullptr) redisAsyncFree(ac);
+        topology_->report_failure(server_, errc::unavailable);
         fail_all(errc::unavailable, errc::unavailable);
         return;
     }

@@ -106,6 +106,7 @@ private:
     static void reply_callback(redisAsyncContext* ac, void* reply, void* self);
 
     const ConnectionSettings settings_;
+    const std::shared_ptr<Topology> topology_;
     int wake_fd_ = -1;
 
     // Shared with callers.
@@ -116,6 +117,7 @@ private:
 
     // Loop thread only.
     redisAsyncContext* ac_ = nullptr;
+    ServerAddress server_;  ///< what topology_ named for the current connection
     bool want_read_ = false;
     bool want_write_ = false;
     State state_ = State::idle;

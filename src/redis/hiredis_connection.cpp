@@ -174,17 +174,28 @@ std::error_code handshake(redisContext* ctx, const RedisEndpoint& ep) {
 
 }  // namespace
 
+std::shared_ptr<Topology> topology_of(const ConnectionSettings& settings) {
+    return settings.topology ? settings.topology : single_server(settings.endpoint);
+}
+
 std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings& settings) {
+    const auto topology = topology_of(settings);
+    const auto server = topology->resolve();
+    if (!server) return std::unexpected(server.error());
+    auto failed = [&](std::error_code ec) {
+        topology->report_failure(*server, ec);
+        return std::unexpected(ec);
+    };
     timeval tv = to_timeval(settings.connect_timeout);
-    ContextPtr ctx(redisConnectWithTimeout(settings.endpoint.host.c_str(), settings.endpoint.port, tv));
-    if (!ctx || ctx->err != 0) return std::unexpected(make_error_code(errc::unavailable));
+    ContextPtr ctx(redisConnectWithTimeout(server->host.c_str(), server->port, tv));
+    if (!ctx || ctx->err != 0) return failed(make_error_code(errc::unavailable));
     // Child processes of the application must not inherit the lock connection (a CMD run by
     // `fencelock run` could otherwise keep Redis sockets open). hiredis 0.14 creates the
     // socket without SOCK_CLOEXEC, so set it now.
     ::fcntl(ctx->fd, F_SETFD, ::fcntl(ctx->fd, F_GETFD) | FD_CLOEXEC);
     redisSetTimeout(ctx.get(), tv);
     redisEnableKeepAlive(ctx.get());
-    if (auto ec = handshake(ctx.get(), settings.endpoint)) return std::unexpected(ec);
+    if (auto ec = handshake(ctx.get(), settings.endpoint)) return failed(ec);
     redisSetTimeout(ctx.get(), to_timeval(settings.command_timeout));
     return ctx;
 }

@@ -4,14 +4,22 @@
 
 #include "fencelock/redis_url.hpp"
 #include "redis/connection.hpp"
+#include "redis/topology.hpp"
 
 namespace fencelock::detail {
 
 struct ConnectionSettings {
+    /// Credentials, database and handshake options (its host and port are used only through
+    /// the topology when none is given).
     RedisEndpoint endpoint;
     std::chrono::milliseconds connect_timeout;
     std::chrono::milliseconds command_timeout;
+    /// Which server each new connection reaches. Null: single_server(endpoint).
+    std::shared_ptr<Topology> topology{};
 };
+
+/// The topology of `settings`: its own, or the single server its endpoint names.
+std::shared_ptr<Topology> topology_of(const ConnectionSettings& settings);
 
 /// A blocking connection on hiredis's synchronous API. Connects lazily (TCP, AUTH, SELECT),
 /// drops the socket after any transport error and reconnects on the next command.

@@ -1,0 +1,37 @@
+#pragma once
+// The topology seam: which server a new connection goes to. Every connection asks its
+// Topology at connect time, and tells it when a server failed it, so the lock logic never
+// knows whether it talks to one server, a Sentinel-managed master or a Cluster shard. Today
+// there is one implementation, a single fixed server; Sentinel (ask the sentinels for the
+// master, re-resolve after a failure or READONLY) and Cluster (a slot map) plug in here.
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "fencelock/redis_url.hpp"
+
+namespace fencelock::detail {
+
+struct ServerAddress {
+    std::string host;
+    std::uint16_t port = 0;
+    bool operator==(const ServerAddress&) const = default;
+};
+
+class Topology {
+public:
+    virtual ~Topology() = default;
+    /// The server a connection opened now must reach; an error (errc::unavailable) when none
+    /// can be named. Called from connection threads: implementations are thread-safe.
+    virtual std::expected<ServerAddress, std::error_code> resolve() = 0;
+    /// A connection to `server` failed with `ec` (could not connect, broke, or the server
+    /// refused to serve: READONLY, MASTERDOWN...). The next resolve() may name another server.
+    virtual void report_failure(const ServerAddress& server, std::error_code ec) noexcept = 0;
+};
+
+/// One server, always the same: the endpoint's host and port.
+std::shared_ptr<Topology> single_server(const RedisEndpoint& endpoint);
+
+}  // namespace fencelock::detail
