@@ -15,7 +15,7 @@ void JobObserver::on_decision(const Decision& d) noexcept {
         case Verdict::lease_lost:
             retry = "infrastructure";
             if (m) m->job_aborted("lease_lost");
-            if (m && d.reason.starts_with("stale fence")) m->fence_rejected(d.job.resource.str());
+            if (m && d.cause == DecisionCause::stale_fence) m->fence_rejected(d.job.resource.str());
             break;
         case Verdict::duplicate:
             if (m) m->job_duplicate();
