@@ -121,11 +121,45 @@ enum class Verdict {
     cancelled,
 };
 
+/// Why the protocol reached its verdict, as a type observers read (metrics count fence
+/// rejections by it). Verdicts say what happens to the job; causes say what happened to the
+/// attempt, and tell apart what one verdict merges: `lease_lost` comes from `lease_lost` (the
+/// lease ran out) or `stale_fence` (the store refused the job's fence). Decision::reason is
+/// prose for logs and the dead-letter stream; nothing parses it.
+enum class DecisionCause {
+    /// completed or duplicate: nothing went wrong.
+    none,
+    /// Another worker holds the resource (requeue_contended).
+    contention,
+    /// The handler failed, threw, or aborted its transaction with an error of its own; the
+    /// JobFailure's kind chose retry_business, retry_later or dead.
+    handler,
+    /// The store failed with a fatal error (a broken statement or schema): counted as a
+    /// business failure, since it does not heal by waiting.
+    store_fatal,
+    /// Redis or the store failed or timed out, or the store has no guard row for the resource.
+    infrastructure,
+    /// The lease was lost while the handler ran or before commit: nothing was written.
+    lease_lost,
+    /// The store holds a newer fence than the job's lease and refused the commit: a stale
+    /// write fencing stopped.
+    stale_fence,
+    /// A shutdown cancelled the attempt.
+    shutdown,
+    /// The entry was delivered more than max_deliveries times without an outcome.
+    too_many_deliveries,
+    /// The queue entry could not be decoded into a job.
+    malformed_entry,
+};
+
 std::string_view to_string(Verdict v) noexcept;
 std::string_view to_string(JobFailure::Kind k) noexcept;
+std::string_view to_string(DecisionCause c) noexcept;
 
 struct Decision {
     Verdict verdict = Verdict::cancelled;
+    /// What led to the verdict (set where the decision is made).
+    DecisionCause cause = DecisionCause::none;
     /// The job with its counters updated for this attempt (what a requeue stores).
     Job job;
     /// Requeue verdicts: how long the job waits before it is ready again.

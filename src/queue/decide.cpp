@@ -41,6 +41,22 @@ std::string_view to_string(JobFailure::Kind k) noexcept {
     return "unknown";
 }
 
+std::string_view to_string(DecisionCause c) noexcept {
+    switch (c) {
+        case DecisionCause::none: return "none";
+        case DecisionCause::contention: return "contention";
+        case DecisionCause::handler: return "handler";
+        case DecisionCause::store_fatal: return "store_fatal";
+        case DecisionCause::infrastructure: return "infrastructure";
+        case DecisionCause::lease_lost: return "lease_lost";
+        case DecisionCause::stale_fence: return "stale_fence";
+        case DecisionCause::shutdown: return "shutdown";
+        case DecisionCause::too_many_deliveries: return "too_many_deliveries";
+        case DecisionCause::malformed_entry: return "malformed_entry";
+    }
+    return "unknown";
+}
+
 bool Decision::requeues() const noexcept {
     switch (verdict) {
         case Verdict::requeue_contended:
@@ -71,13 +87,14 @@ public:
 
 std::uint32_t plus_one(std::uint32_t n) { return n == std::numeric_limits<std::uint32_t>::max() ? n : n + 1; }
 
-Decision make(Verdict v, const Job& job, std::optional<FencingToken> fence) {
-    return Decision{.verdict = v, .job = job, .delay = milliseconds(0), .reason = {}, .fence = fence, .error = {}};
+Decision make(Verdict v, DecisionCause cause, const Job& job, std::optional<FencingToken> fence) {
+    return Decision{.verdict = v, .cause = cause, .job = job, .delay = milliseconds(0), .reason = {}, .fence = fence,
+                    .error = {}};
 }
 
-Decision infrastructure_like(Verdict v, const Job& job, std::optional<FencingToken> fence, std::string reason,
-                             const RetryPolicies& p, std::mt19937_64& rng) {
-    Decision d = make(v, job, fence);
+Decision infrastructure_like(Verdict v, DecisionCause cause, const Job& job, std::optional<FencingToken> fence,
+                             std::string reason, const RetryPolicies& p, std::mt19937_64& rng) {
+    Decision d = make(v, cause, job, fence);
     d.delay = retry_delay(p.infrastructure, job.infrastructure_attempts, rng);
     d.job.infrastructure_attempts = plus_one(job.infrastructure_attempts);
     d.job.last_error = reason;
@@ -93,7 +110,7 @@ const std::error_category& abort_category() noexcept {
 }
 
 Decision decide_contended(const Job& job, const RetryPolicies& p, std::mt19937_64& rng) {
-    Decision d = make(Verdict::requeue_contended, job, std::nullopt);
+    Decision d = make(Verdict::requeue_contended, DecisionCause::contention, job, std::nullopt);
     d.delay = retry_delay(p.contention, job.contention_attempts, rng);
     d.job.contention_attempts = plus_one(job.contention_attempts);
     return d;
@@ -101,23 +118,23 @@ Decision decide_contended(const Job& job, const RetryPolicies& p, std::mt19937_6
 
 Decision decide_infrastructure(const Job& job, std::optional<FencingToken> fence, std::error_code error,
                                std::string reason, const RetryPolicies& p, std::mt19937_64& rng) {
-    Decision d = infrastructure_like(Verdict::retry_infrastructure, job, fence, std::move(reason), p, rng);
+    Decision d = infrastructure_like(Verdict::retry_infrastructure, DecisionCause::infrastructure, job, fence, std::move(reason), p, rng);
     d.error = error;
     return d;
 }
 
 Decision decide_lease_lost(const Job& job, std::optional<FencingToken> fence, std::string reason,
                            const RetryPolicies& p, std::mt19937_64& rng) {
-    return infrastructure_like(Verdict::lease_lost, job, fence, std::move(reason), p, rng);
+    return infrastructure_like(Verdict::lease_lost, DecisionCause::lease_lost, job, fence, std::move(reason), p, rng);
 }
 
 Decision decide_failure(const Job& job, std::optional<FencingToken> fence, const JobFailure& failure,
                         const RetryPolicies& p, std::mt19937_64& rng) {
     switch (failure.kind) {
         case JobFailure::Kind::retry_later:
-            return infrastructure_like(Verdict::retry_later, job, fence, failure.reason, p, rng);
+            return infrastructure_like(Verdict::retry_later, DecisionCause::handler, job, fence, failure.reason, p, rng);
         case JobFailure::Kind::permanent: {
-            Decision d = make(Verdict::dead, job, fence);
+            Decision d = make(Verdict::dead, DecisionCause::handler, job, fence);
             d.job.business_attempts = plus_one(job.business_attempts);
             d.reason = "permanent failure: " + failure.reason;
             d.job.last_error = d.reason;
@@ -125,7 +142,7 @@ Decision decide_failure(const Job& job, std::optional<FencingToken> fence, const
         }
         case JobFailure::Kind::business: break;
     }
-    Decision d = make(Verdict::retry_business, job, fence);
+    Decision d = make(Verdict::retry_business, DecisionCause::handler, job, fence);
     d.job.business_attempts = plus_one(job.business_attempts);
     d.job.last_error = failure.reason;
     if (d.job.business_attempts >= p.max_business_attempts) {
@@ -139,13 +156,13 @@ Decision decide_failure(const Job& job, std::optional<FencingToken> fence, const
 }
 
 Decision decide_cancelled(const Job& job, std::optional<FencingToken> fence) {
-    Decision d = make(Verdict::cancelled, job, fence);
+    Decision d = make(Verdict::cancelled, DecisionCause::shutdown, job, fence);
     d.reason = "cancelled by shutdown";
     return d;
 }
 
 Decision decide_too_many_deliveries(const Job& job, std::uint32_t max_deliveries) {
-    Decision d = make(Verdict::dead, job, std::nullopt);
+    Decision d = make(Verdict::dead, DecisionCause::too_many_deliveries, job, std::nullopt);
     d.reason = "delivered " + std::to_string(job.deliveries) + " times without an outcome (limit " +
                std::to_string(max_deliveries) + "; do workers crash on it?)";
     d.job.last_error = d.reason;
@@ -164,22 +181,28 @@ Decision decide_transact(const Job& job, FencingToken fence, const StoreResult<T
     if (!r) {
         const auto& e = r.error();
         std::string reason = "store: " + to_name(e.code) + (e.detail.empty() ? "" : ": " + e.detail);
-        if (classify_store_error(e.code) == failure_kind::fatal)
-            return decide_failure(job, fence, JobFailure::business(std::move(reason)), p, rng);
+        if (classify_store_error(e.code) == failure_kind::fatal) {
+            Decision d = decide_failure(job, fence, JobFailure::business(std::move(reason)), p, rng);
+            d.cause = DecisionCause::store_fatal;
+            return d;
+        }
         return decide_infrastructure(job, fence, e.code, std::move(reason), p, rng);
     }
     switch (r->status) {
-        case TransactStatus::committed: return make(Verdict::completed, job, fence);
+        case TransactStatus::committed: return make(Verdict::completed, DecisionCause::none, job, fence);
         case TransactStatus::duplicate: {
-            Decision d = make(Verdict::duplicate, job, fence);
+            Decision d = make(Verdict::duplicate, DecisionCause::none, job, fence);
             if (r->first) d.reason = "already completed with fence " + std::to_string(r->first->fence.value());
             return d;
         }
-        case TransactStatus::stale:
-            return decide_lease_lost(job, fence,
-                                     "stale fence " + std::to_string(fence.value()) + ": the store holds " +
-                                         std::to_string(r->last_fence.value()),
-                                     p, rng);
+        case TransactStatus::stale: {
+            Decision d = decide_lease_lost(job, fence,
+                                           "stale fence " + std::to_string(fence.value()) + ": the store holds " +
+                                               std::to_string(r->last_fence.value()),
+                                           p, rng);
+            d.cause = DecisionCause::stale_fence;
+            return d;
+        }
         case TransactStatus::not_found:
             return decide_infrastructure(job, fence, {}, "the store has no guard row for the resource", p, rng);
         case TransactStatus::aborted: break;

@@ -61,12 +61,12 @@ struct AttemptState {
 };
 
 /// Maps the store's answer to the completing transaction. committed -> completed;
-/// duplicate -> duplicate; stale -> lease_lost; aborted -> by its cause (the handler's
+/// duplicate -> duplicate; stale -> lease_lost with cause stale_fence; aborted -> by its cause (the handler's
 /// failure, a lost lease, a cancellation); not_found -> retry_infrastructure (the processor
 /// creates the guard row and tries once more before asking); an error -> by its class:
 /// retryable or outcome_unknown -> retry_infrastructure (the idempotency key makes the retry
 /// safe), fatal -> a business failure (a broken statement or schema does not heal by waiting;
-/// the job dead-letters after the limit and can be retried once fixed).
+/// the job dead-letters after the limit and can be retried once fixed; cause store_fatal).
 Decision decide_transact(const Job& job, FencingToken fence, const StoreResult<TransactResult>& result,
                          const AttemptState& state, const RetryPolicies& policies, std::mt19937_64& rng);
 

@@ -231,6 +231,7 @@ bool QueueWorker::Impl::handle(detail::Connection& c, const std::string& consume
     if (!job) {
         const auto raw = detail::raw_fields(entry.fields);
         Decision d{.verdict = Verdict::dead,
+                   .cause = DecisionCause::malformed_entry,
                    .job = Job{.id = "", .queue = queue.queue, .resource = ResourceName::make("?").value(),
                               .idempotency_key = "", .payload = "", .contention_attempts = 0,
                               .business_attempts = 0, .infrastructure_attempts = 0, .deliveries = 0,

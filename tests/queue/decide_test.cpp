@@ -68,6 +68,7 @@ TEST(Decide, ContentionIsCountedApartAndNeverAFailure) {
     EXPECT_EQ(d.job.contention_attempts, 4u);
     EXPECT_EQ(d.job.business_attempts, 2u);
     EXPECT_EQ(d.delay, milliseconds(4000));  // 500 * 2^3: counted from the attempts before
+    EXPECT_EQ(d.cause, DecisionCause::contention);
 }
 
 TEST(Decide, BusinessFailuresRetryThenDie) {
@@ -81,23 +82,27 @@ TEST(Decide, BusinessFailuresRetryThenDie) {
         EXPECT_EQ(d.job.business_attempts, n);
         EXPECT_EQ(d.delay, retry_delay(p.business, n - 1, rng));
         EXPECT_EQ(d.reason, "boom");
+        EXPECT_EQ(d.cause, DecisionCause::handler);
         j = d.job;
     }
     const Decision last = detail::decide_failure(j, FencingToken(7), JobFailure::business("boom"), p, rng);
     EXPECT_EQ(last.verdict, Verdict::dead);
     EXPECT_EQ(last.job.business_attempts, 5u);
     EXPECT_EQ(last.reason, "failed 5 times, last: boom");
+    EXPECT_EQ(last.cause, DecisionCause::handler);
     EXPECT_FALSE(last.requeues());
     EXPECT_FALSE(last.acknowledges());
 
     const Decision perm = detail::decide_failure(job(), FencingToken(1), JobFailure::permanent("bad payload"), p, rng);
     EXPECT_EQ(perm.verdict, Verdict::dead);
     EXPECT_EQ(perm.reason, "permanent failure: bad payload");
+    EXPECT_EQ(perm.cause, DecisionCause::handler);
 
     const Decision later = detail::decide_failure(job(), FencingToken(1), JobFailure::retry_later("busy"), p, rng);
     EXPECT_EQ(later.verdict, Verdict::retry_later);
     EXPECT_EQ(later.job.business_attempts, 0u);
     EXPECT_EQ(later.job.infrastructure_attempts, 1u);
+    EXPECT_EQ(later.cause, DecisionCause::handler);
 }
 
 StoreResult<TransactResult> status(TransactStatus s, std::optional<StoreError> cause = std::nullopt) {
@@ -135,6 +140,59 @@ TEST(Decide, TransactVerdicts) {
     failed.lease_lost = false;
     failed.cancelled = true;
     EXPECT_EQ(aborted(detail::abort_reason::handler_failed, failed).verdict, Verdict::cancelled);
+}
+
+// The cause is the typed contract observers read: a stale fence and a lost lease share the
+// verdict lease_lost and differ only by cause; the reason text is for people.
+TEST(Decide, CauseSaysWhatTheVerdictMerges) {
+    std::mt19937_64 rng(7);
+    const RetryPolicies p;
+    const FencingToken f(8);
+    auto transact = [&](TransactStatus s, std::optional<StoreError> cause = std::nullopt, AttemptState a = {}) {
+        return detail::decide_transact(job(), f, status(s, std::move(cause)), a, p, rng);
+    };
+    auto aborted = [&](detail::abort_reason why, AttemptState a = {}) {
+        return transact(TransactStatus::aborted, StoreError{make_error_code(why), ""}, a);
+    };
+    EXPECT_EQ(transact(TransactStatus::committed).cause, DecisionCause::none);
+    EXPECT_EQ(transact(TransactStatus::duplicate).cause, DecisionCause::none);
+
+    const Decision stale = transact(TransactStatus::stale);
+    EXPECT_EQ(stale.verdict, Verdict::lease_lost);
+    EXPECT_EQ(stale.cause, DecisionCause::stale_fence);
+    const Decision lost = aborted(detail::abort_reason::lease_lost);
+    EXPECT_EQ(lost.verdict, Verdict::lease_lost);
+    EXPECT_EQ(lost.cause, DecisionCause::lease_lost);
+    AttemptState failed{.lease_lost = true, .cancelled = false, .failure = JobFailure::business("x")};
+    EXPECT_EQ(aborted(detail::abort_reason::handler_failed, failed).cause, DecisionCause::lease_lost);
+    EXPECT_EQ(detail::decide_lease_lost(job(), f, "stale fence 1: a reason that looks stale", p, rng).cause,
+              DecisionCause::lease_lost)
+        << "the cause is set by the decision, never read from the reason";
+
+    EXPECT_EQ(aborted(detail::abort_reason::cancelled).cause, DecisionCause::shutdown);
+    failed = {.lease_lost = false, .cancelled = true, .failure = JobFailure::business("x")};
+    EXPECT_EQ(aborted(detail::abort_reason::handler_failed, failed).cause, DecisionCause::shutdown);
+    failed = {.lease_lost = false, .cancelled = false, .failure = JobFailure::business("x")};
+    EXPECT_EQ(aborted(detail::abort_reason::handler_failed, failed).cause, DecisionCause::handler);
+    const Decision own = transact(TransactStatus::aborted, StoreError{make_error_code(errc::unavailable), "mine"});
+    EXPECT_EQ(own.verdict, Verdict::retry_business);
+    EXPECT_EQ(own.cause, DecisionCause::handler);
+    EXPECT_EQ(transact(TransactStatus::not_found).cause, DecisionCause::infrastructure);
+
+    auto with = [&](store_errc e) {
+        return detail::decide_transact(job(), f, std::unexpected(StoreError{make_error_code(e), "d"}), {}, p, rng);
+    };
+    EXPECT_EQ(with(store_errc::unavailable).cause, DecisionCause::infrastructure);
+    EXPECT_EQ(with(store_errc::commit_unknown).cause, DecisionCause::infrastructure);
+    const Decision broken = with(store_errc::statement_failed);
+    EXPECT_EQ(broken.verdict, Verdict::retry_business);
+    EXPECT_EQ(broken.cause, DecisionCause::store_fatal);
+
+    EXPECT_EQ(detail::decide_infrastructure(job(), std::nullopt, make_error_code(errc::unavailable), "redis", p, rng).cause,
+              DecisionCause::infrastructure);
+    EXPECT_EQ(detail::decide_cancelled(job(), f).cause, DecisionCause::shutdown);
+    EXPECT_EQ(detail::decide_too_many_deliveries(job(), 10).cause, DecisionCause::too_many_deliveries);
+    EXPECT_EQ(to_string(DecisionCause::stale_fence), "stale_fence");
 }
 
 TEST(Decide, StoreErrorsByClass) {

@@ -34,7 +34,7 @@ const std::map<std::string, Layer> public_headers = {
     {"store.hpp", store},        {"store_error.hpp", store},   {"store_options.hpp", store},
     {"store_outbox.hpp", store}, {"store_text.hpp", store},    {"queue.hpp", queue},
     {"queue_job.hpp", queue},    {"queue_observer.hpp", queue}, {"queue_processor.hpp", queue},
-    {"logging.hpp", obs},        {"metrics.hpp", obs},
+    {"logging.hpp", obs},        {"metrics.hpp", obs},         {"queue_metrics.hpp", obs},
 };
 
 // Source folders (paths relative to the repository) by layer.

@@ -39,9 +39,9 @@
 
 #include "cli.hpp"
 #include "cmd_queue.hpp"
-#include "job_observer.hpp"
 #include "observe.hpp"
 #include "fencelock/queue.hpp"
+#include "fencelock/queue_metrics.hpp"
 #include "posix/child.hpp"
 #include "posix/fd.hpp"
 #include "posix/signals.hpp"
@@ -168,7 +168,7 @@ int run_worker(const Globals& g, const WorkerArgs& a) {
 
     // After the mask: the metrics server's threads must not receive our signals either.
     Observability observe(a.observe);
-    options.processing.observer = std::make_shared<JobObserver>(observe);
+    options.processing.observer = std::make_shared<QueueMetricsObserver>(observe.metrics(), observe.log());
     auto client = make_client(g, observe.lock_observer());
     // Fail fast when Redis or the database cannot be reached at all (later outages are retried).
     auto probe = JobQueue::create(queue).value();

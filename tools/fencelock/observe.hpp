@@ -33,8 +33,8 @@ public:
     /// For ClientOptions::observer: metrics (when served) and logs.
     std::shared_ptr<LockObserver> lock_observer() const { return lock_observer_; }
     /// Null when no metrics server runs.
-    PrometheusMetrics* metrics() const { return metrics_.get(); }
-    JsonLogObserver& log() const { return *log_; }
+    std::shared_ptr<PrometheusMetrics> metrics() const { return metrics_; }
+    std::shared_ptr<JsonLogObserver> log() const { return log_; }
 
 private:
     std::shared_ptr<prometheus::Registry> registry_;
