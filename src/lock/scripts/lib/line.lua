@@ -18,6 +18,8 @@ end
 -- Reads that fail with WRONGTYPE on a line key of the wrong type (nothing else), called before
 -- a script's first write: a corrupt line key must fail the script before it changed anything.
 local function check_line_keys(waiters, deadlines, sleepers)
+    -- Only an existing key can have the wrong type: one call when there is no line at all.
+    if redis.call('EXISTS', waiters, deadlines, sleepers) == 0 then return end
     redis.call('ZCARD', waiters)
     redis.call('HLEN', deadlines)
     redis.call('ZCARD', sleepers)
