@@ -4,5 +4,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 shift || true
-cmake -S "$root" -B "$build" -DFENCELOCK_BUILD_TESTS=ON "$@" >/dev/null
+# ccache, when installed, lets several checkouts share compiled objects.
+launcher=()
+if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$root" -B "$build" -DFENCELOCK_BUILD_TESTS=ON "${launcher[@]}" "$@" >/dev/null
 cmake --build "$build" -j2
