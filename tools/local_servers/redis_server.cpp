@@ -1,55 +1,22 @@
 #include "local_servers/redis_server.hpp"
 
+#include "local_servers/process_io.hpp"
+
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
-#include <cstdio>
-#include <memory>
 #include <stdexcept>
 #include <thread>
 
-extern char** environ;
-
 namespace fencelock::local {
-namespace {
 
-pid_t spawn(const std::vector<std::string>& argv) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -1;
-    return pid;
-}
-
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-std::string capture(const std::vector<std::string>& argv) {
-    std::string cmd;
-    for (const auto& a : argv) cmd += quote(a) + " ";
-    cmd += " 2>&1";
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-    if (!pipe) throw std::runtime_error("popen failed: " + cmd);
-    std::string out;
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe.get())) > 0) out.append(buf.data(), n);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
-}
-
-}  // namespace
+using detail::capture;
+using detail::spawn;
 
 std::uint16_t free_port() {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -77,9 +44,7 @@ int run_command(const std::vector<std::string>& argv) {
 
 RedisServer::RedisServer(std::vector<std::string> extra_args)
     : port_(free_port()), extra_args_(std::move(extra_args)) {
-    char tmpl[] = "/tmp/fencelock-redis-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-    dir_ = tmpl;
+    dir_ = detail::make_temp_dir("redis");
     start();
 }
 

@@ -1,0 +1,180 @@
+#include "local_servers/sentinel_group.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "local_servers/process_io.hpp"
+
+namespace fencelock::local {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Polls `done` until it holds or `timeout` passes; the servers change state on their own
+// clocks (replication sync, sentinel gossip), so polling is the only way to wait for them.
+template <class Done>
+bool poll_until(std::chrono::milliseconds timeout, Done done) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+        if (done()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return done();
+}
+
+// redis-cli prints a RESP map or flat array one element per line: field, value, field, ...
+std::map<std::string, std::string> fields(const std::string& text) {
+    std::map<std::string, std::string> out;
+    std::istringstream in(text);
+    std::string key, value;
+    while (std::getline(in, key) && std::getline(in, value)) out[key] = value;
+    return out;
+}
+
+int count_online_replicas(const std::string& info) {
+    int online = 0;
+    for (std::size_t at = info.find("state=online"); at != std::string::npos;
+         at = info.find("state=online", at + 1))
+        ++online;
+    return online;
+}
+
+}  // namespace
+
+SentinelServer::SentinelServer(const std::string& master_name, std::uint16_t master_port, int quorum,
+                               const SentinelGroupOptions& options)
+    : port_(free_port()), dir_(detail::make_temp_dir("sentinel")) {
+    const auto conf = dir_ / "sentinel.conf";
+    std::ofstream(conf) << "port " << port_ << "\nbind 127.0.0.1\ndir " << dir_.string()
+                        << "\nlogfile " << (dir_ / "sentinel.log").string()
+                        << "\nsentinel resolve-hostnames no"
+                        << "\nsentinel monitor " << master_name << " 127.0.0.1 " << master_port << " "
+                        << quorum << "\nsentinel down-after-milliseconds " << master_name << " "
+                        << options.down_after_ms << "\nsentinel failover-timeout " << master_name << " "
+                        << options.failover_timeout_ms << "\nsentinel parallel-syncs " << master_name
+                        << " 1\n";
+    pid_ = detail::spawn({"redis-server", conf.string(), "--sentinel"});
+    if (pid_ < 0) throw std::runtime_error("cannot start redis-server --sentinel");
+    if (!poll_until(std::chrono::seconds(10), [&] { return cli({"PING"}) == "PONG"; })) {
+        kill();
+        throw std::runtime_error("sentinel did not answer PING; see " + (dir_ / "sentinel.log").string());
+    }
+}
+
+SentinelServer::~SentinelServer() {
+    kill();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+}
+
+void SentinelServer::kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    pid_ = -1;
+}
+
+std::string SentinelServer::cli(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv{"redis-cli", "-p", std::to_string(port_)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return detail::capture(argv);
+}
+
+SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(options)) {
+    // Without this a replica waits 5 s before its first full sync.
+    auto args = options_.server_args;
+    args.insert(args.end(), {"--repl-diskless-sync-delay", "0"});
+    servers_.push_back(std::make_unique<RedisServer>(args));
+    const std::string master_port = std::to_string(servers_[0]->port());
+    for (int i = 0; i < options_.replicas; ++i) {
+        auto replica_args = args;
+        replica_args.insert(replica_args.end(), {"--replicaof", "127.0.0.1", master_port});
+        servers_.push_back(std::make_unique<RedisServer>(replica_args));
+    }
+    const int quorum = options_.sentinels / 2 + 1;
+    for (int i = 0; i < options_.sentinels; ++i)
+        sentinels_.push_back(std::make_unique<SentinelServer>(options_.master_name, servers_[0]->port(),
+                                                              quorum, options_));
+    wait_ready();
+}
+
+SentinelGroup::~SentinelGroup() {
+    sentinels_.clear();  // first, so no sentinel reconfigures a server while it stops
+    servers_.clear();
+}
+
+std::string SentinelGroup::url() const {
+    std::string url = "redis-sentinel://";
+    for (std::size_t i = 0; i < sentinels_.size(); ++i)
+        url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(sentinels_[i]->port());
+    return url + "#" + options_.master_name;
+}
+
+std::optional<std::uint16_t> SentinelGroup::master_port_seen_by(std::size_t i) const {
+    const auto out = sentinels_.at(i)->cli({"SENTINEL", "get-master-addr-by-name", options_.master_name});
+    const auto newline = out.find('\n');
+    if (newline == std::string::npos) return std::nullopt;
+    try {
+        return static_cast<std::uint16_t>(std::stoi(out.substr(newline + 1)));
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+std::optional<std::size_t> SentinelGroup::master() const {
+    std::map<std::uint16_t, std::size_t> votes;
+    for (std::size_t i = 0; i < sentinels_.size(); ++i)
+        if (auto port = master_port_seen_by(i)) ++votes[*port];
+    for (const auto& [port, n] : votes) {
+        if (n * 2 <= sentinels_.size()) continue;
+        for (std::size_t s = 0; s < servers_.size(); ++s)
+            if (servers_[s]->port() == port) return s;
+    }
+    return std::nullopt;
+}
+
+void SentinelGroup::wait_ready(std::chrono::milliseconds timeout) const {
+    const auto replicas = std::to_string(options_.replicas);
+    const auto others = std::to_string(options_.sentinels - 1);
+    const bool ready = poll_until(timeout, [&] {
+        auto m = master();
+        if (!m) return false;
+        if (count_online_replicas(servers_[*m]->cli({"INFO", "replication"})) < options_.replicas)
+            return false;
+        for (const auto& s : sentinels_) {
+            auto f = fields(s->cli({"SENTINEL", "master", options_.master_name}));
+            if (f["num-slaves"] != replicas || f["num-other-sentinels"] != others ||
+                f["flags"] != "master")
+                return false;
+        }
+        return true;
+    });
+    if (!ready) throw std::runtime_error("the Sentinel group did not become ready in time");
+}
+
+void SentinelGroup::cut_replication(std::size_t replica) {
+    const auto m = master();
+    if (!m) throw std::runtime_error("cut_replication: no master");
+    servers_.at(replica)->pause();
+    servers_[*m]->cli({"CLIENT", "KILL", "TYPE", "replica"});
+}
+
+std::size_t SentinelGroup::wait_for_new_master(std::size_t old_master, std::chrono::milliseconds timeout) const {
+    std::optional<std::size_t> found;
+    const bool moved = poll_until(timeout, [&] {
+        found = master();
+        if (!found || *found == old_master) return false;
+        return servers_[*found]->cli({"ROLE"}).starts_with("master");
+    });
+    if (!moved) throw std::runtime_error("no failover away from server " + std::to_string(old_master));
+    return *found;
+}
+
+}  // namespace fencelock::local

@@ -1,0 +1,95 @@
+#pragma once
+// A throwaway replicated Redis behind Sentinel: one master, its replicas and a quorum of
+// sentinels on free loopback ports, for the Sentinel tests, the failover scenario and
+// `fencelock demo --failover`. Everything is stopped and removed when the object dies.
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "local_servers/redis_server.hpp"
+
+namespace fencelock::local {
+
+struct SentinelGroupOptions {
+    std::string master_name = "fencelock";
+    int replicas = 1;
+    int sentinels = 3;
+    /// Sentinel's down-after-milliseconds: how long the master must be silent before the
+    /// sentinels call it down and start a failover.
+    int down_after_ms = 1000;
+    int failover_timeout_ms = 3000;
+    /// Appended to every redis-server's command line (not the sentinels').
+    std::vector<std::string> server_args;
+};
+
+/// One sentinel process (redis-server CONF --sentinel) with a config file it may rewrite.
+class SentinelServer {
+public:
+    SentinelServer(const std::string& master_name, std::uint16_t master_port, int quorum,
+                   const SentinelGroupOptions& options);
+    ~SentinelServer();
+    SentinelServer(const SentinelServer&) = delete;
+    SentinelServer& operator=(const SentinelServer&) = delete;
+
+    std::uint16_t port() const { return port_; }
+    pid_t pid() const { return pid_; }
+    void kill();
+    /// redis-cli against this sentinel; stdout without the trailing newline.
+    std::string cli(const std::vector<std::string>& args) const;
+
+private:
+    std::uint16_t port_;
+    std::filesystem::path dir_;
+    pid_t pid_ = -1;
+};
+
+class SentinelGroup {
+public:
+    /// Starts the servers and sentinels and waits until every replica is in sync and every
+    /// sentinel sees all replicas and all other sentinels. Throws std::runtime_error otherwise.
+    explicit SentinelGroup(SentinelGroupOptions options = {});
+    ~SentinelGroup();
+    SentinelGroup(const SentinelGroup&) = delete;
+    SentinelGroup& operator=(const SentinelGroup&) = delete;
+
+    /// redis-sentinel://127.0.0.1:P1,127.0.0.1:P2,...#master-name
+    std::string url() const;
+    const std::string& master_name() const { return options_.master_name; }
+
+    /// Server 0 is the first master; 1.. are its replicas at start.
+    std::size_t servers() const { return servers_.size(); }
+    RedisServer& server(std::size_t i) { return *servers_.at(i); }
+    std::size_t sentinels() const { return sentinels_.size(); }
+    SentinelServer& sentinel(std::size_t i) { return *sentinels_.at(i); }
+
+    /// The port sentinel `i` names as the master now (nullopt when it names none).
+    std::optional<std::uint16_t> master_port_seen_by(std::size_t i) const;
+    /// The index of the server a majority of sentinels name as master (nullopt: no majority).
+    std::optional<std::size_t> master() const;
+
+    /// Waits until server `i`'s replicas are online and every sentinel sees them all.
+    void wait_ready(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+
+    /// Writes on the master stop reaching `replica` from now on: the replica is paused
+    /// (SIGSTOP) and the master drops its replication link. What the master accepts next is
+    /// lost if the replica is promoted. Undo with server(replica).resume().
+    void cut_replication(std::size_t replica);
+
+    /// Waits until a majority of sentinels name a master other than server `old_master`, and
+    /// that server answers ROLE as master; returns its index.
+    std::size_t wait_for_new_master(std::size_t old_master,
+                                    std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+
+private:
+    SentinelGroupOptions options_;
+    std::vector<std::unique_ptr<RedisServer>> servers_;
+    std::vector<std::unique_ptr<SentinelServer>> sentinels_;
+};
+
+}  // namespace fencelock::local
