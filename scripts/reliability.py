@@ -26,8 +26,8 @@ SCENARIOS = {
     "redis_paused_half_lease": ("Redis is frozen for half the lease.", "The keeper rides it out: the lease is not lost."),
     "redis_paused_3x_lease": ("Redis is frozen for 3x the lease while a holder works.",
                               "The lease is lost (stop token fires); a write after the loss is rejected."),
-    "redis_restart_no_persistence": ("Redis restarts with an empty dataset: the fence counter starts again at 1.",
-                                     "The store rejects every lower fence; writers resume once the counter passes the store's last fence."),
+    "redis_restart_no_persistence": ("Redis restarts with an empty dataset: the fence counter is gone.",
+                                     "The next fence follows Redis TIME, above every earlier one: its write is accepted at once, nothing stale."),
     "acquire_reply_lost": ("The reply to an acquisition is dropped by the proxy.",
                            "A retry with the same owner token recovers the lease and its fence; the counter moves once."),
     "redis_unavailable": ("Redis refuses connections, cuts them, or is killed.", "Acquisition fails closed: no lease, no write."),
@@ -65,12 +65,13 @@ noeviction` (checked on every connection: any other policy is refused).
 What it does **not** protect against:
 - A target that cannot check a fence (an email, a third-party API without conditional writes):
   fencing cannot reject a stale call there. Use idempotency keys, an outbox or a mediator.
-- A Redis failover or restore that loses the last counter increments, or a restart without
-  persistence: the counter goes back. The store rejects every fence that is not newer than the
-  last one it accepted, so writers stall until the counter passes the store's value (the restart
-  scenario measures this), but a fence issued *before* the regression and written late by a
-  holder whose lease is gone is higher than the new history's first fences and is accepted after
-  their writes. Replicated Redis is not supported until fences survive failover.
+- Servers whose clocks disagree by more than the failover time. A fence is max(counter + 1,
+  Redis TIME in us), so a failover that loses the last increments, or a restart without
+  persistence, still issues fences above every earlier one (the failover and restart scenarios
+  measure this) provided the promoted server's clock is not behind the old master's by more
+  than the failover took. The lease itself is not linearizable under asynchronous replication:
+  a lease that had not reached the replica can be granted again after a failover; the fence is
+  what keeps the data safe.
 - Two stores written under one fence without a shared transaction: each store checks the fence
   on its own; make one of them the source of truth.
 - Code that ignores the stop token and keeps writing to an unfenced side channel.
@@ -94,7 +95,7 @@ redis-server or PostgreSQL, and the regression test that failed before the fix a
 | loss reported after the command timeout | `LateLoss.LossFiresAtSafeUntilWhileARenewalIsStuckForTheWholeCommandTimeout`, `LateLoss.RunSignalsItsCommandBeforeACompetitorCanAcquire` | loss 5335 ms into a stall of a 1 s lease, competitor acquired at 1004 ms | loss at 898 ms, competitor at 1000 ms; run's command signalled before the competitor acquired |
 | command outlived a killed `run` / `worker` | `RunTest.SigkillOfFencelockKillsCmdAtOnce`, `...KillsCmdsWholeGroup`, `...SigusrToFencelockIsForwarded...`, `RunTest.EveryTerminatingSignalIsForwardedToCmd`, `Backends/QueueCliTest.KilledWorkerTakesItsHandlersDown/*` | command and its children kept running; SIGUSR1 killed run | command group gone within 100 ms; every terminating signal forwarded |
 | transact lowered last_fence | `Backends/TransactEndedTest.*` | COMMIT in a mutation: reported committed, last_fence 9 -> 5, stale fence 7 accepted | `transaction_broken`, last_fence unchanged, the stale write rejected |
-| fences above 2^53 collided | `ScriptSafetyTest.FencesPast2To53StayExactAndDistinct`, `...FencesReach2To63Minus1...` | two owners got 9007199254740996 | exact decimal fences up to 2^63 - 1, then refused with nothing written |
+| fences above 2^53 collided | `ScriptSafetyTest.FencesReach2To53Minus1Exactly...`, `...CountersPast2To53AreRefused...` | two owners got 9007199254740996 | exact fences up to 2^53 - 1 (JSON-safe), then refused with nothing written |\n| fences went backwards after losing Redis writes | `FenceClockTest.*` (restart without persistence, counter set back), failover scenario | fence 1 after a restart; 11-15 issued twice after a failover | a fence is max(counter + 1, Redis TIME in us): above every fence issued before |
 | max hold did not bound holding | `ScriptSafetyTest.ARenewalAskingForAnyLeaseNeverOutlivesMaxHoldPlusTheGrantedLease` | renewal under a 2 s max hold set a 20 h TTL | TTL capped at acquired + max hold + granted lease |
 | lock without TTL, unchecked arguments | `ScriptSafetyTest.OutOfRangeArgumentsAreRefusedBeforeAnyWrite`, `Limits.*`, `CliTest.BadInputExitsTwoAndChangesNothing` | lease 1e17 ms wrote `lease_ms 1e+17` and no TTL | every argument checked before any write; CLI exit 2 past the documented bounds |
 | leave_line named a lapsed waiter | `ScriptSafetyTest.LeaveLineNamesTheFirstLiveWaiterNotALapsedOne` | message named the lapsed place | one live-waiter rule for acquire, release and leave_line |

@@ -55,9 +55,14 @@ private:
     std::string token_;
 };
 
-/// Monotonic number issued with every new ownership of a resource (INCR on `fence:{R}`).
+/// Monotonic number issued with every new ownership of a resource: max(last fence + 1, the
+/// Redis server's TIME in microseconds), so it keeps growing across a failover that lost the
+/// last fences or a restart without persistence (docs/DESIGN.md, "Fences across failover").
 /// A larger token is a newer owner. Storage accepts a write only when its token is newer than
-/// the last one it accepted. Gaps are normal; only the order matters. Not arithmetic.
+/// the last one it accepted. Gaps are normal and large; only the order matters. Not
+/// arithmetic. Always at most max_fence, so JSON and every client language carry it exactly.
+inline constexpr std::uint64_t max_fence = (std::uint64_t{1} << 53) - 1;
+
 class FencingToken {
 public:
     constexpr explicit FencingToken(std::uint64_t value) noexcept : value_(value) {}

@@ -196,7 +196,7 @@ TEST_F(LeaseTest, KeyPrefixNamespacesBothKeys) {
     auto a = c.try_acquire(resource("r"), {.lease = 10s});
     ASSERT_TRUE(a && a->acquired());
     EXPECT_EQ(redis->cli({"EXISTS", "app1:lock:{r}"}), "1");
-    EXPECT_EQ(redis->cli({"GET", "app1:fence:{r}"}), "1");
+    EXPECT_EQ(redis->cli({"GET", "app1:fence:{r}"}), std::to_string(a->lease->fence.value()));
     EXPECT_EQ(redis->cli({"EXISTS", "lock:{r}"}), "0");
 }
 

@@ -73,7 +73,7 @@ TEST_P(QueueTest, FenceRejectedJobMovesTheQueueMetrics) {
                                                             }});
     const auto stale = ResourceName::make("order:stale").value();
     ASSERT_TRUE(store->create_resource(stale));
-    auto newer = store->write(stale, FencingToken(1'000'000), "newer holder");
+    auto newer = store->write(stale, FencingToken(max_fence - 1), "newer holder");
     ASSERT_TRUE(newer) << newer.error().detail;
     const auto rejected = enqueue("order:stale", "k-stale");
     const auto fine = enqueue("order:fine", "k-fine");

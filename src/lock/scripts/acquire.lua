@@ -58,8 +58,7 @@ local function wait_in_line()
     if mode == '0' then return end
     check_line_keys(KEYS[3], KEYS[4], KEYS[5])
     local line = mode == '1' and KEYS[3] or KEYS[5]
-    -- Built as a string: Lua would print the number with 14 significant digits.
-    local arrival_us = t[1] .. string.format('%06d', tonumber(t[2]))
+    local arrival_us = time_us(t)
     redis.call('ZADD', line, 'NX', arrival_us, ARGV[1])
     redis.call('HSET', KEYS[4], ARGV[1], now_ms + slot_ms)
     -- A key's TTL never ends before its longest-lived place.
@@ -71,7 +70,8 @@ if holder then
     wait_in_line()
     return {0, redis.call('PTTL', KEYS[1])}
 end
-local fence = current_fence(KEYS[2])
+-- Computed before any write: a failing counter or clock changes nothing.
+local fence = next_fence(current_fence(KEYS[2]), t)
 check_line_keys(KEYS[3], KEYS[4], KEYS[5])
 local head, head_deadline = first_live(KEYS[3], KEYS[4], now_ms)
 if head and head ~= ARGV[1] then
@@ -79,7 +79,6 @@ if head and head ~= ARGV[1] then
     return {0, head_deadline - now_ms, 1}
 end
 
-fence = next_fence(fence)
 redis.call('SET', KEYS[2], fence)
 if head then
     redis.call('ZREM', KEYS[3], head)

@@ -40,7 +40,9 @@ TEST_F(CliTest, AcquireRenewReleaseInspectRoundTrip) {
     json a = parse_one_object(acquired);
     EXPECT_EQ(a["acquired"], true);
     EXPECT_EQ(a["resource"], "order:1");
-    EXPECT_EQ(a["fence"], 1);
+    const std::uint64_t fence = a["fence"];  // a JSON number, exact below 2^53
+    EXPECT_GT(fence, 0u);
+    EXPECT_LE(fence, max_fence);
     EXPECT_EQ(a["lease_ms"], 30000);
     const std::string owner = a["owner"];
     EXPECT_EQ(owner.size(), 32u);
@@ -54,14 +56,14 @@ TEST_F(CliTest, AcquireRenewReleaseInspectRoundTrip) {
 
     auto renewed = fencelock({"renew", "order:1", "--owner", owner, "--lease", "60s"});
     ASSERT_EQ(renewed.exit_code, 0) << renewed.err;
-    EXPECT_EQ(parse_one_object(renewed)["fence"], 1);
+    EXPECT_EQ(parse_one_object(renewed)["fence"], fence);
 
     auto inspected = fencelock({"inspect", "order:1"});
     ASSERT_EQ(inspected.exit_code, 0);
     json i = parse_one_object(inspected);
     EXPECT_EQ(i["held"], true);
     EXPECT_EQ(i["owner"], owner);
-    EXPECT_EQ(i["last_fence"], 1);
+    EXPECT_EQ(i["last_fence"], fence);
     EXPECT_EQ(i["renewals"], 1);
     EXPECT_TRUE(i["holder"].contains("host"));
     for (const char* key : {"pttl_ms", "held_for_ms", "since_renew_ms"}) EXPECT_TRUE(i.contains(key)) << key;
@@ -78,7 +80,7 @@ TEST_F(CliTest, AcquireRenewReleaseInspectRoundTrip) {
     EXPECT_EQ(parse_one_object(released)["released"], true);
     auto after = parse_one_object(fencelock({"inspect", "order:1"}));
     EXPECT_EQ(after["held"], false);
-    EXPECT_EQ(after["last_fence"], 1);
+    EXPECT_EQ(after["last_fence"], fence);
 }
 
 TEST_F(CliTest, SameOwnerRetryReturnsTheSameFence) {
