@@ -148,13 +148,13 @@ void AsyncLoop::handle_events(short revents) {
     // Errors and hang-ups go to the read side: hiredis then reports the connect error or EOF.
     if ((revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
         redisAsyncHandleRead(ac_);
-        after_io(written_);
+        after_io(ledger_.written());
     }
     if (ac_ != nullptr && want_write_ && (revents & POLLOUT) != 0) write_now();
 }
 
 void AsyncLoop::write_now() {
-    const std::uint64_t before = written_;
+    const std::uint64_t before = ledger_.written();
     redisAsyncHandleWrite(ac_);
     after_io(before);
 }
@@ -162,13 +162,13 @@ void AsyncLoop::write_now() {
 void AsyncLoop::after_io(std::uint64_t written_before) {
     if (ac_ == nullptr) {
         // hiredis closed the connection (EOF, reset, refused, unparsable reply). A failed
-        // write(2) wrote nothing, so written_ still counts what reached the socket.
+        // write(2) wrote nothing, so the ledger still counts what reached the socket.
         topology_->report_failure(server_, handshake_error_ ? handshake_error_ : errc::connection_lost);
         fail_all(errc::connection_lost, handshake_error_ ? handshake_error_ : errc::unavailable);
         return;
     }
-    written_ = handed_ - sdslen(ac_->c.obuf);
-    if (written_ > written_before) writes_.fetch_add(1, std::memory_order_relaxed);
+    ledger_.note_buffered(sdslen(ac_->c.obuf));
+    if (ledger_.written() > written_before) writes_.fetch_add(1, std::memory_order_relaxed);
     if (handshake_error_) {
         topology_->report_failure(server_, handshake_error_);
         drop(errc::connection_lost, handshake_error_);
@@ -200,14 +200,14 @@ void AsyncLoop::pump() {
         in_flight_.push_back(std::move(waiting_.front()));
         waiting_.pop_front();
         AsyncRequest& r = *in_flight_.back();
-        r.first_byte = handed_;
+        r.first_byte = ledger_.handed();
         std::size_t begin = 0;
         for (std::size_t end : r.ends) {
             if (redisAsyncFormattedCommand(ac_, reply_callback, this, r.wire.data() + begin, end - begin) != REDIS_OK) {
                 drop(errc::connection_lost, errc::unavailable);
                 return;
             }
-            handed_ += end - begin;
+            ledger_.hand_over(end - begin);
             begin = end;
         }
         commands_.fetch_add(r.ends.size(), std::memory_order_relaxed);
@@ -261,7 +261,7 @@ void AsyncLoop::connect() {
     std::size_t begin = 0;
     for (std::size_t end : ends) {
         redisAsyncFormattedCommand(ac_, reply_callback, this, wire.data() + begin, end - begin);
-        handed_ += end - begin;
+        ledger_.hand_over(end - begin);
         begin = end;
     }
 }
@@ -289,7 +289,7 @@ void AsyncLoop::drop(std::error_code written, std::error_code unsent) {
 }
 
 void AsyncLoop::fail_all(std::error_code written, std::error_code unsent) {
-    for (auto& r : in_flight_) complete(*r, r->first_byte < written_ ? written : unsent);
+    for (auto& r : in_flight_) complete(*r, ledger_.was_written(r->first_byte) ? written : unsent);
     for (auto& r : waiting_) complete(*r, unsent);
     in_flight_.clear();
     waiting_.clear();
@@ -297,7 +297,7 @@ void AsyncLoop::fail_all(std::error_code written, std::error_code unsent) {
     handshake_left_ = 0;
     handshake_replies_.clear();
     handshake_error_ = {};
-    handed_ = written_ = 0;
+    ledger_.reset();
     want_read_ = want_write_ = false;
 }
 

@@ -15,7 +15,7 @@
 // loop keeps its own FIFO of handed-over requests and gives each reply to its front.
 //
 // Failure. Whatever ends the connection (a timeout, EOF, a reset, shutdown), the loop knows
-// how many bytes hiredis wrote, so each request either was not written at all (unavailable:
+// how many bytes hiredis wrote (redis/inflight_ledger.hpp), so each request either was not written at all (unavailable:
 // safe to retry) or was at least partly written (reply_timeout / connection_lost: outcome
 // unknown). A request whose deadline passes drops the whole connection: replies still on the
 // way can then never reach the wrong caller.
@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "redis/handshake.hpp"
+#include "redis/inflight_ledger.hpp"
 #include "redis/multiplexed_connection.hpp"
 #include "redis/reply.hpp"
 
@@ -130,8 +131,7 @@ private:
     std::vector<std::shared_ptr<AsyncRequest>> taken_;     ///< swapped with submitted_
     std::deque<std::shared_ptr<AsyncRequest>> waiting_;    ///< not handed to hiredis yet
     std::deque<std::shared_ptr<AsyncRequest>> in_flight_;  ///< handed over, replies due
-    std::uint64_t handed_ = 0;   ///< bytes handed to hiredis on this connection
-    std::uint64_t written_ = 0;  ///< of which hiredis has written
+    InflightLedger ledger_;  ///< bytes handed to hiredis on this connection, and written
 
     std::thread thread_;  // started in the constructor body, once every member is ready
 };

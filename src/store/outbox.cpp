@@ -12,7 +12,7 @@ namespace fencelock {
 using detail::Param;
 
 StoreResult<std::vector<OutboxEvent>> FencedStore::pending_events(std::size_t limit) {
-    auto s = impl_->pool.acquire();
+    auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
     auto r = (*s)->exec(detail::sql::pending, {Param(static_cast<std::int64_t>(limit))});
     if (!r) return std::unexpected(r.error());
@@ -28,7 +28,7 @@ StoreResult<std::vector<OutboxEvent>> FencedStore::pending_events(std::size_t li
 
 StoreResult<std::size_t> FencedStore::mark_sent(std::span<const std::int64_t> seqs) {
     if (seqs.empty()) return std::size_t{0};
-    auto s = impl_->pool.acquire();
+    auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
     detail::Session& session = **s;
     if (auto b = detail::begin(session, Isolation::read_committed); !b) return std::unexpected(b.error());

@@ -30,24 +30,24 @@ StoreResult<void> check_schema(Session& session) {
     return {};
 }
 
-SessionPool::Lease::~Lease() {
+SessionPool::Loan::~Loan() {
     if (!session_ || !session_->healthy()) return;
     std::lock_guard lock(pool_->mutex_);
     if (pool_->idle_.size() < pool_->options_.pool_size) pool_->idle_.push_back(std::move(session_));
 }
 
-StoreResult<SessionPool::Lease> SessionPool::acquire() {
+StoreResult<SessionPool::Loan> SessionPool::borrow() {
     {
         std::lock_guard lock(mutex_);
         if (!idle_.empty()) {
             auto s = std::move(idle_.back());
             idle_.pop_back();
-            return Lease(*this, std::move(s));
+            return Loan(*this, std::move(s));
         }
     }
     auto s = open_session(url_, options_, false);
     if (!s) return std::unexpected(s.error());
-    return Lease(*this, std::move(*s));
+    return Loan(*this, std::move(*s));
 }
 
 std::string random_id() { return random_hex_id(); }

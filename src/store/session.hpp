@@ -1,6 +1,6 @@
 #pragma once
 // The seam between the store algorithms and a database driver. The algorithms (store.cpp,
-// transact.cpp, outbox.cpp) are written once against Session; postgres_session.cpp and
+// guarded_transaction.cpp, outbox.cpp) are written once against Session; postgres_session.cpp and
 // sqlite_session.cpp translate to libpq / SQLite and map driver errors to store_errc.
 #include <cstdint>
 #include <memory>
@@ -57,18 +57,19 @@ StoreResult<std::unique_ptr<Session>> open_session(const DatabaseUrl& url, const
 /// Verifies fencelock_schema holds store_schema_version.
 StoreResult<void> check_schema(Session& session);
 
-/// Idle sessions for concurrent callers. A Lease returns its session on destruction unless
-/// the session became unhealthy or the pool already holds pool_size idle sessions.
+/// Idle sessions for concurrent callers. borrow() hands out a Loan: one caller's exclusive use of
+/// a session, returned to the pool on destruction unless the session became unhealthy or the pool
+/// already holds pool_size idle sessions. (A loan, not a lease: "lease" is the Redis lock's.)
 class SessionPool {
 public:
     SessionPool(DatabaseUrl url, StoreOptions options) : url_(std::move(url)), options_(std::move(options)) {}
 
-    class Lease {
+    class Loan {
     public:
-        Lease(SessionPool& pool, std::unique_ptr<Session> s) : pool_(&pool), session_(std::move(s)) {}
-        Lease(Lease&&) noexcept = default;
-        Lease& operator=(Lease&&) = delete;
-        ~Lease();
+        Loan(SessionPool& pool, std::unique_ptr<Session> s) : pool_(&pool), session_(std::move(s)) {}
+        Loan(Loan&&) noexcept = default;
+        Loan& operator=(Loan&&) = delete;
+        ~Loan();
         Session& operator*() const noexcept { return *session_; }
         Session* operator->() const noexcept { return session_.get(); }
 
@@ -77,7 +78,8 @@ public:
         std::unique_ptr<Session> session_;
     };
 
-    StoreResult<Lease> acquire();
+    /// An idle session, or a new one when none is idle.
+    StoreResult<Loan> borrow();
     const DatabaseUrl& url() const noexcept { return url_; }
     const StoreOptions& options() const noexcept { return options_; }
 

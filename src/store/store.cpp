@@ -44,7 +44,7 @@ StoreResult<int> FencedStore::init() {
 StoreResult<CreateStatus> FencedStore::create_resource(const ResourceName& resource, std::string_view value) {
     if (auto ok = detail::check_text({{"resource name", resource.str()}, {"value", value}}); !ok)
         return std::unexpected(ok.error());
-    auto s = impl_->pool.acquire();
+    auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
     auto r = (*s)->exec(detail::sql::create_resource, {Param(resource.str()), Param(value)});
     if (!r) {
@@ -57,7 +57,7 @@ StoreResult<CreateStatus> FencedStore::create_resource(const ResourceName& resou
 
 StoreResult<std::optional<Record>> FencedStore::read(const ResourceName& resource) {
     if (auto ok = detail::check_text("resource name", resource.str()); !ok) return std::unexpected(ok.error());
-    auto s = impl_->pool.acquire();
+    auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
     auto r = (*s)->exec(detail::sql::read_resource, {Param(resource.str())});
     if (!r) return std::unexpected(r.error());
@@ -164,7 +164,7 @@ StoreResult<WriteResult> FencedStore::write(const ResourceName& resource, Fencin
                                       {"idempotency key", options.idempotency_key.value_or("")}});
         !ok)
         return std::unexpected(ok.error());
-    auto s = impl_->pool.acquire();
+    auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
     return with_attempts(impl_->pool.options(),
                          [&](unsigned) {
@@ -183,7 +183,7 @@ StoreResult<ClaimResult> FencedStore::claim(const ResourceName& resource, Fencin
                                             const OwnerToken& owner) {
     detail::check_arguments(fence, std::nullopt);
     if (auto ok = detail::check_text("resource name", resource.str()); !ok) return std::unexpected(ok.error());
-    auto s = impl_->pool.acquire();
+    auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
     return with_attempts(impl_->pool.options(), [&](unsigned) -> StoreResult<ClaimResult> {
         const auto stmt = impl_->pool.options().enforce_fencing ? detail::sql::claim : detail::sql::claim_unfenced;

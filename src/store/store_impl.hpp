@@ -1,5 +1,6 @@
 #pragma once
-// Internals shared by store.cpp, transact.cpp and outbox.cpp.
+// Internals shared by store.cpp, guarded_transaction.cpp and outbox.cpp, defined in store_impl.cpp:
+// transaction control (begin, commit, rollback), row reads, argument checks and the retry backoff.
 #include <initializer_list>
 #include <optional>
 #include <string>

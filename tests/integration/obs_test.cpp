@@ -60,17 +60,6 @@ TEST_F(LockTest, PrometheusMetricsCountAScriptedScenarioAndServeThemOverHttp) {
     EXPECT_EQ(text.find("order:1"), std::string::npos) << "resource ids must never become labels";
 }
 
-TEST(ResourceType, IsThePartBeforeTheSeparator) {
-    prometheus::Registry registry;
-    PrometheusMetrics metrics(registry);
-    EXPECT_EQ(metrics.resource_type("order:42"), "order");
-    EXPECT_EQ(metrics.resource_type("order:42:line:3"), "order");
-    EXPECT_EQ(metrics.resource_type("plainid"), "untyped");
-    EXPECT_EQ(metrics.resource_type(":x"), "untyped");
-    PrometheusMetrics slashed(registry, {.name_prefix = "other_", .resource_type_separator = '/'});
-    EXPECT_EQ(slashed.resource_type("tenant/7"), "tenant");
-}
-
 struct CapturedLog {
     std::mutex m;
     std::vector<std::string> lines;

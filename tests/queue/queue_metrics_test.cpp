@@ -1,6 +1,6 @@
 // QueueMetricsObserver, the library's adapter from job decisions to Prometheus metrics and
-// JSON logs: fence rejections are counted by the decision's cause (fed by hand, no servers),
-// and a worker whose job's fence the store refuses moves the metrics (real Redis and store).
+// JSON logs, in a running worker: a job whose fence the store refuses moves the metrics (real
+// Redis and store). The adapter fed by hand is a unit test (tests/unit/queue_metrics_observer_test.cpp).
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
@@ -19,44 +19,6 @@ using namespace std::chrono_literals;
 
 std::string scrape(prometheus::Registry& registry) {
     return "\n" + prometheus::TextSerializer().Serialize(registry.Collect());
-}
-
-Decision decision(Verdict v, DecisionCause cause, std::string reason) {
-    return Decision{.verdict = v, .cause = cause,
-                    .job = Job{.id = "0123456789abcdef0123456789abcdef", .queue = "q",
-                               .resource = ResourceName::make("order:1").value(), .idempotency_key = "k",
-                               .payload = "{}", .contention_attempts = 0, .business_attempts = 0,
-                               .infrastructure_attempts = 1, .deliveries = 1, .last_error = {}},
-                    .delay = milliseconds(250), .reason = std::move(reason), .fence = FencingToken(8), .error = {}};
-}
-
-TEST(QueueMetricsObserver, CountsFenceRejectionsByCauseNotByReason) {
-    prometheus::Registry registry;
-    auto metrics = std::make_shared<PrometheusMetrics>(registry);
-    QueueMetricsObserver observer(metrics, nullptr);
-    // A lost lease whose text happens to read like a fence rejection is not one...
-    observer.on_decision(decision(Verdict::lease_lost, DecisionCause::lease_lost, "stale fence, or so it says"));
-    std::string text = scrape(registry);
-    EXPECT_EQ(sample(text, "fencelock_fence_rejected_total"), 0);
-    EXPECT_EQ(sample(text, "fencelock_job_aborted_total{reason=\"lease_lost\"}"), 1);
-    // ...and a rejection is one whatever its text says.
-    observer.on_decision(decision(Verdict::lease_lost, DecisionCause::stale_fence, "refused"));
-    observer.on_decision(decision(Verdict::requeue_contended, DecisionCause::contention, ""));
-    observer.on_decision(decision(Verdict::duplicate, DecisionCause::none, ""));
-    observer.on_decision(decision(Verdict::cancelled, DecisionCause::shutdown, ""));
-    text = scrape(registry);
-    EXPECT_EQ(sample(text, "fencelock_fence_rejected_total"), 1);
-    EXPECT_EQ(sample(text, "fencelock_job_aborted_total{reason=\"lease_lost\"}"), 2);
-    EXPECT_EQ(sample(text, "fencelock_job_aborted_total{reason=\"shutdown\"}"), 1);
-    EXPECT_EQ(sample(text, "fencelock_job_retry_total{reason=\"infrastructure\"}"), 2);
-    EXPECT_EQ(sample(text, "fencelock_job_retry_total{reason=\"contention\"}"), 1);
-    EXPECT_EQ(sample(text, "fencelock_job_requeue_total"), 3);
-    EXPECT_EQ(sample(text, "fencelock_job_duplicate_total"), 1);
-    EXPECT_EQ(text.find("order:1"), std::string::npos) << "resource ids must never become labels";
-
-    QueueMetricsObserver neither(nullptr, nullptr);  // both optional
-    neither.on_decision(decision(Verdict::lease_lost, DecisionCause::stale_fence, ""));
-    neither.on_transport_error(make_error_code(errc::unavailable));
 }
 
 // A newer holder already reached the store (its fence is far above any Redis hands out): every

@@ -1,3 +1,4 @@
+// The helpers store_impl.hpp declares: transaction control, row reads, argument checks, backoff.
 #include <charconv>
 #include <limits>
 #include <stdexcept>

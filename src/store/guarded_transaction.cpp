@@ -209,7 +209,7 @@ StoreResult<TransactResult> FencedStore::transact(const ResourceName& resource, 
             {{"resource name", resource.str()}, {"idempotency key", options.idempotency_key.value_or("")}});
         !ok)
         return std::unexpected(ok.error());
-    auto s = impl_->pool.acquire();
+    auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
     const StoreOptions& so = impl_->pool.options();
     for (unsigned n = 1;; ++n) {
