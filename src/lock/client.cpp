@@ -9,7 +9,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "common/backoff.hpp"
+#include "lock/acquire_loop.hpp"
 #include "lock/keys.hpp"
 #include "lock/keeper.hpp"
 #include "lock/lock_ops.hpp"
@@ -46,99 +46,78 @@ bool sleep_unless_stopped(std::chrono::milliseconds d, std::stop_token stop) {
 
 }  // namespace
 
-// Why one owner token for every attempt: if an attempt's reply is lost (timeout, broken
-// connection), Redis may have granted the lease. The next attempt with the same token gets that
-// lease back with its fence instead of being blocked by it until it expires.
-//
-// Waiting: once contended, the waiter joins this client's local line for the resource and
-// subscribes to its release channel. An attempt sent while the subscription stands cannot miss
-// the next release, so after it fails the waiter sleeps until a release wakes it (one waiter per
-// release, in arrival order) or until the holder's lease would end; without a subscription it
-// polls with full-jitter backoff.
+// Carries out the steps of the pure acquire loop (lock/acquire_loop.hpp, which explains the
+// waiting and retry rules) against Redis, the release notifier and the clock.
 template <typename Out, typename OnGranted>
 Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
                                            const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
+    using Kind = detail::AcquireStep::Kind;
     require_valid(o);
     const auto started = steady_clock::now();
-    const auto deadline = started + o.wait;
-    Out out;
-    std::error_code last_error;
-    bool maybe_granted = false;  // an attempt with unknown outcome may hold the lease
-    bool may_be_in_line = false;  // a waiting attempt was refused: Redis may keep a place for us
-    const bool may_wait = o.wait > milliseconds::zero() && options.release_notifications;
-    const bool takes_place = wait_place(o) != detail::WaitPlace::none;
-    const std::string channel = may_wait ? detail::make_keys(options.key_prefix, r).released : std::string{};
+    detail::AcquireLoop loop({.owner = owner,
+                              .wait = o.wait,
+                              .backoff = o.backoff,
+                              .fair = o.fair,
+                              .notifications = options.release_notifications,
+                              .takes_place = wait_place(o) != detail::WaitPlace::none,
+                              .token_is_private = token_is_private,
+                              .command_timeout = options.command_timeout},
+                             thread_rng());
+    const std::string channel = loop.may_wait() ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
-    auto join_line = [&](steady_time now) {
-        line = notifier_instance().join(channel, owner.str());
-        // A slow subscription is no reason to wait longer than polling would.
-        return line->subscribed(std::min({deadline, now + options.command_timeout, now + o.backoff.max}), stop);
-    };
-    // Threads of this client already wait for the lock: a newcomer goes to the back of the
-    // line instead of overtaking them. A fair waiter joins the local line before its first
-    // attempt, so its place there follows its place in Redis's line, and attempts at once to
-    // get the latter.
-    bool woken = false;  // the last wait ended by a release message
-    if (may_wait && (o.fair || has_local_waiters(channel)) && join_line(started) && !o.fair && line->ahead() > 0)
-        woken = line->wait(std::min(deadline, started + o.backoff.max), stop);
+    steady_time sent;
+    auto step = loop.start(started, loop.may_wait() && has_local_waiters(channel));
     for (;;) {
-        ++out.attempts;
-        const bool watched = line && line->subscribed_now();
-        steady_time sent;
-        auto reply = attempt(r, owner, o, sent);
-        if (reply && reply->acquired) {
-            if (line) line->granted();
-            on_granted(out, *reply, sent);
-            report(AcquireResult::acquired, r, owner, o, reply->fence, out.attempts, started, {});
-            return out;
-        }
-        if (reply) {
-            out.holder_ttl = reply->ttl;
-            last_error.clear();
-            maybe_granted = false;
-            may_be_in_line = may_be_in_line || takes_place;
-            // Woken for a release that is another process's fair waiter's turn, or a local
-            // waiter's whose place in Redis's line is ahead of ours: hand it on.
-            if (woken && reply->queued) line->pass_on();
-        } else {
-            last_error = reply.error();
-            const failure_kind kind = classify(last_error);
-            if (kind == failure_kind::fatal) {
-                report(AcquireResult::error, r, owner, o, std::nullopt, out.attempts, started, last_error);
-                return std::unexpected(last_error);
+        switch (step.kind) {
+            case Kind::attempt: {
+                const bool watched = line && line->subscribed_now();
+                const auto reply = attempt(r, *step.owner, o, sent);
+                step = loop.replied(reply, watched, steady_clock::now(), stop.stop_requested());
+                break;
             }
-            maybe_granted = maybe_granted || kind == failure_kind::outcome_unknown;
-            may_be_in_line = may_be_in_line || (takes_place && kind == failure_kind::outcome_unknown);
-        }
-        const auto now = steady_clock::now();
-        if (now >= deadline || stop.stop_requested()) break;
-        // Subscribed only now: a release may have come between the attempt and the
-        // subscription, so look once more before sleeping.
-        if (may_wait && !line && !last_error && join_line(now)) continue;
-        auto delay = watched && !last_error ? detail::calm_delay(o.backoff, out.holder_ttl, thread_rng())
-                                            : detail::full_jitter(o.backoff, out.attempts - 1, thread_rng());
-        delay = std::min(delay, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
-        woken = false;
-        if (line) woken = line->wait(now + delay, stop);
-        else (void)sleep_unless_stopped(delay, stop);
-        if (stop.stop_requested()) {
-            if (woken) line->pass_on();  // a release this waiter will not use
-            break;
+            case Kind::join_line: {
+                line = notifier_instance().join(channel, owner.str());
+                const bool subscribed = line->subscribed(step.until, stop);
+                step = loop.joined(subscribed, line->ahead());
+                break;
+            }
+            case Kind::wait_for_release: {
+                const bool woken = line->wait(step.until, stop);
+                step = loop.waited(woken, stop.stop_requested());
+                break;
+            }
+            case Kind::sleep:
+                (void)sleep_unless_stopped(step.delay, stop);
+                step = loop.waited(false, stop.stop_requested());
+                break;
+            case Kind::pass_on:
+                line->pass_on();
+                step = loop.done();
+                break;
+            case Kind::leave_line:
+                (void)detail::leave_line_once(*pool->borrow(), options.key_prefix, r, *step.owner);
+                step = loop.done();
+                break;
+            case Kind::release:
+                (void)detail::release_once(*pool->borrow(), options.key_prefix, r, *step.owner);
+                step = loop.done();
+                break;
+            case Kind::finish: {
+                Out out;
+                out.attempts = loop.attempts();
+                out.holder_ttl = loop.holder_ttl();
+                if (step.result == AcquireResult::acquired) {
+                    if (line) line->granted();
+                    on_granted(out, step.grant, sent);
+                    report(step.result, r, owner, o, step.grant.fence, out.attempts, started, {});
+                    return out;
+                }
+                report(step.result, r, owner, o, std::nullopt, out.attempts, started, step.error);
+                if (step.error) return std::unexpected(step.error);
+                return out;
+            }
         }
     }
-    // Best effort, like the release below: a place left behind lapses by itself.
-    if (may_be_in_line) (void)detail::leave_line_once(*pool->borrow(), options.key_prefix, r, owner);
-    if (last_error) {
-        // Giving up after an unknown outcome with a token the caller cannot retry with: free
-        // the lease we may have been granted instead of leaving it to block others until it
-        // expires. Best effort; it expires anyway. A caller holding the token retries instead.
-        if (maybe_granted && token_is_private) (void)detail::release_once(*pool->borrow(), options.key_prefix, r, owner);
-        report(AcquireResult::error, r, owner, o, std::nullopt, out.attempts, started, last_error);
-        return std::unexpected(last_error);
-    }
-    report(o.wait > milliseconds::zero() ? AcquireResult::timeout : AcquireResult::contended, r, owner, o,
-           std::nullopt, out.attempts, started, {});
-    return out;
 }
 
 std::string_view to_string(RenewStatus s) noexcept {

@@ -1,0 +1,136 @@
+#include "lock/acquire_loop.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "common/backoff.hpp"
+
+namespace fencelock::detail {
+
+using Kind = AcquireStep::Kind;
+
+AcquireLoop::AcquireLoop(AcquirePlan plan, std::mt19937_64& rng) : plan_(std::move(plan)), rng_(rng) {}
+
+bool AcquireLoop::may_wait() const noexcept {
+    return plan_.wait > std::chrono::milliseconds::zero() && plan_.notifications;
+}
+
+// Threads of this client already wait for the lock: a newcomer goes to the back of the line
+// instead of overtaking them. A fair waiter joins the local line before its first attempt, so
+// its place there follows its place in Redis's line, and attempts at once to get the latter.
+AcquireStep AcquireLoop::start(steady_time now, bool others_wait) {
+    started_ = now;
+    deadline_ = now + plan_.wait;
+    if (may_wait() && (plan_.fair || others_wait)) {
+        phase_ = Phase::first_join;
+        return join(now);
+    }
+    return attempt();
+}
+
+// A slow subscription is no reason to wait longer than polling would.
+AcquireStep AcquireLoop::join(steady_time now) {
+    return {.kind = Kind::join_line, .until = std::min({deadline_, now + plan_.command_timeout, now + plan_.backoff.max})};
+}
+
+AcquireStep AcquireLoop::joined(bool subscribed, std::size_t ahead) {
+    in_line_ = true;
+    if (phase_ == Phase::first_join) {
+        if (subscribed && !plan_.fair && ahead > 0) {
+            phase_ = Phase::first_wait;
+            return {.kind = Kind::wait_for_release, .until = std::min(deadline_, started_ + plan_.backoff.max)};
+        }
+        return attempt();
+    }
+    // Subscribed only now: a release may have come between the attempt and the subscription,
+    // so look once more before sleeping.
+    if (subscribed) return attempt();
+    queue_wait();
+    return next_queued();
+}
+
+AcquireStep AcquireLoop::attempt() {
+    ++attempts_;
+    phase_ = Phase::attempting;
+    return {.kind = Kind::attempt, .owner = &plan_.owner};
+}
+
+AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_code>& reply, bool watched,
+                                 steady_time now, bool stopped) {
+    if (reply && reply->acquired) return {.kind = Kind::finish, .result = AcquireResult::acquired, .grant = *reply};
+    watched_ = watched;
+    replied_at_ = now;
+    if (reply) {
+        holder_ttl_ = reply->ttl;
+        last_error_.clear();
+        maybe_granted_ = false;
+        may_be_in_line_ = may_be_in_line_ || plan_.takes_place;
+        // Woken for a release that is another process's fair waiter's turn, or a local
+        // waiter's whose place in Redis's line is ahead of ours: hand it on.
+        if (woken_ && reply->queued) queued_.push_back({.kind = Kind::pass_on});
+    } else {
+        last_error_ = reply.error();
+        const failure_kind kind = classify(last_error_);
+        if (kind == failure_kind::fatal) return {.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_};
+        const bool unknown = kind == failure_kind::outcome_unknown;
+        maybe_granted_ = maybe_granted_ || unknown;
+        may_be_in_line_ = may_be_in_line_ || (plan_.takes_place && unknown);
+    }
+    if (now >= deadline_ || stopped) {
+        queue_give_up();
+    } else if (may_wait() && !in_line_ && !last_error_) {
+        phase_ = Phase::late_join;
+        queued_.push_back(join(now));
+    } else {
+        queue_wait();
+    }
+    return next_queued();
+}
+
+// Subscribed when the attempt went out: a release wakes us, so sleep until the holder's lease
+// would end. Otherwise poll with full jitter. Never past the deadline.
+void AcquireLoop::queue_wait() {
+    auto delay = watched_ && !last_error_ ? calm_delay(plan_.backoff, holder_ttl_, rng_)
+                                          : full_jitter(plan_.backoff, attempts_ - 1, rng_);
+    delay = std::min(delay, std::chrono::ceil<std::chrono::milliseconds>(deadline_ - replied_at_));
+    woken_ = false;
+    phase_ = Phase::waiting;
+    if (in_line_) queued_.push_back({.kind = Kind::wait_for_release, .until = replied_at_ + delay, .delay = delay});
+    else queued_.push_back({.kind = Kind::sleep, .delay = delay});
+}
+
+AcquireStep AcquireLoop::waited(bool woken, bool stopped) {
+    woken_ = woken;
+    // The first wait (behind this client's earlier waiters) always ends in an attempt.
+    if (phase_ == Phase::first_wait || !stopped) return attempt();
+    if (woken) queued_.push_back({.kind = Kind::pass_on});  // a release this waiter will not use
+    queue_give_up();
+    return next_queued();
+}
+
+// Best effort, both: a place left behind lapses by itself, a lease expires anyway.
+void AcquireLoop::queue_give_up() {
+    phase_ = Phase::winding_up;
+    if (may_be_in_line_) queued_.push_back({.kind = Kind::leave_line, .owner = &plan_.owner});
+    if (last_error_) {
+        // Giving up after an unknown outcome with a token the caller cannot retry with: free
+        // the lease we may have been granted instead of leaving it to block others until it
+        // expires. A caller holding the token retries instead.
+        if (maybe_granted_ && plan_.token_is_private) queued_.push_back({.kind = Kind::release, .owner = &plan_.owner});
+        queued_.push_back({.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_});
+        return;
+    }
+    const bool waited = plan_.wait > std::chrono::milliseconds::zero();
+    queued_.push_back({.kind = Kind::finish, .result = waited ? AcquireResult::timeout : AcquireResult::contended});
+}
+
+AcquireStep AcquireLoop::done() { return next_queued(); }
+
+AcquireStep AcquireLoop::next_queued() {
+    if (queued_.empty()) throw std::logic_error("AcquireLoop: no step is pending");
+    AcquireStep step = queued_.front();
+    queued_.pop_front();
+    return step;
+}
+
+}  // namespace fencelock::detail

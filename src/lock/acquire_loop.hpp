@@ -1,0 +1,120 @@
+#pragma once
+// The acquire loop as a state machine with no I/O: it says what to do next (send an attempt,
+// join the local line, wait, give up), and the client carries that out against Redis and the
+// release notifier and reports back. It reads no clock and touches no connection, so every
+// path (grant, contention, lost replies, errors, deadline) is unit-tested with scripted replies.
+//
+// Why one owner token for every attempt: if an attempt's reply is lost (timeout, broken
+// connection), Redis may have granted the lease. The next attempt with the same token gets that
+// lease back with its fence instead of being blocked by it until it expires.
+//
+// Waiting: once contended, the waiter joins the client's local line for the resource and
+// subscribes to its release channel. An attempt sent while the subscription stands cannot miss
+// the next release, so after it fails the waiter sleeps until a release wakes it (one waiter per
+// release, in arrival order) or until the holder's lease would end; without a subscription it
+// polls with full-jitter backoff. Errors fail closed: a fatal one ends the loop at once, others
+// are retried until the deadline and then returned.
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <random>
+#include <system_error>
+
+#include "fencelock/client.hpp"
+#include "lock/protocol.hpp"
+
+namespace fencelock::detail {
+
+/// What one acquisition is allowed to do, fixed before its first attempt.
+struct AcquirePlan {
+    OwnerToken owner;
+    /// AcquireOptions::wait (zero: a single attempt).
+    std::chrono::milliseconds wait{0};
+    BackoffPolicy backoff{};
+    /// AcquireOptions::fair.
+    bool fair = false;
+    /// ClientOptions::release_notifications: waiters may join the local line.
+    bool notifications = false;
+    /// A refused attempt leaves a place in a line in Redis (fair line or sleepers).
+    bool takes_place = false;
+    /// The caller never saw the owner token, so it cannot retry with it.
+    bool token_is_private = true;
+    /// ClientOptions::command_timeout: bounds the wait for a subscription.
+    std::chrono::milliseconds command_timeout{0};
+};
+
+/// One thing for the driver to do. Fields not named for a kind are unused.
+struct AcquireStep {
+    enum class Kind {
+        attempt,           ///< run the acquire script for `owner`; then replied()
+        join_line,         ///< join the local line, wait for the subscription until `until`; then joined()
+        wait_for_release,  ///< wait in the line for a release until `until`; then waited()
+        sleep,             ///< not in a line: sleep `delay` unless stopped; then waited(false, ...)
+        pass_on,           ///< hand the release that woke us to the next local waiter; then done()
+        leave_line,        ///< best effort: give up `owner`'s place in Redis's line; then done()
+        release,           ///< best effort: free a lease `owner` may have been granted; then done()
+        finish,            ///< the acquisition is over with `result` (and `error`)
+    };
+    Kind kind;
+    const OwnerToken* owner = nullptr;
+    steady_time until{};
+    std::chrono::milliseconds delay{0};
+    AcquireResult result = AcquireResult::error;
+    std::error_code error{};
+    /// finish with acquired: the grant.
+    AcquireReply grant{};
+};
+
+class AcquireLoop {
+public:
+    /// `rng` draws the backoff jitter; a test seeds its own.
+    AcquireLoop(AcquirePlan plan, std::mt19937_64& rng);
+
+    /// The acquisition starts at `now`; `others_wait`: threads of this client already wait for
+    /// the lock (only asked when waiting is possible).
+    AcquireStep start(steady_time now, bool others_wait);
+    /// After join_line: whether the subscription was confirmed and how many local waiters are
+    /// ahead of this one.
+    AcquireStep joined(bool subscribed, std::size_t ahead);
+    /// After attempt: its reply, whether the subscription stood when it was sent, the time it
+    /// came back and whether stop was requested.
+    AcquireStep replied(const std::expected<AcquireReply, std::error_code>& reply, bool watched, steady_time now,
+                        bool stopped);
+    /// After wait_for_release or sleep: whether a release woke this waiter, whether stop was
+    /// requested.
+    AcquireStep waited(bool woken, bool stopped);
+    /// After pass_on, leave_line or release.
+    AcquireStep done();
+
+    unsigned attempts() const noexcept { return attempts_; }
+    std::chrono::milliseconds holder_ttl() const noexcept { return holder_ttl_; }
+    /// Whether the loop may join the local line at all.
+    bool may_wait() const noexcept;
+
+private:
+    AcquireStep attempt();
+    AcquireStep join(steady_time now);
+    void queue_wait();
+    void queue_give_up();
+    AcquireStep next_queued();
+
+    enum class Phase { idle, first_join, first_wait, attempting, late_join, waiting, winding_up };
+
+    AcquirePlan plan_;
+    std::mt19937_64& rng_;
+    Phase phase_ = Phase::idle;
+    steady_time started_{};
+    steady_time deadline_{};
+    steady_time replied_at_{};  // when the last attempt came back: waits are counted from it
+    unsigned attempts_ = 0;
+    std::chrono::milliseconds holder_ttl_{0};
+    std::error_code last_error_;
+    bool in_line_ = false;        // joined the local line
+    bool watched_ = false;        // the last attempt was sent while subscribed
+    bool woken_ = false;          // the last wait ended by a release message
+    bool maybe_granted_ = false;  // an attempt with unknown outcome may hold the lease
+    bool may_be_in_line_ = false; // a waiting attempt was refused: Redis may keep a place for us
+    std::deque<AcquireStep> queued_;  // steps that follow a pass_on / leave_line / release
+};
+
+}  // namespace fencelock::detail

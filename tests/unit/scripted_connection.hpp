@@ -1,0 +1,213 @@
+#pragma once
+// Scripted stand-ins for Redis and the clock, for the pure state machines of src/lock: a test
+// writes down what the server will answer, runs the machine, and reads back, in words, every
+// step the machine asked for. Nothing here sleeps or opens a socket; time is a counter.
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <expected>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "fencelock/observer.hpp"
+#include "lock/acquire_loop.hpp"
+#include "lock/subscriber_plan.hpp"
+#include "reply_builders.hpp"
+
+namespace fencelock::testing {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+inline detail::AcquireReply granted(std::uint64_t fence, milliseconds ttl = 30s, bool reacquired = false) {
+    return {.acquired = true, .fence = FencingToken{fence}, .ttl = ttl, .reacquired = reacquired};
+}
+inline detail::AcquireReply contended(milliseconds holder_ttl, bool queued = false) {
+    return {.acquired = false, .ttl = holder_ttl, .queued = queued};
+}
+
+/// Runs an AcquireLoop against a script: attempt replies, subscription outcomes and release
+/// messages, on a fake clock. Every step lands in log() ("attempt", "join", "wait", "sleep",
+/// "pass_on", "leave_line", "release", "finish <result>").
+class ScriptedAcquire {
+public:
+    using AttemptReply = std::expected<detail::AcquireReply, std::error_code>;
+    using Kind = detail::AcquireStep::Kind;
+
+    explicit ScriptedAcquire(detail::AcquirePlan plan, std::uint64_t seed = 1)
+        : rng_(seed), loop_(std::move(plan), rng_) {}
+
+    /// The next attempt's reply, arriving `round_trip` after it was sent.
+    ScriptedAcquire& reply(AttemptReply r, milliseconds round_trip = 1ms) {
+        replies_.push_back({std::move(r), round_trip});
+        return *this;
+    }
+    /// The outcome of the next join_line: the subscription confirmed or not, local waiters ahead.
+    ScriptedAcquire& subscription(bool confirmed, std::size_t ahead = 0) {
+        joins_.push_back({confirmed, ahead});
+        return *this;
+    }
+    /// A release wakes the next wait_for_release `after` it began (if that is before its end).
+    ScriptedAcquire& release_after(milliseconds after) {
+        releases_.push_back(after);
+        return *this;
+    }
+    /// Stop is requested during the n-th wait or sleep (1-based) and stays requested.
+    ScriptedAcquire& stop_during_wait(unsigned n) {
+        stop_at_wait_ = n;
+        return *this;
+    }
+
+    /// Drives the loop to its finish step and returns it.
+    detail::AcquireStep run(bool others_wait = false) {
+        auto step = loop_.start(start_, others_wait);
+        for (int guard = 0; guard < 10'000; ++guard) {
+            switch (step.kind) {
+                case Kind::attempt: step = attempt(step); break;
+                case Kind::join_line: step = join(step); break;
+                case Kind::wait_for_release: step = wait(step); break;
+                case Kind::sleep: step = sleep(step); break;
+                case Kind::pass_on: log_.push_back("pass_on"); step = loop_.done(); break;
+                case Kind::leave_line: owner_step("leave_line", step); step = loop_.done(); break;
+                case Kind::release: owner_step("release", step); step = loop_.done(); break;
+                case Kind::finish: log_.push_back("finish " + std::string(to_string(step.result))); return step;
+            }
+        }
+        throw std::logic_error("the acquire loop never finished");
+    }
+
+    const std::vector<std::string>& log() const { return log_; }
+    /// The owner token of every attempt, leave_line and release, in order.
+    const std::vector<std::string>& owners() const { return owners_; }
+    /// Each wait_for_release's length (until - now) and each sleep's delay, in order.
+    const std::vector<milliseconds>& waits() const { return waits_; }
+    /// The ends of the wait_for_release and join_line steps, from the start.
+    const std::vector<milliseconds>& untils() const { return untils_; }
+    milliseconds elapsed() const { return since_start(now_); }
+    const detail::AcquireLoop& loop() const { return loop_; }
+
+private:
+    struct Scripted {
+        AttemptReply reply;
+        milliseconds round_trip;
+    };
+    struct Join {
+        bool confirmed;
+        std::size_t ahead;
+    };
+
+    milliseconds since_start(steady_time t) const { return std::chrono::duration_cast<milliseconds>(t - start_); }
+
+    void owner_step(const char* what, const detail::AcquireStep& step) {
+        log_.push_back(what);
+        owners_.push_back(step.owner ? step.owner->str() : "<none>");
+    }
+
+    detail::AcquireStep attempt(const detail::AcquireStep& step) {
+        owner_step("attempt", step);
+        if (replies_.empty()) throw std::logic_error("the script has no reply for attempt " + std::to_string(owners_.size()));
+        auto next = std::move(replies_.front());
+        replies_.pop_front();
+        now_ += next.round_trip;
+        return loop_.replied(next.reply, subscribed_, now_, stopped_);
+    }
+
+    detail::AcquireStep join(const detail::AcquireStep& step) {
+        log_.push_back("join");
+        untils_.push_back(since_start(step.until));
+        if (joins_.empty()) throw std::logic_error("the script has no subscription outcome");
+        const auto j = joins_.front();
+        joins_.pop_front();
+        subscribed_ = j.confirmed;
+        return loop_.joined(j.confirmed, j.ahead);
+    }
+
+    detail::AcquireStep wait(const detail::AcquireStep& step) {
+        log_.push_back("wait");
+        untils_.push_back(since_start(step.until));
+        waits_.push_back(std::chrono::duration_cast<milliseconds>(step.until - now_));
+        const bool stop_now = count_wait();
+        bool woken = false;
+        if (!releases_.empty() && now_ + releases_.front() < step.until) {
+            now_ += releases_.front();
+            releases_.pop_front();
+            woken = true;
+        } else if (!stop_now) {
+            now_ = std::max(now_, step.until);
+        }
+        return loop_.waited(woken, stopped_);
+    }
+
+    detail::AcquireStep sleep(const detail::AcquireStep& step) {
+        log_.push_back("sleep");
+        waits_.push_back(step.delay);
+        if (!count_wait()) now_ += step.delay;
+        return loop_.waited(false, stopped_);
+    }
+
+    bool count_wait() {
+        ++waits_seen_;
+        if (stop_at_wait_ && waits_seen_ >= *stop_at_wait_) stopped_ = true;
+        return stopped_;
+    }
+
+    std::mt19937_64 rng_;
+    detail::AcquireLoop loop_;
+    steady_time start_{std::chrono::hours(1)};
+    steady_time now_ = start_;
+    std::deque<Scripted> replies_;
+    std::deque<Join> joins_;
+    std::deque<milliseconds> releases_;
+    std::optional<unsigned> stop_at_wait_;
+    unsigned waits_seen_ = 0;
+    bool subscribed_ = false;
+    bool stopped_ = false;
+    std::vector<std::string> log_;
+    std::vector<std::string> owners_;
+    std::vector<milliseconds> waits_;
+    std::vector<milliseconds> untils_;
+};
+
+/// The subscriber connection of a SubscriberPlan: records the commands the plan sends, as
+/// "SUBSCRIBE ch", and delivers the server's push replies and connection losses to it.
+class ScriptedSubscriberConnection {
+public:
+    using Notify = detail::SubscriberPlan::Notify;
+
+    explicit ScriptedSubscriberConnection(detail::SubscriberPlan& plan) : plan_(plan) {}
+
+    /// Sends what the plan wants sent now; returns just those commands.
+    std::vector<std::string> flush() {
+        std::vector<std::string> now;
+        for (const auto& c : plan_.commands()) now.push_back(c.verb + " " + c.channel);
+        sent_.insert(sent_.end(), now.begin(), now.end());
+        return now;
+    }
+    /// The server acknowledges a SUBSCRIBE of `channel`.
+    std::vector<Notify> ack(const std::string& channel) { return push(A({S("subscribe"), S(channel), I(1)})); }
+    /// The release script's message on `channel`, naming the next fair waiter or no one.
+    std::vector<Notify> message(const std::string& channel, const std::string& next_owner = {}) {
+        return push(A({S("message"), S(channel), S(next_owner)}));
+    }
+    /// Any reply; remembers whether it ended the connection and for how long.
+    std::vector<Notify> push(const detail::Reply& reply) {
+        auto reaction = plan_.on_reply(reply);
+        reconnect_after_ = reaction.reconnect_after;
+        return reaction.notify;
+    }
+    std::vector<Notify> disconnect() { return plan_.on_connection_lost(); }
+
+    const std::vector<std::string>& sent() const { return sent_; }
+    std::optional<milliseconds> reconnect_after() const { return reconnect_after_; }
+
+private:
+    detail::SubscriberPlan& plan_;
+    std::vector<std::string> sent_;
+    std::optional<milliseconds> reconnect_after_;
+};
+
+}  // namespace fencelock::testing

@@ -1,0 +1,153 @@
+// The release notifier's subscriber plan without Redis: a scripted subscriber connection
+// records what the plan sends and delivers acknowledgements, messages and connection losses.
+#include "lock/subscriber_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "scripted_connection.hpp"
+
+namespace fencelock::testing {
+namespace {
+
+using Plan = detail::SubscriberPlan;
+using Sent = std::vector<std::string>;
+using Notifies = std::vector<Plan::Notify>;
+
+// A plan and the scripted subscriber connection it talks through.
+class SubscriberPlanTest : public ::testing::Test {
+protected:
+    Plan plan;
+    ScriptedSubscriberConnection redis{plan};
+};
+
+TEST_F(SubscriberPlanTest, TheFirstWaiterSubscribesAndLaterOnesDoNot) {
+    EXPECT_FALSE(plan.wanted());
+    EXPECT_TRUE(plan.join("ch", "a").first);
+    EXPECT_TRUE(plan.wanted());
+    EXPECT_EQ(redis.flush(), (Sent{"SUBSCRIBE ch"}));
+    EXPECT_FALSE(plan.join("ch", "b").first);
+    EXPECT_EQ(redis.flush(), Sent{});
+    EXPECT_EQ(redis.sent(), (Sent{"SUBSCRIBE ch"}));
+}
+
+TEST_F(SubscriberPlanTest, OnlyTheAcknowledgementConfirmsAndWakesThoseWaitingForIt) {
+    plan.join("ch", "a");
+    redis.flush();
+    EXPECT_FALSE(plan.confirmed("ch"));
+    EXPECT_EQ(redis.ack("ch"), (Notifies{{"ch", std::nullopt}}));
+    EXPECT_TRUE(plan.confirmed("ch"));
+    EXPECT_EQ(redis.ack("other"), Notifies{});  // nobody waits there
+}
+
+TEST_F(SubscriberPlanTest, TheLastWaiterLeavingUnsubscribes) {
+    const auto a = plan.join("ch", "a").ticket;
+    const auto b = plan.join("ch", "b").ticket;
+    redis.flush();
+    redis.ack("ch");
+    EXPECT_FALSE(plan.leave("ch", a, false).last);
+    EXPECT_EQ(redis.flush(), Sent{});
+    EXPECT_TRUE(plan.leave("ch", b, false).last);
+    EXPECT_FALSE(plan.has_waiters("ch"));
+    EXPECT_EQ(redis.flush(), (Sent{"UNSUBSCRIBE ch"}));
+    EXPECT_FALSE(plan.confirmed("ch"));
+    EXPECT_EQ(redis.flush(), Sent{});
+}
+
+TEST_F(SubscriberPlanTest, ALateAcknowledgementDoesNotConfirmALaterSubscription) {
+    // Subscribe, unsubscribe, subscribe again before the first acknowledgement arrives.
+    const auto first = plan.join("ch", "a").ticket;
+    EXPECT_EQ(redis.flush(), (Sent{"SUBSCRIBE ch"}));
+    plan.leave("ch", first, false);
+    EXPECT_EQ(redis.flush(), (Sent{"UNSUBSCRIBE ch"}));
+    plan.join("ch", "b");
+    EXPECT_EQ(redis.flush(), (Sent{"SUBSCRIBE ch"}));
+    redis.ack("ch");
+    EXPECT_FALSE(plan.confirmed("ch"));  // that one answered the first SUBSCRIBE
+    redis.ack("ch");
+    EXPECT_TRUE(plan.confirmed("ch"));
+}
+
+TEST_F(SubscriberPlanTest, AReconnectResubscribesEveryChannelAndWakesThoseThatReliedOnIt) {
+    const auto a = plan.join("one", "a").ticket;
+    const auto b = plan.join("two", "b").ticket;
+    EXPECT_EQ(redis.flush(), (Sent{"SUBSCRIBE one", "SUBSCRIBE two"}));
+    redis.ack("one");  // "two" is still waiting for its confirmation
+    const auto failures = plan.failures("two");
+    EXPECT_EQ(redis.disconnect(), (Notifies{{"one", std::nullopt}, {"two", std::nullopt}}));
+    EXPECT_FALSE(plan.confirmed("one"));
+    EXPECT_NE(plan.failures("two"), failures);  // stops waiting for a confirmation
+    EXPECT_TRUE(plan.take_wake("one", a));      // releases may have gone unseen: look yourself
+    EXPECT_FALSE(plan.take_wake("two", b));     // never relied on a subscription
+    EXPECT_EQ(redis.flush(), (Sent{"SUBSCRIBE one", "SUBSCRIBE two"}));
+    redis.ack("one");
+    redis.ack("two");
+    EXPECT_TRUE(plan.confirmed("one"));
+    EXPECT_TRUE(plan.confirmed("two"));
+}
+
+TEST_F(SubscriberPlanTest, AMessageNamingAWaiterWakesOnlyThatOne) {
+    const auto a = plan.join("ch", "a").ticket;
+    const auto b = plan.join("ch", "b").ticket;
+    redis.flush();
+    redis.ack("ch");
+    EXPECT_EQ(redis.message("ch", "b"), (Notifies{{"ch", b}}));
+    EXPECT_EQ(redis.message("ch", "elsewhere"), Notifies{});  // a fair waiter of another process
+    EXPECT_FALSE(plan.take_wake("ch", a));
+    EXPECT_TRUE(plan.take_wake("ch", b));
+}
+
+TEST_F(SubscriberPlanTest, AnAnonymousMessageWakesTheFirstWaiterNotAwake) {
+    const auto a = plan.join("ch", "a").ticket;
+    const auto b = plan.join("ch", "b").ticket;
+    redis.flush();
+    EXPECT_EQ(redis.message("ch"), (Notifies{{"ch", a}}));
+    EXPECT_EQ(redis.message("ch"), (Notifies{{"ch", b}}));
+    EXPECT_EQ(redis.message("ch"), Notifies{});
+    EXPECT_EQ(redis.message("unknown"), Notifies{});
+}
+
+TEST_F(SubscriberPlanTest, AnUnusedWakeUpIsHandedOnUnlessTheLeaverGotTheLock) {
+    const auto a = plan.join("ch", "a").ticket;
+    const auto b = plan.join("ch", "b").ticket;
+    const auto c = plan.join("ch", "c").ticket;
+    redis.message("ch");  // wakes a
+    EXPECT_EQ(plan.leave("ch", a, false).wake, b);
+    redis.message("ch");  // wakes c
+    EXPECT_EQ(plan.leave("ch", c, true).wake, std::nullopt);
+    EXPECT_EQ(plan.pass_on("ch", b), std::nullopt);  // nobody behind b
+    EXPECT_EQ(plan.ahead("ch", b), 0u);
+}
+
+TEST_F(SubscriberPlanTest, ARefusedSubscriptionPausesLongOtherErrorsBackOff) {
+    plan.join("ch", "a");
+    redis.flush();
+    redis.push(Reply::make_error("NOPERM this user has no permissions to access the 'ch' channel"));
+    EXPECT_EQ(redis.reconnect_after(), 30'000ms);
+    redis.push(Reply::make_error("ERR something"));
+    EXPECT_EQ(redis.reconnect_after(), 50ms);
+    redis.push(Reply::make_error("ERR something"));
+    EXPECT_EQ(redis.reconnect_after(), 100ms);
+    for (int i = 0; i < 10; ++i) redis.push(Reply::make_error("ERR something"));
+    EXPECT_EQ(redis.reconnect_after(), 1000ms);
+    redis.disconnect();
+    redis.flush();
+    redis.ack("ch");  // a confirmed subscription starts the pauses over
+    EXPECT_EQ(plan.next_retry(), 50ms);
+    redis.push(A({S("pong"), S("")}));
+    EXPECT_EQ(redis.reconnect_after(), std::nullopt);
+}
+
+TEST_F(SubscriberPlanTest, IdleChannelsAreForgottenOnlyOnceTheirAcknowledgementsAreIn) {
+    plan.leave("ch", plan.join("ch", "a").ticket, false);
+    EXPECT_EQ(redis.flush(), Sent{});  // never subscribed: nothing to undo
+    const auto b = plan.join("ch", "b").ticket;
+    redis.flush();
+    plan.leave("ch", b, false);
+    EXPECT_EQ(redis.flush(), (Sent{"UNSUBSCRIBE ch"}));
+    EXPECT_EQ(redis.ack("ch"), Notifies{});  // the channel is still known: the ack is counted
+    EXPECT_EQ(redis.flush(), Sent{});
+    EXPECT_FALSE(plan.wanted());
+}
+
+}  // namespace
+}  // namespace fencelock::testing
