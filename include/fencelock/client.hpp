@@ -86,57 +86,6 @@ struct LockInfo {
     std::optional<HolderState> holder;
 };
 
-/// A held lock found by LockClient::list_locks().
-struct HeldLock {
-    ResourceName resource;
-    HolderState holder;
-};
-
-/// What an operator asks of force_release().
-struct ForceReleaseRequest {
-    /// Why; recorded in the audit entry. Must not be empty.
-    std::string reason;
-    /// Who; recorded in the audit entry (e.g. user@host). Must not be empty.
-    std::string operator_name;
-    /// Only delete if this owner still holds the lock. Default: any owner.
-    std::optional<OwnerToken> expected_owner{};
-    /// Delete even if the lease was renewed within its last lease period (its holder is
-    /// probably alive). Default false: refuse.
-    bool even_if_active = false;
-};
-
-enum class ForceReleaseStatus {
-    released,        ///< deleted and audited
-    not_held,        ///< nothing to delete; nothing audited
-    owner_mismatch,  ///< held by another owner than expected_owner; nothing changed
-    active,          ///< refused: renewed within the last lease period; nothing changed
-};
-
-struct ForceReleaseOutcome {
-    ForceReleaseStatus status = ForceReleaseStatus::not_held;
-    std::string owner;
-    FencingToken fence{0};
-    milliseconds since_renew{0};
-    milliseconds lease{0};
-    /// The audit stream entry id (released only).
-    std::string audit_id;
-};
-
-/// One audited manual intervention, from the audit stream.
-struct AuditEntry {
-    std::string id;
-    std::string resource;
-    std::string owner;
-    FencingToken fence{0};
-    std::string reason;
-    std::string operator_name;
-    std::int64_t time_ms = 0;  ///< Redis TIME (Unix ms) of the deletion
-    milliseconds since_renew{0};
-    bool forced_active = false;
-};
-
-std::string_view to_string(ForceReleaseStatus s) noexcept;
-
 template <typename T>
 using Result = std::expected<T, std::error_code>;
 
@@ -190,16 +139,6 @@ public:
     Result<Holding> hold(const ResourceName& resource, const AcquireOptions& options,
                          KeepOptions keep, std::stop_token stop = {});
 
-    /// Operations. Every lock currently held whose resource name matches `glob` (Redis glob
-    /// syntax, `*` for all), at most `limit`. Scans with SCAN, never KEYS.
-    Result<std::vector<HeldLock>> list_locks(std::string_view glob, std::size_t limit);
-    /// The last resort for a stuck lock: deletes it and appends an audit entry, atomically,
-    /// unless the lease was renewed within its last lease period (see even_if_active). The fence
-    /// counter is untouched. Throws std::invalid_argument for an empty reason or operator.
-    Result<ForceReleaseOutcome> force_release(const ResourceName& resource, const ForceReleaseRequest& request);
-    /// Audit entries, newest first, optionally for one resource, at most `limit`.
-    Result<std::vector<AuditEntry>> audit_log(const std::optional<ResourceName>& resource, std::size_t limit);
-
     /// Counters of this client's keeper (all zero before the first hold()).
     KeeperStats keeper_stats() const;
 
@@ -209,6 +148,7 @@ public:
     const ClientOptions& options() const noexcept;
 
 private:
+    friend class LockAdmin;  // shares the connections
     struct Impl;
     Result<Acquisition> acquire_with(const ResourceName& resource, const OwnerToken& owner, bool token_is_private,
                                      const AcquireOptions& options, std::stop_token stop);

@@ -1,5 +1,6 @@
 #pragma once
 /// Umbrella header: everything a user of the lock client needs.
+#include "fencelock/admin.hpp"
 #include "fencelock/client.hpp"
 #include "fencelock/duration.hpp"
 #include "fencelock/error.hpp"

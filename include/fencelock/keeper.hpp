@@ -26,18 +26,6 @@ class Keeper;
 
 using steady_time = std::chrono::steady_clock::time_point;
 
-enum class LossReason {
-    /// A renewal found the lock gone or held by another owner.
-    not_owner,
-    /// Redis refused to renew past acquisition + max_hold.
-    max_hold_exceeded,
-    /// safe_until passed without a confirmed renewal (Redis unreachable, replies lost, or this
-    /// process was paused or starved for longer than the lease).
-    expired,
-};
-
-std::string_view to_string(LossReason reason) noexcept;
-
 struct LeaseLoss {
     ResourceName resource;
     FencingToken fence;

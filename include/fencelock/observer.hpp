@@ -8,21 +8,28 @@
 
 #include <chrono>
 #include <cstdint>
+#include <expected>
 #include <optional>
 #include <string_view>
 #include <system_error>
 
+#include "fencelock/outcomes.hpp"
 #include "fencelock/types.hpp"
 
 namespace fencelock {
 
+/// An acquisition's events distinguish more than Acquisition does: one attempt refused
+/// (contended) from a wait that ran out (timeout).
 enum class AcquireResult { acquired, contended, timeout, error };
-enum class RenewResult { renewed, not_owner, max_hold, error };
-enum class ReleaseResult { released, not_owner, error };
 
 std::string_view to_string(AcquireResult r) noexcept;
-std::string_view to_string(RenewResult r) noexcept;
-std::string_view to_string(ReleaseResult r) noexcept;
+
+/// The `result` label and log value of a renewal: "renewed", "not_owner", "max_hold" (for
+/// RenewStatus::max_hold_exceeded: the label value dashboards and alerts have always used)
+/// or "error".
+std::string_view result_label(const std::expected<RenewStatus, std::error_code>& result) noexcept;
+/// The `result` label and log value of a release: "released", "not_owner" or "error".
+std::string_view result_label(const std::expected<ReleaseStatus, std::error_code>& result) noexcept;
 
 struct AcquireEvent {
     const ResourceName& resource;
@@ -40,29 +47,28 @@ struct AcquireEvent {
 struct RenewEvent {
     const ResourceName& resource;
     const OwnerToken& owner;
-    RenewResult result;
+    /// Redis's answer, or the error that left the renewal's outcome unknown.
+    std::expected<RenewStatus, std::error_code> result;
     std::optional<FencingToken> fence;
     std::chrono::milliseconds lease;
     /// True for renewals sent by the keeper for a held lease.
     bool kept;
-    std::error_code error;
 };
 
 struct ReleaseEvent {
     const ResourceName& resource;
     const OwnerToken& owner;
-    ReleaseResult result;
+    /// Redis's answer, or the error that left the release's outcome unknown.
+    std::expected<ReleaseStatus, std::error_code> result;
     /// Known for held leases (acquisition to release).
     std::optional<std::chrono::microseconds> held_for;
-    std::error_code error;
 };
 
 struct LossEvent {
     const ResourceName& resource;
     const OwnerToken& owner;
     FencingToken fence;
-    /// "not_owner", "max_hold_exceeded" or "expired" (see LossReason).
-    std::string_view reason;
+    LossReason reason;
     std::chrono::microseconds held_for;
 };
 

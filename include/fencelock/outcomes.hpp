@@ -1,5 +1,6 @@
 #pragma once
-/// Negative outcomes of the protocol that are answers, not errors.
+/// Outcomes of the protocol that are answers, not errors: one enum per outcome, used by the
+/// calls' results and the observer's events alike (an event's error is its error code).
 
 #include <string_view>
 
@@ -19,7 +20,22 @@ enum class ReleaseStatus {
     not_owner,
 };
 
+/// Why a kept lease was lost (HeldLease::loss(), LeaseLoss, LossEvent).
+enum class LossReason {
+    /// A renewal found the lock gone or held by another owner.
+    not_owner,
+    /// Redis refused to renew past acquisition + max_hold.
+    max_hold_exceeded,
+    /// safe_until passed without a confirmed renewal (Redis unreachable, replies lost, or this
+    /// process was paused or starved for longer than the lease).
+    expired,
+};
+
+/// "renewed", "not_owner", "max_hold_exceeded".
 std::string_view to_string(RenewStatus s) noexcept;
+/// "released", "not_owner".
 std::string_view to_string(ReleaseStatus s) noexcept;
+/// "not_owner", "max_hold_exceeded", "expired": also the lease-lost metric's label values.
+std::string_view to_string(LossReason reason) noexcept;
 
 }  // namespace fencelock

@@ -12,7 +12,12 @@
 #include "lock/acquire_loop.hpp"
 #include "lock/keys.hpp"
 #include "lock/keeper.hpp"
-#include "lock/lock_ops.hpp"
+#include "lock/calls/inspect_call.hpp"
+#include "lock/calls/leave_line_call.hpp"
+#include "lock/calls/release_call.hpp"
+#include "lock/calls/renew_call.hpp"
+#include "lock/lock_events.hpp"
+#include "lock/protocol.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
 
@@ -120,48 +125,6 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
     }
 }
 
-std::string_view to_string(RenewStatus s) noexcept {
-    switch (s) {
-        case RenewStatus::renewed: return "renewed";
-        case RenewStatus::not_owner: return "not_owner";
-        case RenewStatus::max_hold_exceeded: return "max_hold_exceeded";
-    }
-    return "unknown";
-}
-
-std::string_view to_string(ReleaseStatus s) noexcept {
-    return s == ReleaseStatus::released ? "released" : "not_owner";
-}
-
-std::string_view to_string(AcquireResult r) noexcept {
-    switch (r) {
-        case AcquireResult::acquired: return "acquired";
-        case AcquireResult::contended: return "contended";
-        case AcquireResult::timeout: return "timeout";
-        case AcquireResult::error: return "error";
-    }
-    return "error";
-}
-
-std::string_view to_string(RenewResult r) noexcept {
-    switch (r) {
-        case RenewResult::renewed: return "renewed";
-        case RenewResult::not_owner: return "not_owner";
-        case RenewResult::max_hold: return "max_hold";
-        case RenewResult::error: return "error";
-    }
-    return "error";
-}
-
-std::string_view to_string(ReleaseResult r) noexcept {
-    switch (r) {
-        case ReleaseResult::released: return "released";
-        case ReleaseResult::not_owner: return "not_owner";
-        case ReleaseResult::error: return "error";
-    }
-    return "error";
-}
-
 std::expected<LockClient, OptionError> LockClient::create(ClientOptions options) {
     if (auto ok = options.validate(); !ok) return std::unexpected(ok.error());
     return LockClient(std::make_unique<Impl>(std::move(options)));
@@ -254,10 +217,7 @@ Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken
     if (auto ok = validate_lease(lease); !ok) throw std::invalid_argument("renew: lease " + ok.error().message);
     const auto sent = steady_clock::now();
     auto reply = detail::renew_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner, lease);
-    if (const auto& observer = impl_->options.observer)
-        observer->on_renew(RenewEvent{resource, owner, reply ? detail::renew_result(reply->status) : RenewResult::error,
-                                      reply ? reply->fence : std::nullopt, lease, false,
-                                      reply ? std::error_code{} : reply.error()});
+    detail::report_renew(impl_->options.observer.get(), resource, owner, reply, lease, false);
     if (!reply) return std::unexpected(reply.error());
     Renewal r{reply->status, reply->ttl, {}, reply->fence};
     if (r.status == RenewStatus::renewed)

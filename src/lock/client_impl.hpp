@@ -1,10 +1,11 @@
 #pragma once
-// LockClient's state, shared by client.cpp (the protocol) and admin.cpp (operations).
+// LockClient's state: client.cpp's protocol calls use all of it, LockAdmin (admin.cpp) shares
+// its connection pool and key prefix.
 #include <mutex>
 
 #include "fencelock/client.hpp"
 #include "lock/keeper.hpp"
-#include "lock/lock_ops.hpp"
+#include "lock/calls/acquire_call.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
 #include "redis/multiplexed_connection.hpp"

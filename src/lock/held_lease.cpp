@@ -1,7 +1,6 @@
 #include <chrono>
 
 #include "lock/keeper.hpp"
-#include "lock/lock_ops.hpp"
 #include "common/log.hpp"
 
 namespace fencelock {

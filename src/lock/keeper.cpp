@@ -2,10 +2,9 @@
 
 #include <algorithm>
 
-#include "lock/protocol.hpp"
-#include "lock/lock_ops.hpp"
-#include "lock/scripts.hpp"
-#include "redis/script_runner.hpp"
+#include "lock/calls/release_call.hpp"
+#include "lock/calls/renew_call.hpp"
+#include "lock/lock_events.hpp"
 
 namespace fencelock::detail {
 
@@ -137,7 +136,7 @@ void Keeper::fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost) {
     for (const auto& lease : lost) {
         if (observer_)
             observer_->on_lease_lost(LossEvent{lease->resource, lease->owner, FencingToken(lease->fence),
-                                               to_string(lease->reason.load()), lease->held_for(steady_clock::now())});
+                                               lease->reason.load(), lease->held_for(steady_clock::now())});
         lease->stop.request_stop();
         if (lease->keep.on_lost) lease->keep.on_lost(LeaseLoss{lease->resource, FencingToken(lease->fence), lease->reason});
     }
@@ -152,10 +151,10 @@ void Keeper::send(std::stop_token stop) {
         work_.wait(lock, stop, [&] { return !batch_.empty(); });
         if (stop.stop_requested()) return;
         calls.clear();
-        for (const auto& lease : batch_) calls.push_back({{lease->lock_key}, {lease->owner.str(), lease->lease_ms}});
+        for (const auto& lease : batch_) calls.push_back(renew_call(lease->lock_key, lease->owner, lease->lease_ms));
         lock.unlock();
         const auto sent = steady_clock::now();
-        const RenewBatchResults results = run_script_batch(*connection_, scripts::renew, calls);
+        const RenewBatchResults results = renew_batch(*connection_, calls);
         const auto received = steady_clock::now();
         lock.lock();
         apply(results, sent, received);
@@ -174,14 +173,8 @@ void Keeper::apply(const RenewBatchResults& results, steady_time sent, steady_ti
         lease.in_flight = false;
         // release() owns a leaving lease; a lost one stays lost (the timer declared it).
         if (lease.leaving || lease.state != State::active) continue;
-        std::expected<RenewReply, std::error_code> reply =
-            results ? ((*results)[i] ? decode_renew(*(*results)[i]) : std::unexpected((*results)[i].error()))
-                    : std::unexpected(results.error());
-        if (observer_)
-            observer_->on_renew(RenewEvent{lease.resource, lease.owner,
-                                           reply ? renew_result(reply->status) : RenewResult::error,
-                                           reply ? reply->fence : std::nullopt, lease.lease, true,
-                                           reply ? std::error_code{} : reply.error()});
+        const std::expected<RenewReply, std::error_code> reply = decode_renew_result(results, i);
+        report_renew(observer_.get(), lease.resource, lease.owner, reply, lease.lease, true);
         if (!reply) {
             // Outcome unknown or Redis failing: retry while the lease can still be saved.
             lease.next_renewal = retry_at(received, lease.deadline(), lease.policy);

@@ -10,14 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "lock/calls/renew_call.hpp"
 #include "lock/kept_lease.hpp"
 #include "redis/connection.hpp"
 #include "redis/connection_pool.hpp"
 
 namespace fencelock::detail {
-
-/// Per-call results of one renewal batch, or the transport error that failed all of it.
-using RenewBatchResults = std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code>;
 
 class Keeper {
 public:

@@ -5,6 +5,7 @@
 #include <stop_token>
 #include <string>
 
+#include "lock/calls/renew_call.hpp"
 #include "lock/renewal.hpp"
 #include "fencelock/keeper.hpp"
 
@@ -16,7 +17,7 @@ struct KeptLease {
     KeptLease(ResourceName r, OwnerToken o, std::chrono::milliseconds lease_length, RenewalPolicy p,
               KeepOptions k, std::string lock_key_)
         : resource(std::move(r)), owner(std::move(o)), lease(lease_length),
-          lease_ms(std::to_string(lease_length.count())), policy(p), keep(std::move(k)),
+          lease_ms(lease_argument(lease_length)), policy(p), keep(std::move(k)),
           lock_key(std::move(lock_key_)) {}
 
     const ResourceName resource;

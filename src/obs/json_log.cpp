@@ -91,28 +91,28 @@ void JsonLogObserver::on_acquire(const AcquireEvent& e) noexcept {
 }
 
 void JsonLogObserver::on_renew(const RenewEvent& e) noexcept {
-    const LogLevel level = e.result == RenewResult::renewed ? LogLevel::debug : LogLevel::warn;
+    const LogLevel level = e.result == RenewStatus::renewed ? LogLevel::debug : LogLevel::warn;
     log(level, "lock_renew", e.resource.str(),
-        {{"result", std::string(to_string(e.result))},
+        {{"result", std::string(result_label(e.result))},
          {"owner", e.owner.str()},
          {"fence", e.fence ? std::to_string(e.fence->value()) : ""},
          {"lease_ms", std::to_string(e.lease.count())},
          {"kept", e.kept ? "true" : "false"},
-         {"error", e.result == RenewResult::error ? e.error.message() : ""}});
+         {"error", e.result ? "" : e.result.error().message()}});
 }
 
 void JsonLogObserver::on_release(const ReleaseEvent& e) noexcept {
-    const LogLevel level = e.result == ReleaseResult::released ? LogLevel::info : LogLevel::warn;
+    const LogLevel level = e.result == ReleaseStatus::released ? LogLevel::info : LogLevel::warn;
     log(level, "lock_release", e.resource.str(),
-        {{"result", std::string(to_string(e.result))},
+        {{"result", std::string(result_label(e.result))},
          {"owner", e.owner.str()},
          {"held_ms", e.held_for ? ms(*e.held_for) : ""},
-         {"error", e.result == ReleaseResult::error ? e.error.message() : ""}});
+         {"error", e.result ? "" : e.result.error().message()}});
 }
 
 void JsonLogObserver::on_lease_lost(const LossEvent& e) noexcept {
     log(LogLevel::warn, "lock_lease_lost", e.resource.str(),
-        {{"reason", std::string(e.reason)},
+        {{"reason", std::string(to_string(e.reason))},
          {"owner", e.owner.str()},
          {"fence", std::to_string(e.fence.value())},
          {"held_ms", ms(e.held_for)}});

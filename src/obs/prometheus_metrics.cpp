@@ -51,11 +51,16 @@ struct PrometheusMetrics::Families {
         // alerts see zeros instead of missing series.
         for (auto r : {AcquireResult::acquired, AcquireResult::contended, AcquireResult::timeout, AcquireResult::error})
             acquire.Add({{"result", std::string(to_string(r))}});
-        for (auto r : {RenewResult::renewed, RenewResult::not_owner, RenewResult::max_hold, RenewResult::error})
-            renew.Add({{"result", std::string(to_string(r))}});
-        for (auto r : {ReleaseResult::released, ReleaseResult::not_owner, ReleaseResult::error})
-            release.Add({{"result", std::string(to_string(r))}});
-        for (const char* reason : {"not_owner", "max_hold_exceeded", "expired"}) lease_lost.Add({{"reason", reason}});
+        using Renewed = std::expected<RenewStatus, std::error_code>;
+        for (const Renewed& r : {Renewed(RenewStatus::renewed), Renewed(RenewStatus::not_owner),
+                                 Renewed(RenewStatus::max_hold_exceeded), Renewed(std::unexpected(std::error_code{}))})
+            renew.Add({{"result", std::string(result_label(r))}});
+        using Released = std::expected<ReleaseStatus, std::error_code>;
+        for (const Released& r : {Released(ReleaseStatus::released), Released(ReleaseStatus::not_owner),
+                                  Released(std::unexpected(std::error_code{}))})
+            release.Add({{"result", std::string(result_label(r))}});
+        for (auto reason : {LossReason::not_owner, LossReason::max_hold_exceeded, LossReason::expired})
+            lease_lost.Add({{"reason", std::string(to_string(reason))}});
         for (const char* reason : {"contention", "business", "infrastructure"}) job_retry.Add({{"reason", reason}});
         for (const char* reason : {"lease_lost", "shutdown"}) job_aborted.Add({{"reason", reason}});
     }
@@ -104,22 +109,22 @@ void PrometheusMetrics::on_acquire(const AcquireEvent& e) noexcept {
 
 void PrometheusMetrics::on_renew(const RenewEvent& e) noexcept {
     try {
-        f_->renew.Add({{"result", std::string(to_string(e.result))}}).Increment();
+        f_->renew.Add({{"result", std::string(result_label(e.result))}}).Increment();
     } catch (...) {
     }
 }
 
 void PrometheusMetrics::on_release(const ReleaseEvent& e) noexcept {
     try {
-        f_->release.Add({{"result", std::string(to_string(e.result))}}).Increment();
-        if (e.held_for && e.result == ReleaseResult::released) f_->hold_seconds.Observe(seconds(*e.held_for));
+        f_->release.Add({{"result", std::string(result_label(e.result))}}).Increment();
+        if (e.held_for && e.result == ReleaseStatus::released) f_->hold_seconds.Observe(seconds(*e.held_for));
     } catch (...) {
     }
 }
 
 void PrometheusMetrics::on_lease_lost(const LossEvent& e) noexcept {
     try {
-        f_->lease_lost.Add({{"reason", std::string(e.reason)}}).Increment();
+        f_->lease_lost.Add({{"reason", std::string(to_string(e.reason))}}).Increment();
         f_->hold_seconds.Observe(seconds(e.held_for));
     } catch (...) {
     }

@@ -14,12 +14,12 @@ class CountingObserver final : public LockObserver {
 public:
     void on_acquire(const AcquireEvent& e) noexcept override { add("acquire:" + std::string(to_string(e.result))); }
     void on_renew(const RenewEvent& e) noexcept override {
-        add(std::string(e.kept ? "kept_renew:" : "renew:") + std::string(to_string(e.result)));
+        add(std::string(e.kept ? "kept_renew:" : "renew:") + std::string(result_label(e.result)));
     }
     void on_release(const ReleaseEvent& e) noexcept override {
-        add("release:" + std::string(to_string(e.result)) + (e.held_for ? ":timed" : ""));
+        add("release:" + std::string(result_label(e.result)) + (e.held_for ? ":timed" : ""));
     }
-    void on_lease_lost(const LossEvent& e) noexcept override { add("lost:" + std::string(e.reason)); }
+    void on_lease_lost(const LossEvent& e) noexcept override { add("lost:" + std::string(to_string(e.reason))); }
 
     int count(const std::string& key) {
         std::lock_guard lock(m_);

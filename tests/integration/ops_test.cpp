@@ -1,4 +1,5 @@
-// Operations against a real redis-server: list, audited force-release, the audit log.
+// LockAdmin against a real redis-server: list, audited force-release, the audit log.
+#include "fencelock/admin.hpp"
 #include "integration/lock_fixture.hpp"
 
 namespace fencelock::testing {
@@ -8,47 +9,50 @@ using namespace std::chrono_literals;
 
 TEST_F(LockTest, ListFindsHeldLocksByPattern) {
     auto c = client();
+    LockAdmin admin(c);
     for (const char* name : {"order:1", "order:2", "invoice:7", "order:{odd} name"})
         ASSERT_TRUE(c.try_acquire(resource(name), {.lease = 30s}));
     auto released = c.try_acquire(resource("released"), {.lease = 30s});
     ASSERT_TRUE(released && released->acquired());
     ASSERT_TRUE(c.release(resource("released"), released->lease->owner));
-    auto orders = c.list_locks("order:*", 100);
+    auto orders = admin.list_locks("order:*", 100);
     ASSERT_TRUE(orders);
     std::vector<std::string> names;
     for (const auto& l : *orders) names.push_back(l.resource.str());
     std::sort(names.begin(), names.end());
     EXPECT_EQ(names, (std::vector<std::string>{"order:1", "order:2", "order:{odd} name"}));
-    auto all = c.list_locks("*", 100);
+    auto all = admin.list_locks("*", 100);
     ASSERT_TRUE(all);
     EXPECT_EQ(all->size(), 4u) << "released locks and fence counters are not listed";
     for (const auto& l : *all) {
         EXPECT_GT(l.holder.ttl, 20s);
         EXPECT_EQ(l.holder.pid, static_cast<std::int64_t>(::getpid()));
     }
-    auto limited = c.list_locks("*", 2);
+    auto limited = admin.list_locks("*", 2);
     ASSERT_TRUE(limited);
     EXPECT_EQ(limited->size(), 2u);
 }
 
 TEST_F(LockTest, ForceReleaseRefusesAnActiveLeaseAndChangesNothing) {
     auto c = client();
+    LockAdmin admin(c);
     const auto r = resource("stuck:1");
     auto a = c.try_acquire(r, {.lease = 30s});
     ASSERT_TRUE(a && a->acquired());
     const std::string before = redis->snapshot();
-    auto refused = c.force_release(r, {.reason = "looks stuck", .operator_name = "ops@test"});
+    auto refused = admin.force_release(r, {.reason = "looks stuck", .operator_name = "ops@test"});
     ASSERT_TRUE(refused);
     EXPECT_EQ(refused->status, ForceReleaseStatus::active);
     EXPECT_EQ(refused->lease, 30s);
     EXPECT_EQ(redis->snapshot(), before) << "a refused force-release must change nothing, audit included";
-    auto log = c.audit_log(std::nullopt, 10);
+    auto log = admin.audit_log(std::nullopt, 10);
     ASSERT_TRUE(log);
     EXPECT_TRUE(log->empty());
 }
 
 TEST_F(LockTest, ForceReleaseOfAnIdleLeaseDeletesItAndAudits) {
     auto c = client();
+    LockAdmin admin(c);
     const auto r = resource("stuck:2");
     auto a = c.try_acquire(r, {.lease = 30s});
     ASSERT_TRUE(a && a->acquired());
@@ -56,12 +60,12 @@ TEST_F(LockTest, ForceReleaseOfAnIdleLeaseDeletesItAndAudits) {
     const long long renewed = std::stoll(redis->cli({"HGET", "lock:{stuck:2}", "renewed_ms"})) - 60'000;
     redis->cli({"HSET", "lock:{stuck:2}", "renewed_ms", std::to_string(renewed)});
 
-    auto wrong = c.force_release(r, {.reason = "r", .operator_name = "o", .expected_owner = OwnerToken::generate()});
+    auto wrong = admin.force_release(r, {.reason = "r", .operator_name = "o", .expected_owner = OwnerToken::generate()});
     ASSERT_TRUE(wrong);
     EXPECT_EQ(wrong->status, ForceReleaseStatus::owner_mismatch);
     EXPECT_EQ(redis->cli({"EXISTS", "lock:{stuck:2}"}), "1");
 
-    auto done = c.force_release(r, {.reason = "worker host died", .operator_name = "alice@ops",
+    auto done = admin.force_release(r, {.reason = "worker host died", .operator_name = "alice@ops",
                                     .expected_owner = a->lease->owner});
     ASSERT_TRUE(done);
     EXPECT_EQ(done->status, ForceReleaseStatus::released);
@@ -71,7 +75,7 @@ TEST_F(LockTest, ForceReleaseOfAnIdleLeaseDeletesItAndAudits) {
     EXPECT_EQ(redis->cli({"GET", "fence:{stuck:2}"}), std::to_string(a->lease->fence.value()))
         << "the counter survives";
 
-    auto log = c.audit_log(r, 10);
+    auto log = admin.audit_log(r, 10);
     ASSERT_TRUE(log);
     ASSERT_EQ(log->size(), 1u);
     const AuditEntry& e = log->front();
@@ -95,21 +99,35 @@ TEST_F(LockTest, ForceReleaseOfAnIdleLeaseDeletesItAndAudits) {
 
 TEST_F(LockTest, ForceReleaseEvenIfActiveIsAuditedAsSuch) {
     auto c = client();
+    LockAdmin admin(c);
     ASSERT_TRUE(c.try_acquire(resource("stuck:3"), {.lease = 30s}));
-    auto forced = c.force_release(resource("stuck:3"), {.reason = "incident 42", .operator_name = "bob",
+    auto forced = admin.force_release(resource("stuck:3"), {.reason = "incident 42", .operator_name = "bob",
                                                         .even_if_active = true});
     ASSERT_TRUE(forced);
     EXPECT_EQ(forced->status, ForceReleaseStatus::released);
-    auto not_held = c.force_release(resource("stuck:3"), {.reason = "again", .operator_name = "bob"});
+    auto not_held = admin.force_release(resource("stuck:3"), {.reason = "again", .operator_name = "bob"});
     ASSERT_TRUE(not_held);
     EXPECT_EQ(not_held->status, ForceReleaseStatus::not_held);
-    auto log = c.audit_log(std::nullopt, 10);
+    auto log = admin.audit_log(std::nullopt, 10);
     ASSERT_TRUE(log);
     ASSERT_EQ(log->size(), 1u) << "nothing audited when nothing was deleted";
     EXPECT_TRUE(log->front().forced_active);
-    auto other = c.audit_log(resource("elsewhere"), 10);
+    auto other = admin.audit_log(resource("elsewhere"), 10);
     ASSERT_TRUE(other);
     EXPECT_TRUE(other->empty());
+}
+
+TEST_F(LockTest, AdminKeepsWorkingAfterItsClientIsGone) {
+    std::optional<LockAdmin> admin;
+    {
+        auto c = client();
+        ASSERT_TRUE(c.try_acquire(resource("orphan"), {.lease = 30s}));
+        admin.emplace(c);
+    }
+    auto locks = admin->list_locks("*", 10);
+    ASSERT_TRUE(locks);
+    ASSERT_EQ(locks->size(), 1u);
+    EXPECT_EQ(locks->front().resource.str(), "orphan");
 }
 
 }  // namespace

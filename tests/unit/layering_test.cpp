@@ -29,7 +29,8 @@ const char* name(int layer) {
 const std::map<std::string, Layer> public_headers = {
     {"backoff.hpp", common},     {"duration.hpp", common},     {"error.hpp", common},
     {"limits.hpp", common},      {"redis_url.hpp", common},    {"types.hpp", common},
-    {"client.hpp", lock},        {"fencelock.hpp", lock},      {"keeper.hpp", lock},
+    {"admin.hpp", lock},         {"client.hpp", lock},         {"fencelock.hpp", lock},
+    {"keeper.hpp", lock},
     {"observer.hpp", lock},      {"options.hpp", lock},        {"outcomes.hpp", lock},
     {"store.hpp", store},        {"store_error.hpp", store},   {"store_options.hpp", store},
     {"store_outbox.hpp", store}, {"store_text.hpp", store},    {"queue.hpp", queue},

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "fencelock/options.hpp"
-#include "lock/lock_ops.hpp"
+#include "lock/calls/acquire_call.hpp"
 #include "lock/scripts.hpp"
 
 namespace fencelock {

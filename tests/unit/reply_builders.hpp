@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "fencelock/error.hpp"
 #include "redis/reply.hpp"
 
 namespace fencelock::testing {
@@ -15,5 +16,8 @@ inline Reply S(std::string s) { return Reply::make_string(std::move(s)); }
 inline Reply Nil() { return Reply::make_nil(); }
 inline Reply A(std::initializer_list<Reply> elements) { return Reply::make_array(elements); }
 inline Reply Status(std::string s) { return {Reply::Kind::status, 0, std::move(s), {}}; }
+
+/// The error a decoder answers with.
+inline std::error_code err(errc e) { return make_error_code(e); }
 
 }  // namespace fencelock::testing

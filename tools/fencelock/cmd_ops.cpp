@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "fencelock/admin.hpp"
 
 namespace fencelock::cli {
 namespace {
@@ -39,8 +40,8 @@ json holder_json(const HeldLock& lock) {
 int run_list(const Globals& g, const OpsArgs& a) {
     if (a.pattern.empty()) throw InputError{"--pattern", "must not be empty (use * for all)"};
     if (a.limit == 0) throw InputError{"--limit", "must be at least 1"};
-    auto client = make_client(g);
-    auto locks = client.list_locks(a.pattern, a.limit);
+    LockAdmin admin(make_client(g));
+    auto locks = admin.list_locks(a.pattern, a.limit);
     if (!locks) return redis_failure(locks.error());
     for (const auto& lock : *locks) emit(holder_json(lock));
     return exit_ok;
@@ -53,8 +54,8 @@ int run_force_release(const Globals& g, const OpsArgs& a, const CLI::App& cmd) {
                                 .operator_name = a.operator_name.empty() ? default_operator() : a.operator_name,
                                 .even_if_active = a.even_if_active};
     if (cmd.count("--owner")) request.expected_owner = parse_owner(a.owner);
-    auto client = make_client(g);
-    auto outcome = client.force_release(resource, request);
+    LockAdmin admin(make_client(g));
+    auto outcome = admin.force_release(resource, request);
     if (!outcome) return redis_failure(outcome.error());
     json out{{"resource", resource.str()}, {"released", outcome->status == ForceReleaseStatus::released},
              {"result", to_string(outcome->status)}};
@@ -85,8 +86,8 @@ int run_audit(const Globals& g, const OpsArgs& a, const CLI::App& cmd) {
     std::optional<ResourceName> resource;
     if (cmd.count("--resource")) resource = parse_resource(a.resource);
     if (a.limit == 0) throw InputError{"--limit", "must be at least 1"};
-    auto client = make_client(g);
-    auto entries = client.audit_log(resource, a.limit);
+    LockAdmin admin(make_client(g));
+    auto entries = admin.audit_log(resource, a.limit);
     if (!entries) return redis_failure(entries.error());
     for (const auto& e : *entries)
         emit({{"id", e.id}, {"resource", e.resource}, {"owner", e.owner}, {"fence", e.fence.value()},

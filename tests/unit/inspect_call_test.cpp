@@ -1,5 +1,5 @@
 // Decoding the inspect reply {last_fence, now_ms, pttl, field, value, ...} into ages.
-#include "lock/protocol.hpp"
+#include "lock/calls/inspect_call.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,6 @@ using namespace fencelock;
 using namespace fencelock::testing;
 using detail::decode_inspect;
 using std::chrono::milliseconds;
-
-std::error_code err(errc e) { return make_error_code(e); }
 
 constexpr std::int64_t now = 1'700'000'100'000;  // Redis TIME in ms
 

@@ -1,5 +1,5 @@
-// Decoding the acquire, renew and release script replies (shapes in src/lock/scripts/*.lua).
-#include "lock/protocol.hpp"
+// Decoding the acquire script reply (shapes in src/lock/scripts/acquire.lua).
+#include "lock/calls/acquire_call.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,11 +10,7 @@ namespace {
 using namespace fencelock;
 using namespace fencelock::testing;
 using detail::decode_acquire;
-using detail::decode_release;
-using detail::decode_renew;
 using std::chrono::milliseconds;
-
-std::error_code err(errc e) { return make_error_code(e); }
 
 // --- acquire: {1, fence, pttl, 0|1}, {0, pttl} or {0, ms, 1} ------------------------------
 
@@ -88,62 +84,6 @@ TEST(DecodeAcquire, NeverHandsOutABadFence) {
         ASSERT_FALSE(r.has_value());
         EXPECT_EQ(classify(r.error()), failure_kind::fatal);
     }
-}
-
-// --- renew: {1, fence, pttl}, {0} or {2, fence} ----------------------------------------------
-
-TEST(DecodeRenew, Renewed) {
-    const auto r = decode_renew(A({I(1), I(8), I(25'000)})).value();
-    EXPECT_EQ(r.status, RenewStatus::renewed);
-    ASSERT_TRUE(r.fence.has_value());
-    EXPECT_EQ(*r.fence, FencingToken{8});
-    EXPECT_EQ(r.ttl, milliseconds(25'000));
-}
-
-TEST(DecodeRenew, NotOwnerHasNoFence) {
-    const auto r = decode_renew(A({I(0)})).value();
-    EXPECT_EQ(r.status, RenewStatus::not_owner);
-    EXPECT_FALSE(r.fence.has_value());
-}
-
-TEST(DecodeRenew, MaxHoldExceeded) {
-    const auto r = decode_renew(A({I(2), I(8)})).value();
-    EXPECT_EQ(r.status, RenewStatus::max_hold_exceeded);
-    ASSERT_TRUE(r.fence.has_value());
-    EXPECT_EQ(*r.fence, FencingToken{8});
-}
-
-TEST(DecodeRenew, MaxHoldWithoutFenceIsCorruptKey) {
-    // {2, nil}: the lease hash lost its fence; Lua truncates to {2}.
-    EXPECT_EQ(decode_renew(A({I(2)})).error(), err(errc::corrupt_key));
-    EXPECT_EQ(decode_renew(A({I(2), S("x")})).error(), err(errc::corrupt_key));
-}
-
-TEST(DecodeRenew, RenewedWithoutFenceIsCorruptKey) {
-    // Regression: {1, nil, pttl} truncated to [1] is the same damage as {2, nil} -> [2]:
-    // both are corrupt keys.
-    EXPECT_EQ(decode_renew(A({I(1)})).error(), err(errc::corrupt_key));
-}
-
-TEST(DecodeRenew, MalformedShapesAreProtocolErrors) {
-    for (const Reply& bad : {Nil(), I(1), A({}), A({S("x")}), A({I(3), I(1)}), A({I(-1)}),
-                             A({I(1), I(8)}), A({I(1), I(8), S("x")}), A({I(1), I(8), I(100), I(0)})}) {
-        const auto r = decode_renew(bad);
-        ASSERT_FALSE(r.has_value());
-        EXPECT_EQ(r.error(), err(errc::protocol_error));
-    }
-}
-
-// --- release: 1 or 0 ------------------------------------------------------------------------
-
-TEST(DecodeRelease, OneAndZero) {
-    EXPECT_EQ(decode_release(I(1)).value(), ReleaseStatus::released);
-    EXPECT_EQ(decode_release(I(0)).value(), ReleaseStatus::not_owner);
-}
-
-TEST(DecodeRelease, AnythingElseIsProtocolError) {
-    for (const Reply& bad : {I(2), I(-1), S("1"), Nil(), A({I(1)}), Status("OK")})
-        EXPECT_EQ(decode_release(bad).error(), err(errc::protocol_error));
 }
 
 }  // namespace

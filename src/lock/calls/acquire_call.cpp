@@ -1,0 +1,73 @@
+#include "lock/calls/acquire_call.hpp"
+
+#include "lock/calls/reply_fields.hpp"
+#include "lock/keys.hpp"
+#include "lock/scripts.hpp"
+#include "redis/script_runner.hpp"
+
+namespace fencelock::detail {
+namespace {
+
+constexpr std::int64_t refused = 0;
+constexpr std::int64_t granted = 1;
+constexpr std::int64_t fair_waiters_turn = 1;  // third element of a refusal
+
+// ARGV[7]: where a refused attempt waits.
+const char* wait_mode(WaitPlace place) {
+    switch (place) {
+        case WaitPlace::fair_line: return "1";
+        case WaitPlace::sleepers: return "2";
+        case WaitPlace::none: break;
+    }
+    return "0";
+}
+
+}  // namespace
+
+std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply) {
+    using std::chrono::milliseconds;
+    std::int64_t flag = 0, ttl = 0, reacquired = 0;
+    if (!is_array(reply, 1) || !as_int(reply.elements[0], flag)) return malformed_reply();
+    AcquireReply out;
+    if (flag == refused) {
+        std::int64_t queued = 0;
+        const auto n = reply.elements.size();
+        if ((n != 2 && n != 3) || !as_int(reply.elements[1], ttl)) return malformed_reply();
+        if (n == 3 && (!as_int(reply.elements[2], queued) || queued != fair_waiters_turn)) return malformed_reply();
+        out.ttl = milliseconds(ttl);
+        out.queued = queued == fair_waiters_turn;
+        return out;
+    }
+    if (flag != granted) return malformed_reply();
+    // A lease hash missing its fence makes Lua truncate the reply table at the nil.
+    if (reply.elements.size() != 4 || !as_fence(reply.elements[1], out.fence)) return corrupt_key();
+    if (!as_int(reply.elements[2], ttl) || !as_int(reply.elements[3], reacquired)) return malformed_reply();
+    out.acquired = true;
+    out.ttl = milliseconds(ttl);
+    out.reacquired = reacquired == 1;
+    return out;
+}
+
+std::chrono::milliseconds waiter_slot(const AcquireOptions& options) {
+    // A waiter tries again at least every backoff.max (see LockClient::Impl::acquire_loop);
+    // twice that plus slack for a slow round trip keeps a live waiter's place.
+    return 2 * options.backoff.max + std::chrono::seconds(2);
+}
+
+std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
+                                                          const ResourceName& resource, const OwnerToken& owner,
+                                                          const AcquireOptions& options, const HolderMeta& holder,
+                                                          WaitPlace place) {
+    const auto keys = make_keys(prefix, resource);
+    const std::string lease_ms = std::to_string(options.lease.count());
+    const std::string max_hold_ms = std::to_string(options.max_hold.count());
+    const std::string slot_ms = std::to_string(waiter_slot(options).count());
+    auto reply = run_script(c, scripts::acquire,
+                            {keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines, keys.sleepers},
+                            {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label,
+                             wait_mode(place), slot_ms});
+    if (!reply) return std::unexpected(reply.error());
+    return decode_acquire(*reply);
+}
+
+}  // namespace fencelock::detail

@@ -1,0 +1,50 @@
+#pragma once
+// acquire.lua: its arguments and its reply. KEYS, ARGV and the reply shapes are documented at
+// the head of src/lock/scripts/acquire.lua.
+#include <chrono>
+#include <expected>
+#include <string>
+#include <system_error>
+
+#include "fencelock/options.hpp"
+#include "fencelock/types.hpp"
+#include "redis/connection.hpp"
+#include "redis/reply.hpp"
+
+namespace fencelock::detail {
+
+/// Who asks, recorded in the lease hash for `inspect` and `list`.
+struct HolderMeta {
+    std::string host;
+    std::string pid;
+    std::string label;
+};
+
+/// Where a refused attempt leaves its owner waiting (see acquire.lua): nowhere (a single
+/// attempt), in the fair line, or among the sleepers that releases wake one at a time.
+enum class WaitPlace { none, fair_line, sleepers };
+
+struct AcquireReply {
+    bool acquired = false;
+    FencingToken fence{0};
+    /// acquired: the lease's TTL; contended: the holder's remaining TTL.
+    std::chrono::milliseconds ttl{0};
+    bool reacquired = false;
+    /// Not granted although free: an earlier fair waiter's turn (ttl: until its place lapses).
+    bool queued = false;
+};
+
+/// Replies {1, fence, pttl, 0|1} (granted, 1: already ours), {0, pttl} (held) or {0, ms, 1}
+/// (an earlier fair waiter's turn).
+std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply);
+
+/// How long a fair waiter's place in the line lasts without a new attempt.
+std::chrono::milliseconds waiter_slot(const AcquireOptions& options);
+
+/// One attempt on `c`: encodes the arguments, runs the script, decodes the reply.
+std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
+                                                          const ResourceName& resource, const OwnerToken& owner,
+                                                          const AcquireOptions& options, const HolderMeta& holder,
+                                                          WaitPlace place);
+
+}  // namespace fencelock::detail

@@ -1,0 +1,75 @@
+#include "lock/calls/inspect_call.hpp"
+
+#include "lock/calls/reply_fields.hpp"
+#include "lock/keys.hpp"
+#include "lock/scripts.hpp"
+
+namespace fencelock::detail {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Positions in the reply before the lease hash's field/value pairs.
+constexpr std::size_t last_fence_at = 0, now_ms_at = 1, pttl_at = 2, fields_from = 3;
+
+}  // namespace
+
+std::expected<LockInfo, std::error_code> decode_inspect(const Reply& reply) {
+    std::int64_t now = 0, pttl = 0;
+    LockInfo info;
+    if (!is_array(reply, fields_from) || (reply.elements.size() - fields_from) % 2 != 0) return malformed_reply();
+    if (!as_fence(reply.elements[last_fence_at], info.last_fence)) return corrupt_key();
+    if (!as_int(reply.elements[now_ms_at], now) || !as_int(reply.elements[pttl_at], pttl)) return malformed_reply();
+    if (reply.elements.size() == fields_from) return info;  // not held
+
+    HolderState h;
+    h.ttl = milliseconds(pttl);
+    std::int64_t acquired = now, renewed = now, until = now, lease = 0, renewals = 0;
+    for (std::size_t i = fields_from; i + 1 < reply.elements.size(); i += 2) {
+        const std::string_view field = reply.elements[i].str;
+        const Reply& value = reply.elements[i + 1];
+        bool ok = true;
+        if (field == "owner") h.owner = value.str;
+        else if (field == "fence") ok = as_fence(value, h.fence);
+        else if (field == "acquired_ms") ok = as_int(value, acquired);
+        else if (field == "renewed_ms") ok = as_int(value, renewed);
+        else if (field == "max_hold_until_ms") ok = as_int(value, until);
+        else if (field == "lease_ms") ok = as_int(value, lease);
+        else if (field == "renewals") ok = as_int(value, renewals);
+        else if (field == "host") h.host = value.str;
+        else if (field == "pid") ok = as_int(value, h.pid);
+        else if (field == "label") h.label = value.str;
+        if (!ok) return corrupt_key();
+    }
+    if (h.owner.empty()) return corrupt_key();
+    h.held_for = milliseconds(now - acquired);
+    h.since_renew = milliseconds(now - renewed);
+    h.max_hold_left = milliseconds(until > now ? until - now : 0);
+    h.lease = milliseconds(lease);
+    h.renewals = static_cast<std::uint64_t>(renewals);
+    info.holder = std::move(h);
+    return info;
+}
+
+ScriptCall inspect_call(std::string_view lock_key, std::string_view fence_key) {
+    return ScriptCall{{lock_key, fence_key}, {}};
+}
+
+std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code> inspect_batch(
+    Connection& c, std::span<const ScriptCall> calls) {
+    return run_script_batch(c, scripts::inspect, calls);
+}
+
+// A batch of one, so the KEYS are listed in one place (inspect_call).
+std::expected<LockInfo, std::error_code> inspect_once(Connection& c, std::string_view prefix,
+                                                      const ResourceName& resource) {
+    const auto keys = make_keys(prefix, resource);
+    const ScriptCall call = inspect_call(keys.lock, keys.fence);
+    auto results = inspect_batch(c, std::span(&call, 1));
+    if (!results) return std::unexpected(results.error());
+    if (results->size() != 1) return malformed_reply();
+    if (!results->front()) return std::unexpected(results->front().error());
+    return decode_inspect(*results->front());
+}
+
+}  // namespace fencelock::detail

@@ -1,0 +1,47 @@
+#pragma once
+// renew.lua: its arguments and its reply (shapes at the head of src/lock/scripts/renew.lua).
+// The one encoding serves both a single renew and the keeper's pipelined batches.
+#include <chrono>
+#include <expected>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <system_error>
+
+#include "fencelock/outcomes.hpp"
+#include "fencelock/types.hpp"
+#include "redis/connection.hpp"
+#include "redis/reply.hpp"
+#include "redis/script_runner.hpp"
+
+namespace fencelock::detail {
+
+struct RenewReply {
+    RenewStatus status = RenewStatus::not_owner;
+    std::optional<FencingToken> fence;
+    std::chrono::milliseconds ttl{0};
+};
+
+/// Per-call results of a batch of renewals, or the transport error that failed all of it.
+using RenewBatchResults = std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code>;
+
+/// One renewal's KEYS and ARGV. The views point into `lock_key`, `owner` and `lease_ms`,
+/// which the caller keeps alive until the call is sent; `lease_ms` is the new lease length in
+/// decimal milliseconds (see lease_argument).
+ScriptCall renew_call(std::string_view lock_key, const OwnerToken& owner, std::string_view lease_ms);
+std::string lease_argument(std::chrono::milliseconds lease);
+
+/// Replies {1, fence, ttl} (renewed), {0} (not owner) or {2, fence} (max hold exceeded).
+std::expected<RenewReply, std::error_code> decode_renew(const Reply& reply);
+
+/// Sends the calls in one pipelined round trip.
+RenewBatchResults renew_batch(Connection& c, std::span<const ScriptCall> calls);
+/// The decoded reply to call `i` of a batch, or the error that failed it.
+std::expected<RenewReply, std::error_code> decode_renew_result(const RenewBatchResults& results, std::size_t i);
+
+/// One renewal on `c` (a batch of one).
+std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string_view prefix,
+                                                      const ResourceName& resource, const OwnerToken& owner,
+                                                      std::chrono::milliseconds lease);
+
+}  // namespace fencelock::detail

@@ -1,0 +1,22 @@
+#pragma once
+// Observer plumbing shared by the client and the keeper: each event is built in one place
+// (no-ops without an observer).
+#include <chrono>
+#include <expected>
+#include <optional>
+#include <system_error>
+
+#include "fencelock/observer.hpp"
+#include "lock/calls/renew_call.hpp"
+
+namespace fencelock::detail {
+
+void report_renew(LockObserver* observer, const ResourceName& resource, const OwnerToken& owner,
+                  const std::expected<RenewReply, std::error_code>& reply, std::chrono::milliseconds lease,
+                  bool kept) noexcept;
+
+void report_release(LockObserver* observer, const ResourceName& resource, const OwnerToken& owner,
+                    const std::expected<ReleaseStatus, std::error_code>& result,
+                    std::optional<std::chrono::microseconds> held_for) noexcept;
+
+}  // namespace fencelock::detail
