@@ -13,6 +13,10 @@
 //  6. The old master restarts without persistence and serves as an empty master until the
 //     sentinels demote it; a holder pointed at it directly acquires and writes.
 //
+// Queue jobs enqueued before the cut must all be on the promoted master; those enqueued (and
+// acknowledged) while it was cut are lost, which is what asynchronous replication promises:
+// the scenario counts them and documents the loss rather than calling it a violation.
+//
 // Holders are given the current master's address explicitly; no Sentinel client is needed.
 // The store checks fences in both modes. Protected: LockClient's fences, which must put every
 // fence issued after the failover (or by the empty master) above every fence issued before it:
@@ -26,6 +30,7 @@
 #include "faults/failover_fences.hpp"
 #include "faults/scenario.hpp"
 #include "faults/store_target.hpp"
+#include "fencelock/queue.hpp"
 #include "local_servers/sentinel_group.hpp"
 
 namespace fencelock::faults {
@@ -42,6 +47,7 @@ constexpr auto stalled_lease = 4s;
 // Outlives the whole failover: the promoted master must keep refusing K's resource.
 constexpr auto kept_lease = 15s;
 constexpr int replicated_rounds = 10, lost_writes = 2, lost_grants = 2;
+constexpr int replicated_jobs = 3, unreplicated_jobs = 2;
 // A correctness bound with a wide margin, not a timing assertion: the promoted master must
 // serve a write the store accepts within it (measured figure in the summary).
 constexpr auto first_write_bound = 10s;
@@ -91,6 +97,25 @@ protected:
         return out;
     }
 
+    /// Enqueues `n` jobs named `prefix`0.. on the server at `port`; false when one is refused.
+    bool enqueue(std::uint16_t port, const std::string& prefix, int n) {
+        auto queue = queue_at(port);
+        for (int i = 0; i < n; ++i)
+            if (!queue.enqueue({.resource = res(r), .idempotency_key = prefix + std::to_string(i)})) return false;
+        return true;
+    }
+    /// Jobs waiting on the server at `port` (-1 when it cannot say).
+    std::int64_t jobs_ready(std::uint16_t port) {
+        auto stats = queue_at(port).stats();
+        return stats ? static_cast<std::int64_t>(stats->ready) : -1;
+    }
+    static JobQueue queue_at(std::uint16_t port) {
+        auto q = JobQueue::create(
+            {.queue = "failover", .endpoint = *parse_redis_url("redis://127.0.0.1:" + std::to_string(port))});
+        if (!q) throw std::invalid_argument("QueueOptions." + q.error().field + ": " + q.error().message);
+        return std::move(*q);
+    }
+
     /// True once the replica acknowledged everything the master accepted so far.
     bool replicated() { return group->server(0).cli({"WAIT", "1", "5000"}) == "1"; }
 
@@ -121,6 +146,7 @@ TEST_P(Failover, EveryFenceIssuedAfterTheFailoverIsAboveEveryFenceIssuedBefore) 
     const auto k_lease = record_acquire(*k_rec, kept, [&] { return fences->try_acquire(old_port, kept, kept_lease); });
     ASSERT_TRUE(k_lease) << "K found no free lock";
     const auto k_start = now_ns();
+    ASSERT_TRUE(enqueue(old_port, "job-replicated-", replicated_jobs));
     ASSERT_TRUE(replicated()) << "the replica did not acknowledge the replicated history";
 
     // 2. What the master accepts from now on is lost.
@@ -133,6 +159,7 @@ TEST_P(Failover, EveryFenceIssuedAfterTheFailoverIsAboveEveryFenceIssuedBefore) 
             ASSERT_EQ(done->write, TargetStatus::applied) << "lost round " << i;
         }
     }
+    ASSERT_TRUE(enqueue(old_port, "job-unreplicated-", unreplicated_jobs));
     const auto x_lease = record_acquire(*x_rec, r, [&] { return fences->try_acquire(old_port, r, stalled_lease); });
     ASSERT_TRUE(x_lease) << "X found no free lock";
     const auto x_fence = x_lease->fence.value();
@@ -166,6 +193,7 @@ TEST_P(Failover, EveryFenceIssuedAfterTheFailoverIsAboveEveryFenceIssuedBefore) 
     if (still_valid(*x_lease)) x_checked = now_ns();
     x_rec->hold(r, x_fence, x_start, x_checked);
     // K's lease did reach it: the promoted master must refuse K's resource.
+    const std::int64_t jobs_kept = jobs_ready(new_port);
     const auto taker = record_acquire(*post, kept, [&] { return fences->try_acquire(new_port, kept, round_lease); });
     if (taker) post->hold(kept, taker->fence.value(), now_ns(), now_ns());
     if (still_valid(*k_lease)) k_rec->hold(kept, k_lease->fence.value(), k_start, now_ns());
@@ -193,6 +221,7 @@ TEST_P(Failover, EveryFenceIssuedAfterTheFailoverIsAboveEveryFenceIssuedBefore) 
     const auto before_failover = highest_fence_granted_before(promoted_ns);
     const auto before_restart = highest_fence_granted_before(restart_ns);
     EXPECT_TRUE(demoted) << "the sentinels never demoted the restarted old master";
+    EXPECT_EQ(jobs_kept, replicated_jobs) << "the promoted master lost a replicated job, or kept an unreplicated one";
     EXPECT_FALSE(taker) << "the promoted master granted a lease that had reached it to a second owner";
     if (fencing()) {
         EXPECT_GT(post_fences.front(), before_failover) << "the first fence after the promotion is not the highest";
@@ -228,6 +257,8 @@ TEST_P(Failover, EveryFenceIssuedAfterTheFailoverIsAboveEveryFenceIssuedBefore) 
         .add("stalled_write", std::string(to_string(x_status)))
         .add("unreplicated_overlaps", static_cast<std::int64_t>(overlaps_all - report.exclusion.size()))
         .flag("replicated_lease_kept", !taker)
+        .add("jobs_replicated_kept", jobs_kept)
+        .add("jobs_acknowledged_unreplicated_lost", replicated_jobs + unreplicated_jobs - jobs_kept)
         .add("empty_master_ms", empty_master_ms)
         .add("empty_master_fence", static_cast<std::int64_t>(from_empty ? from_empty->fence : 0))
         .add("empty_master_write", from_empty && from_empty->write ? std::string(to_string(*from_empty->write))
