@@ -40,6 +40,8 @@ SCENARIOS = {
                                    "The database rolls the effect back; the redelivered job applies it once. Off: the effect commits on its own first - it is applied twice."),
     "worker_killed_after_commit": ("A queue worker process is SIGKILLed after the commit, before the acknowledgement.",
                                    "The redelivered job is a duplicate by its idempotency key; one effect. Off: the handler deletes its key - the job runs twice."),
+    "failover_lost_writes": ("Master + replica + 3 sentinels (down-after 1 s): replication cut, more ownerships on the master (their fences are lost), holder X acquires and stalls; master SIGKILLed, replica promoted; new holders acquire there and write; X writes late with its pre-failover fence; the old master restarts without persistence and a holder acquires and writes there while it is an empty master.",
+                             "Every fence issued after the promotion, and by the empty master, is above every fence issued before: X's write is rejected, the first write after the promotion is accepted, no fence is issued twice, a lease that reached the replica keeps excluding. Off: fences from `SET NX PX` + `INCR` (the store still checks fences) - the counter goes back, fences are issued twice, X's older lease writes after a newer one's."),
     "queue_contention_storm": ("50 queue jobs on one record, 8 worker threads, one lock attempt per delivery, requeue on contention.",
                                "Accepted fences strictly increase, no overlap, one append per job, every job acknowledged. Off: a lock per job instead of per record, store fencing off."),
 }
@@ -52,7 +54,8 @@ BACKEND_NOTE = ("Backends: `file` is the in-test fenced register the checker was
                 "scenario runs on SQLite; PostgreSQL runs those where the store decides the outcome (holder paused, DB "
                 "write delayed, Redis restart, both storms, the three kills); the lock-protocol scenarios (release, "
                 "renewal, Redis paused, lost reply, Redis down, starvation) run on the file register and SQLite only. "
-                "Queue scenarios need a FencedStore and skip the file register.")
+                "Queue scenarios need a FencedStore and skip the file register. The failover scenario runs on both stores; its "
+                "negative control keeps the store's fence check and swaps the fence source instead.")
 
 FAILURE_MODEL = """## Failure model
 
@@ -153,7 +156,10 @@ def main():
            "and as a **negative control** with it off (the checker must find at least one, which proves it can). The "
            "checker verifies: accepted fences strictly increase per resource; no two lease holders overlap; the final "
            "state equals exactly the acknowledged writes; one effect per idempotency key; every operation (and every "
-           "queue job, enqueue to acknowledgement) completes within a bound.", "", BACKEND_NOTE, "",
+           "queue job, enqueue to acknowledgement) completes within a bound. Where the fence source itself is under test "
+           "(the failover), also: no fence issued to two acquisitions (`unique_fence`), and no write of an older lease "
+           "accepted after a newer lease's write, leases ordered by when they were granted (`lease_order`; such a write "
+           "counts as a stale write accepted).", "", BACKEND_NOTE, "",
            FAILURE_MODEL, "## Scenarios", "", "| scenario | injection | expected |", "|---|---|---|"]
     for name, (injection, expected) in SCENARIOS.items():
         out.append(f"| {name} | {injection} | {expected} |")

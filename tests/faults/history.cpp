@@ -292,6 +292,81 @@ std::vector<std::string> check_completion(std::span<const Op> ops, std::chrono::
     return out;
 }
 
+// (f) A fence names one ownership. Every ok acquire is one grant, except a retry that Redis
+// answered with the lease its owner already had ("reacquired": same process, same fence).
+std::vector<std::string> check_unique_fences(std::span<const Op> ops) {
+    std::map<std::pair<std::string, std::uint64_t>, const Op*> first;
+    std::vector<std::string> out;
+    for (const auto& op : ops) {
+        if (op.kind != OpKind::acquire || op.outcome != Outcome::ok || op.fence == 0) continue;
+        auto [it, fresh] = first.try_emplace({op.resource, op.fence}, &op);
+        if (fresh) continue;
+        if (op.process == it->second->process && op.note == "reacquired") continue;
+        out.push_back(op.resource + ": fence " + std::to_string(op.fence) + " issued to " + describe(*it->second) +
+                      " and to " + describe(op));
+    }
+    return out;
+}
+
+namespace {
+
+// The acquire op that granted `process` the lease with `fence` on `resource` (the first one).
+const Op* grant_of(std::span<const Op> ops, const std::string& process, const std::string& resource,
+                   std::uint64_t fence) {
+    for (const auto& op : ops)
+        if (op.kind == OpKind::acquire && op.outcome == Outcome::ok && op.process == process &&
+            op.resource == resource && op.fence == fence)
+            return &op;
+    return nullptr;
+}
+
+// Real-time order of grants: `a` was granted before `b` was even asked for. Overlapping
+// acquisitions are concurrent and in no order.
+bool granted_before(const Op& a, const Op& b) { return a.complete_ns < b.invoke_ns; }
+
+}  // namespace
+
+// (g) Fences exist so that the store's order of writes follows the order of leases. A newer
+// lease's write accepted first, then an older lease's write accepted after it, means the
+// older holder's fence was not below the newer one's: it was issued again, or went back in
+// time. fence_order cannot see this, since the store's fences did increase.
+std::vector<std::string> check_lease_order(std::span<const Op> ops, std::span<const AcceptedWrite> accepted) {
+    struct Traced {
+        const AcceptedWrite* write;
+        const Op* grant;
+    };
+    std::vector<Traced> traced;
+    for (const auto& w : accepted) {
+        auto op = std::find_if(ops.begin(), ops.end(), [&](const Op& o) {
+            return o.kind == OpKind::write && o.resource == w.resource && o.key == w.key && o.fence == w.fence;
+        });
+        if (op == ops.end()) continue;
+        if (const Op* grant = grant_of(ops, op->process, w.resource, w.fence)) traced.push_back({&w, grant});
+    }
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < traced.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            const auto& older = traced[i];
+            const auto& newer = traced[j];
+            if (older.write->resource != newer.write->resource || !granted_before(*older.grant, *newer.grant))
+                continue;
+            out.push_back(older.write->resource + ": write #" + std::to_string(older.write->seq) + " of " +
+                          describe(*older.grant) + " accepted after write #" + std::to_string(newer.write->seq) +
+                          " of " + describe(*newer.grant) + ", granted " +
+                          ms(newer.grant->invoke_ns - older.grant->complete_ns) + " later");
+            break;
+        }
+    }
+    return out;
+}
+
+std::vector<Op> without_holds_begun_in(std::span<const Op> ops, std::int64_t from_ns, std::int64_t until_ns) {
+    std::vector<Op> out;
+    for (const auto& op : ops)
+        if (op.kind != OpKind::hold || op.invoke_ns < from_ns || op.invoke_ns >= until_ns) out.push_back(op);
+    return out;
+}
+
 History only(const History& history, const std::string& resource) {
     History out;
     for (const auto& op : history.ops)
@@ -313,6 +388,8 @@ std::vector<std::string> Report::all() const {
     add("final_state", final_state);
     add("idempotency", idempotency);
     add("completion", completion);
+    add("unique_fence", unique_fence);
+    add("lease_order", lease_order);
     return out;
 }
 
@@ -320,10 +397,17 @@ Report check(const History& history, const CheckOptions& options) {
     Report r;
     r.fence_order = check_fence_order(history.accepted);
     r.stale_accepted = r.fence_order.size();
-    r.exclusion = check_exclusion(history.ops);
+    std::vector<Op> replicated = history.ops;
+    for (const auto& [from, until] : options.not_replicated) replicated = without_holds_begun_in(replicated, from, until);
+    r.exclusion = check_exclusion(replicated);
     r.final_state = check_final_state(history.ops, history.final_values, options.model);
     r.idempotency = check_idempotency(history.accepted);
     r.completion = check_completion(history.ops, options.completion_bound);
+    if (options.leases) {
+        r.unique_fence = check_unique_fences(history.ops);
+        r.lease_order = check_lease_order(history.ops, history.accepted);
+        r.stale_accepted += r.lease_order.size();
+    }
     return r;
 }
 

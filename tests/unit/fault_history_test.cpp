@@ -19,16 +19,21 @@ AcceptedWrite w(std::uint64_t seq, std::string r, std::uint64_t fence, std::stri
     return {seq, std::move(r), fence, {}, std::move(key)};
 }
 
-Op hold(std::string p, std::string r, std::uint64_t fence, std::int64_t a, std::int64_t b) {
+// An op that ended ok, with a fence, from a to b.
+Op done(OpKind kind, std::string p, std::string r, std::uint64_t fence, std::int64_t a, std::int64_t b) {
     Op op;
     op.process = std::move(p);
-    op.kind = OpKind::hold;
+    op.kind = kind;
     op.resource = std::move(r);
     op.fence = fence;
     op.invoke_ns = a;
     op.complete_ns = b;
     op.outcome = Outcome::ok;
     return op;
+}
+
+Op hold(std::string p, std::string r, std::uint64_t fence, std::int64_t a, std::int64_t b) {
+    return done(OpKind::hold, std::move(p), std::move(r), fence, a, b);
 }
 
 Op write(std::string p, std::string r, std::string key, Outcome o, std::int64_t a = 0, std::int64_t b = 1) {
@@ -40,6 +45,19 @@ Op write(std::string p, std::string r, std::string key, Outcome o, std::int64_t 
     op.outcome = o;
     op.invoke_ns = a;
     op.complete_ns = o == Outcome::invoke ? 0 : b;
+    return op;
+}
+
+Op acquired(std::string p, std::string r, std::uint64_t fence, std::int64_t a, std::int64_t b,
+            std::string note = {}) {
+    Op op = done(OpKind::acquire, std::move(p), std::move(r), fence, a, b);
+    op.note = std::move(note);
+    return op;
+}
+
+Op fenced_write(std::string p, std::string r, std::string key, std::uint64_t fence, std::int64_t a) {
+    Op op = write(std::move(p), std::move(r), std::move(key), Outcome::ok, a, a + 1);
+    op.fence = fence;
     return op;
 }
 
@@ -123,6 +141,62 @@ TEST(Check, ReportCountsEveryProperty) {
     EXPECT_TRUE(r.final_state.empty());
     EXPECT_EQ(r.total(), 4u);
     EXPECT_EQ(r.all().size(), 4u);
+}
+
+TEST(UniqueFence, OneFencePerGrantAndARetryIsTheSameGrant) {
+    std::vector<Op> fine{acquired("A", "r", 1, 0, 1), acquired("A", "r", 1, 2, 3, "reacquired"),
+                         acquired("B", "r", 2, 4, 5), acquired("C", "s", 1, 0, 1)};
+    EXPECT_TRUE(check_unique_fences(fine).empty());
+}
+
+TEST(UniqueFence, AFenceIssuedAgainAfterAFailoverIsReported) {
+    // B got 11 before the failover (lost with the old master), C got 11 again after it; D's
+    // plain second grant of 12 in one process is no retry either.
+    std::vector<Op> ops{acquired("B", "r", 11, 0, 1), acquired("C", "r", 11, 10, 11), acquired("D", "r", 12, 20, 21),
+                        acquired("D", "r", 12, 30, 31)};
+    const auto v = check_unique_fences(ops);
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_NE(v[0].find("fence 11 issued to B acquire#0 fence 11 and to C"), std::string::npos) << v[0];
+}
+
+TEST(LeaseOrder, WritesInLeaseOrderAreFine) {
+    // Even with a rejected (so absent) write in between and a concurrent pair of grants.
+    std::vector<Op> ops{acquired("A", "r", 5, 0, 10),     fenced_write("A", "r", "a", 5, 11),
+                        acquired("B", "r", 7, 20, 30),    fenced_write("B", "r", "b", 7, 31),
+                        acquired("C", "r", 9, 25, 40),    fenced_write("C", "r", "c", 9, 41),
+                        acquired("D", "s", 1, 0, 1),      fenced_write("D", "s", "d", 1, 50)};
+    std::vector<AcceptedWrite> log{w(1, "r", 5, "a"), w(2, "r", 9, "c"), w(3, "r", 7, "b"), w(4, "s", 1, "d")};
+    EXPECT_TRUE(check_lease_order(ops, log).empty()) << "B and C were granted concurrently: no order";
+}
+
+TEST(LeaseOrder, AnOlderLeasesWriteAcceptedAfterANewerOnesIsReported) {
+    // X got fence 15 before a failover; Y got 13 after it and wrote first; the store saw the
+    // fences increase (13, 15), the leases did not.
+    std::vector<Op> ops{acquired("X", "r", 15, 0, 10), acquired("Y", "r", 13, 100, 110),
+                        fenced_write("Y", "r", "y", 13, 120), fenced_write("X", "r", "x", 15, 200)};
+    std::vector<AcceptedWrite> log{w(1, "r", 13, "y"), w(2, "r", 15, "x")};
+    EXPECT_TRUE(check_fence_order(log).empty());
+    const auto v = check_lease_order(ops, log);
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_NE(v[0].find("write #2 of X acquire#0 fence 15 accepted after write #1 of Y"), std::string::npos) << v[0];
+    EXPECT_EQ(check({.ops = ops, .accepted = log, .final_values = {}}, {.leases = true}).lease_order.size(), 1u);
+    EXPECT_TRUE(check({.ops = ops, .accepted = log, .final_values = {}}).lease_order.empty()) << "off by default";
+}
+
+TEST(LeaseOrder, UntraceableWritesAreLeftOut) {
+    std::vector<Op> ops{fenced_write("Q", "r", "q", 3, 0), acquired("Y", "r", 2, 100, 110),
+                        fenced_write("Y", "r", "y", 2, 120)};
+    std::vector<AcceptedWrite> log{w(1, "r", 2, "y"), w(2, "r", 3, "q")};
+    EXPECT_TRUE(check_lease_order(ops, log).empty());
+}
+
+TEST(Exclusion, HoldsBegunWhileReplicationWasCutCanBeLeftOut) {
+    std::vector<Op> ops{hold("A", "r", 1, 0, 100), hold("X", "r", 15, 200, 900), hold("C", "r", 11, 500, 600),
+                        acquired("X", "r", 15, 150, 199)};
+    EXPECT_EQ(check_exclusion(ops).size(), 1u);
+    const auto kept = without_holds_begun_in(ops, 150, 400);
+    EXPECT_EQ(kept.size(), 3u) << "only X's hold goes; its acquire op stays";
+    EXPECT_TRUE(check_exclusion(kept).empty());
 }
 
 class TempDir : public ::testing::Test {
