@@ -20,13 +20,28 @@ enum class errc {
     connection_lost,
     /// AUTH was refused (wrong password, unknown ACL user) or required and missing.
     auth_failed,
-    /// Redis answers but will not serve writes now (LOADING, BUSY, READONLY, MASTERDOWN, OOM...).
+    /// Redis answers but cannot serve the request now: LOADING (a restarted server or a fresh
+    /// replica still loading its data), BUSY (a long script), TRYAGAIN, CLUSTERDOWN or OOM.
+    /// Nothing was executed.
     server_busy,
     /// A key of the lock has the wrong type or content (e.g. `fence:{R}` is not an integer).
     /// Nothing was changed; an operator must repair the key.
     corrupt_key,
     /// Any other error reply from Redis, or a reply the protocol did not expect.
     protocol_error,
+    /// The server is not (or no longer) the master: READONLY (a replica, e.g. the old master
+    /// after a failover), MASTERDOWN (a replica cut off from its master), or ROLE answered
+    /// something other than master when the connection checked it. Nothing was written. A
+    /// connection that follows a master (redis-sentinel://) drops itself and asks the sentinels
+    /// again, so the retry reaches the new master.
+    not_master,
+    /// NOREPLICAS: the master refuses writes because fewer replicas than min-replicas-to-write
+    /// are connected and in sync. The refusal comes before the first write, so nothing was
+    /// written; retry once the replicas are back.
+    replicas_unavailable,
+    /// The address of a redis:// URL answers as a Redis Sentinel, not as a Redis server. Fatal:
+    /// name the sentinels and the master group with redis-sentinel://host:port[,...]#name.
+    is_sentinel,
 };
 
 /// What a caller should do next after an error.

@@ -1,14 +1,32 @@
 #pragma once
-/// Where the lock server lives: `redis://[user:password@]host[:port][/db]`.
+/// Where the lock server lives:
+///
+///   redis://[user:password@]host[:port][/db]
+///   redis-sentinel://[user:password@]host[:port][,host[:port]...][/db][?query]#master-name
+///
+/// The second form (Lettuce's convention) names the sentinels to ask and the master group
+/// they watch; every connection goes to the master the sentinels name and follows it across
+/// failovers. Its user:password are the master's. Sentinels that want credentials of their own
+/// get them as query parameters `sentinel_user` and `sentinel_password` (percent-encoded, like
+/// the user and password). A sentinel's port defaults to 26379.
 
 #include <cstdint>
 #include <expected>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fencelock {
 
+struct HostAndPort {
+    std::string host;
+    std::uint16_t port = 0;
+    bool operator==(const HostAndPort&) const = default;
+};
+
 struct RedisEndpoint {
+    /// The server (redis://). For a Sentinel endpoint: the first sentinel; connections never
+    /// use it, they go where the sentinels say.
     std::string host = "127.0.0.1";
     std::uint16_t port = 6379;
     /// Logical database selected after connecting (SELECT); 0 by default.
@@ -23,16 +41,31 @@ struct RedisEndpoint {
     /// (e.g. maxmemory is far above what the data set can reach). Default false.
     bool allow_eviction = false;
 
-    /// The URL with the password replaced by `***`, safe for logs and errors.
+    /// The sentinels to ask for the master, in the order to try them. Empty (the default):
+    /// not a Sentinel endpoint, connections go to host:port.
+    std::vector<HostAndPort> sentinels;
+    /// The master group the sentinels monitor (`sentinel monitor NAME ...`); required with
+    /// sentinels.
+    std::string master_name;
+    /// Credentials for the sentinels themselves (AUTH [user] password), independent of the
+    /// master's. Empty password: no AUTH on sentinels. Never printed.
+    std::string sentinel_user;
+    std::string sentinel_password;
+
+    /// True when connections find the master through sentinels.
+    bool uses_sentinel() const noexcept { return !sentinels.empty(); }
+
+    /// The URL with the passwords replaced by `***`, safe for logs and errors.
     std::string redacted() const;
 };
 
 struct UrlError {
-    /// Describes what is wrong; never contains the password.
+    /// Describes what is wrong; never contains a password.
     std::string message;
 };
 
-/// Parses a redis:// URL. User and password may be percent-encoded (%40 for '@').
+/// Parses a redis:// or redis-sentinel:// URL. User and passwords may be percent-encoded
+/// (%40 for '@'); in a password write '?' as %3F, '#' as %23 and '/' as %2F.
 std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url);
 
 }  // namespace fencelock

@@ -18,9 +18,20 @@ public:
             case errc::connection_lost:
                 return "connection to Redis lost after sending (outcome unknown)";
             case errc::auth_failed: return "Redis authentication failed";
-            case errc::server_busy: return "Redis cannot serve the request now";
+            case errc::server_busy:
+                return "Redis cannot serve the request now (LOADING, BUSY, TRYAGAIN, CLUSTERDOWN or OOM); nothing was "
+                       "executed";
             case errc::corrupt_key: return "a lock key has an unexpected type or content";
             case errc::protocol_error: return "unexpected reply from Redis";
+            case errc::not_master:
+                return "the Redis server is not the master (READONLY, MASTERDOWN, or ROLE is not master): a failover "
+                       "may be under way; nothing was written";
+            case errc::replicas_unavailable:
+                return "Redis refused the write (NOREPLICAS): fewer in-sync replicas than min-replicas-to-write; "
+                       "nothing was written";
+            case errc::is_sentinel:
+                return "the address is a Redis Sentinel, not a Redis server: use "
+                       "redis-sentinel://host:port[,host:port...]#master-name";
         }
         return "unknown fencelock error";
     }
@@ -72,12 +83,15 @@ failure_kind classify(std::error_code ec) noexcept {
     if (ec.category() != error_category()) return failure_kind::fatal;
     switch (static_cast<errc>(ec.value())) {
         case errc::unavailable:
-        case errc::server_busy: return failure_kind::retryable;
+        case errc::server_busy:
+        case errc::not_master:
+        case errc::replicas_unavailable: return failure_kind::retryable;
         case errc::reply_timeout:
         case errc::connection_lost: return failure_kind::outcome_unknown;
         case errc::auth_failed:
         case errc::corrupt_key:
-        case errc::protocol_error: return failure_kind::fatal;
+        case errc::protocol_error:
+        case errc::is_sentinel: return failure_kind::fatal;
     }
     return failure_kind::fatal;
 }

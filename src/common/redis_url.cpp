@@ -1,11 +1,20 @@
 #include "fencelock/redis_url.hpp"
 
 #include <charconv>
+#include <optional>
 
 #include "common/url_text.hpp"
 
 namespace fencelock {
 namespace {
+
+// Messages below never quote the URL: it may carry a password.
+using Problem = std::optional<std::string>;
+
+constexpr std::string_view plain_scheme = "redis://";
+constexpr std::string_view sentinel_scheme = "redis-sentinel://";
+constexpr std::uint16_t default_redis_port = 6379;
+constexpr std::uint16_t default_sentinel_port = 26379;
 
 template <typename Int>
 bool parse_int(std::string_view s, Int& out) {
@@ -14,28 +23,135 @@ bool parse_int(std::string_view s, Int& out) {
     return ec == std::errc{} && end == s.data() + s.size();
 }
 
+// `host`, `host:port`, `[v6]` or `[v6]:port`.
+Problem parse_host_port(std::string_view text, std::uint16_t default_port, HostAndPort& out) {
+    std::string_view host = text, port;
+    if (text.starts_with('[')) {
+        std::size_t close = text.find(']');
+        if (close == std::string_view::npos) return "unterminated IPv6 address";
+        host = text.substr(1, close - 1);
+        std::string_view after = text.substr(close + 1);
+        if (!after.empty()) {
+            if (after.front() != ':') return "unexpected text after IPv6 address";
+            port = after.substr(1);
+            if (port.empty()) return "empty port";
+        }
+    } else if (std::size_t colon = text.rfind(':'); colon != std::string_view::npos) {
+        host = text.substr(0, colon);
+        port = text.substr(colon + 1);
+        if (port.empty()) return "empty port";
+    }
+    if (host.empty()) return "missing host";
+    out.host = std::string(host);
+    out.port = default_port;
+    if (!port.empty()) {
+        unsigned value = 0;
+        if (!parse_int(port, value) || value == 0 || value > 65535) return "port must be a number from 1 to 65535";
+        out.port = static_cast<std::uint16_t>(value);
+    }
+    return std::nullopt;
+}
+
+std::string show(const HostAndPort& at) {
+    const bool v6 = at.host.find(':') != std::string::npos;
+    return (v6 ? "[" + at.host + "]" : at.host) + ":" + std::to_string(at.port);
+}
+
+// `user:password` (user may be empty); the password is required.
+Problem parse_credentials(std::string_view user_text, std::optional<std::string_view> password_text,
+                          std::string& user, std::string& password) {
+    if (!password_text) return "user given without a password (use user:password@)";
+    if (!detail::percent_decode(user_text, user) || !detail::percent_decode(*password_text, password))
+        return "bad percent-encoding in user or password";
+    if (password.empty()) return "empty password";
+    return std::nullopt;
+}
+
+Problem parse_sentinel_list(std::string_view authority, RedisEndpoint& ep) {
+    for (std::size_t begin = 0;;) {
+        const std::size_t comma = authority.find(',', begin);
+        const std::string_view item = authority.substr(begin, comma == std::string_view::npos ? comma : comma - begin);
+        if (item.empty()) return "empty host in the sentinel list";
+        HostAndPort sentinel;
+        if (auto problem = parse_host_port(item, default_sentinel_port, sentinel)) return "sentinel: " + *problem;
+        ep.sentinels.push_back(std::move(sentinel));
+        if (comma == std::string_view::npos) break;
+        begin = comma + 1;
+    }
+    ep.host = ep.sentinels.front().host;
+    ep.port = ep.sentinels.front().port;
+    return std::nullopt;
+}
+
+// `sentinel_user=U&sentinel_password=P`, both percent-encoded; nothing else is accepted.
+Problem parse_sentinel_query(std::string_view query, RedisEndpoint& ep) {
+    if (query.empty()) return std::nullopt;
+    std::optional<std::string_view> user, password;
+    for (std::size_t begin = 0;;) {
+        const std::size_t amp = query.find('&', begin);
+        const std::string_view pair = query.substr(begin, amp == std::string_view::npos ? amp : amp - begin);
+        const std::size_t eq = pair.find('=');
+        const std::string_view key = pair.substr(0, eq);
+        const std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
+        if (key == "sentinel_user" && !user) user = value;
+        else if (key == "sentinel_password" && !password) password = value;
+        else return "unknown or repeated query parameter (only sentinel_user and sentinel_password are accepted)";
+        if (amp == std::string_view::npos) break;
+        begin = amp + 1;
+    }
+    if (auto problem = parse_credentials(user.value_or(""), password, ep.sentinel_user, ep.sentinel_password))
+        return "sentinel_user/sentinel_password: " + *problem;
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::string RedisEndpoint::redacted() const {
-    std::string url = "redis://";
+    std::string url(uses_sentinel() ? sentinel_scheme : plain_scheme);
     if (!user.empty() || !password.empty()) url += user + (password.empty() ? "" : ":***") + "@";
-    bool v6 = host.find(':') != std::string::npos;
-    url += (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    if (uses_sentinel()) {
+        for (std::size_t i = 0; i < sentinels.size(); ++i) url += (i ? "," : "") + show(sentinels[i]);
+    } else {
+        url += show({host, port});
+    }
     if (db != 0) url += "/" + std::to_string(db);
-    return url;
+    if (!uses_sentinel()) return url;
+    if (!sentinel_password.empty()) {
+        url += "?";
+        if (!sentinel_user.empty()) url += "sentinel_user=" + detail::percent_encode(sentinel_user) + "&";
+        url += "sentinel_password=***";
+    }
+    return url + "#" + detail::percent_encode(master_name);
 }
 
 std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
-    // Messages below never quote the URL: it may carry a password.
     auto fail = [](std::string why) { return std::unexpected(UrlError{"invalid Redis URL: " + why}); };
-    constexpr std::string_view scheme = "redis://";
     if (url.starts_with("rediss://")) return fail("TLS (rediss://) is not supported");
-    if (!url.starts_with(scheme)) return fail("must start with redis://");
-    std::string_view rest = url.substr(scheme.size());
-    if (rest.find_first_of("?#") != std::string_view::npos)
-        return fail("query strings and fragments are not supported (in a password write '?' as %3F, '#' as %23)");
+    const bool sentinel = url.starts_with(sentinel_scheme);
+    if (!sentinel && !url.starts_with(plain_scheme)) return fail("must start with redis:// or redis-sentinel://");
+    std::string_view rest = url.substr(sentinel ? sentinel_scheme.size() : plain_scheme.size());
 
     RedisEndpoint ep;
+    std::string_view query;
+    if (sentinel) {
+        // ...[/db][?query]#master-name: the fragment is last, the query before it.
+        const std::size_t hash = rest.find('#');
+        if (hash == std::string_view::npos)
+            return fail("a redis-sentinel:// URL names its master group after '#' (...#mymaster)");
+        if (!detail::percent_decode(rest.substr(hash + 1), ep.master_name))
+            return fail("bad percent-encoding in the master name");
+        if (ep.master_name.empty()) return fail("empty master name after '#'");
+        rest = rest.substr(0, hash);
+        if (const std::size_t q = rest.find('?'); q != std::string_view::npos) {
+            query = rest.substr(q + 1);
+            rest = rest.substr(0, q);
+        }
+    }
+    if (rest.find_first_of("?#") != std::string_view::npos)
+        return fail(sentinel ? "'?' or '#' twice (in a password write '?' as %3F, '#' as %23)"
+                             : "query strings and fragments are not supported (in a password write '?' as %3F, "
+                               "'#' as %23)");
+
     std::size_t slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
@@ -49,36 +165,21 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
         std::string_view userinfo = authority.substr(0, at);
         authority = authority.substr(at + 1);
         std::size_t colon = userinfo.find(':');
-        if (colon == std::string_view::npos) return fail("user given without a password (use user:password@)");
-        if (!detail::percent_decode(userinfo.substr(0, colon), ep.user) ||
-            !detail::percent_decode(userinfo.substr(colon + 1), ep.password))
-            return fail("bad percent-encoding in user or password");
-        if (ep.password.empty()) return fail("empty password");
+        const auto password = colon == std::string_view::npos ? std::nullopt
+                                                              : std::optional(userinfo.substr(colon + 1));
+        if (auto problem = parse_credentials(userinfo.substr(0, colon), password, ep.user, ep.password))
+            return fail(*problem);
     }
 
-    std::string_view host = authority, port;
-    if (authority.starts_with('[')) {
-        std::size_t close = authority.find(']');
-        if (close == std::string_view::npos) return fail("unterminated IPv6 address");
-        host = authority.substr(1, close - 1);
-        std::string_view after = authority.substr(close + 1);
-        if (!after.empty()) {
-            if (after.front() != ':') return fail("unexpected text after IPv6 address");
-            port = after.substr(1);
-            if (port.empty()) return fail("empty port");
-        }
-    } else if (std::size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
-        host = authority.substr(0, colon);
-        port = authority.substr(colon + 1);
-        if (port.empty()) return fail("empty port");
-    }
-    if (host.empty()) return fail("missing host");
-    ep.host = std::string(host);
-    if (!port.empty()) {
-        unsigned value = 0;
-        if (!parse_int(port, value) || value == 0 || value > 65535)
-            return fail("port must be a number from 1 to 65535");
-        ep.port = static_cast<std::uint16_t>(value);
+    if (sentinel) {
+        if (authority.empty()) return fail("empty sentinel list (redis-sentinel://host:port[,host:port...]#name)");
+        if (auto problem = parse_sentinel_list(authority, ep)) return fail(*problem);
+        if (auto problem = parse_sentinel_query(query, ep)) return fail(*problem);
+    } else {
+        HostAndPort server;
+        if (auto problem = parse_host_port(authority, default_redis_port, server)) return fail(*problem);
+        ep.host = std::move(server.host);
+        ep.port = server.port;
     }
     if (!path.empty() && (!parse_int(path, ep.db) || ep.db < 0))
         return fail("database must be a non-negative number (/0, /1, ...)");

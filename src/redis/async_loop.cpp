@@ -192,6 +192,15 @@ void AsyncLoop::expire(clock::time_point now) {
 }
 
 void AsyncLoop::pump() {
+    // A server that answered READONLY, MASTERDOWN or LOADING is no master now: once the replies
+    // of what was handed to it are in, close it (failing no one) and let the requests waiting
+    // meanwhile go to the server the topology names next.
+    if (leaving_ && in_flight_.empty()) {
+        topology_->report_failure(server_, errc::not_master);
+        auto keep = std::exchange(waiting_, {});
+        drop(errc::connection_lost, errc::unavailable);
+        waiting_ = std::move(keep);
+    }
     if (waiting_.empty()) return;
     if (state_ == State::idle) connect();
     // One batch in flight at a time: whatever queues meanwhile leaves in the next write.
@@ -248,7 +257,7 @@ void AsyncLoop::connect() {
 
     // The handshake goes first, and callers' commands wait for all of its replies: none may run
     // unauthenticated, in the wrong database, or on a server that may evict keys.
-    handshake_ = handshake_steps(ep);
+    handshake_ = handshake_steps(ep, {.confirm_master = topology_->follows_master()});
     handshake_replies_.clear();
     std::string wire;
     std::vector<std::size_t> ends;
@@ -274,6 +283,7 @@ void AsyncLoop::on_reply(redisReply* reply) {
     }
     AsyncRequest& r = *in_flight_.front();
     r.replies.push_back(convert(reply));
+    if (topology_->follows_master() && asks_for_another_server(r.replies.back())) leaving_ = true;
     if (r.replies.size() == r.ends.size()) {
         complete(r, {});
         in_flight_.pop_front();
@@ -297,6 +307,7 @@ void AsyncLoop::fail_all(std::error_code written, std::error_code unsent) {
     handshake_left_ = 0;
     handshake_replies_.clear();
     handshake_error_ = {};
+    leaving_ = false;
     handed_ = written_ = 0;
     want_read_ = want_write_ = false;
 }

@@ -4,7 +4,9 @@
 
 namespace fencelock::detail {
 
-std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& ep) {
+std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& ep) { return handshake_steps(ep, HandshakeNeeds{}); }
+
+std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& ep, HandshakeNeeds needs) {
     std::vector<HandshakeStep> steps;
     if (!ep.password.empty()) {
         HandshakeStep auth{HandshakeStep::Kind::auth, {"AUTH"}};
@@ -13,6 +15,7 @@ std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& ep) {
         steps.push_back(std::move(auth));
     }
     if (ep.db != 0) steps.push_back({HandshakeStep::Kind::select, {"SELECT", std::to_string(ep.db)}});
+    if (needs.confirm_master) steps.push_back({HandshakeStep::Kind::role, {"ROLE"}});
     if (!ep.allow_eviction) {
         steps.push_back({HandshakeStep::Kind::config_policy, {"CONFIG", "GET", "maxmemory-policy"}});
         steps.push_back({HandshakeStep::Kind::info_memory, {"INFO", "memory"}});
@@ -25,6 +28,11 @@ std::optional<std::string> policy_in_config(const Reply& reply) {
     if (reply.kind != Reply::Kind::array || reply.elements.size() != 2) return std::nullopt;
     if (reply.elements[1].kind != Reply::Kind::string || reply.elements[1].str.empty()) return std::nullopt;
     return reply.elements[1].str;
+}
+
+bool role_is_master(const Reply& reply) {
+    return reply.kind == Reply::Kind::array && !reply.elements.empty() &&
+           reply.elements[0].kind == Reply::Kind::string && reply.elements[0].str == "master";
 }
 
 std::optional<std::string> policy_in_info(const Reply& reply) {
@@ -44,6 +52,9 @@ std::optional<std::string> policy_in_info(const Reply& reply) {
 std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<const Reply> replies) {
     std::optional<std::string> config_policy, info_policy;
     bool asked_policy = false;
+    // A sentinel knows no CONFIG and answers INFO memory with nothing; a Redis server with
+    // CONFIG renamed away still reports its memory.
+    bool config_unknown = false, info_empty = false;
     for (std::size_t i = 0; i < steps.size() && i < replies.size(); ++i) {
         const Reply& r = replies[i];
         switch (steps[i].kind) {
@@ -53,21 +64,30 @@ std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<
             case HandshakeStep::Kind::select:
                 if (r.kind == Reply::Kind::error) return error_from_reply(r.str);
                 break;
+            case HandshakeStep::Kind::role:
+                // An error (NOAUTH, an ACL refusing ROLE) says why; an answer other than master
+                // (slave, sentinel) is a server to leave.
+                if (r.kind == Reply::Kind::error) return error_from_reply(r.str);
+                if (!role_is_master(r)) return errc::not_master;
+                break;
             case HandshakeStep::Kind::config_policy:
                 // A server that wants a password answers NOAUTH to every step: report that, not
                 // the policy. (NOPERM is an ACL refusing CONFIG: INFO then decides.)
                 if (r.kind == Reply::Kind::error && r.str.starts_with("NOAUTH")) return errc::auth_failed;
                 asked_policy = true;
+                config_unknown = r.kind == Reply::Kind::error && r.str.find("unknown command") != std::string::npos;
                 config_policy = policy_in_config(r);
                 break;
             case HandshakeStep::Kind::info_memory:
                 asked_policy = true;
+                info_empty = r.kind == Reply::Kind::string && r.str.empty();
                 info_policy = policy_in_info(r);
                 break;
         }
     }
     if (replies.size() < steps.size()) return errc::protocol_error;
     if (!asked_policy) return {};
+    if (config_unknown && info_empty) return errc::is_sentinel;
     const auto policy = config_policy ? config_policy : info_policy;
     if (policy == "noeviction") return {};
     return eviction_refusal(policy);

@@ -11,6 +11,12 @@
 // renamed by managed services; INFO memory reports the same policy and is asked in the same
 // round trip, so the check costs no extra one. Either answer decides; with neither the
 // connection is refused too, unless the endpoint says evictions are accepted.
+//
+// Role. A connection whose topology follows a master (Sentinel) asks ROLE in the same round
+// trip: the sentinels may name a server that is no longer, or not yet, the master (a failover
+// under way, a stale sentinel), and a replica must never serve a caller (its writes would fail
+// with READONLY at best). Anything but "master" fails the connection with not_master, and the
+// next connect asks the sentinels again.
 #include <optional>
 #include <span>
 #include <string>
@@ -24,23 +30,36 @@
 namespace fencelock::detail {
 
 struct HandshakeStep {
-    enum class Kind { auth, select, config_policy, info_memory };
+    enum class Kind { auth, select, role, config_policy, info_memory };
     Kind kind;
     std::vector<std::string> argv;
 };
 
-/// AUTH (with a password), SELECT (db != 0), then CONFIG GET maxmemory-policy and INFO memory
-/// (unless endpoint.allow_eviction), in that order: they are sent back to back.
+/// What the connection's topology asks of the handshake beyond what the endpoint needs.
+struct HandshakeNeeds {
+    /// Ask ROLE and fail unless the server is a master (Topology::follows_master()).
+    bool confirm_master = false;
+};
+
+/// AUTH (with a password), SELECT (db != 0), ROLE (needs.confirm_master), then CONFIG GET
+/// maxmemory-policy and INFO memory (unless endpoint.allow_eviction), in that order: they are
+/// sent back to back.
+std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& endpoint, HandshakeNeeds needs);
+/// The same with no needs beyond the endpoint's (no ROLE).
 std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& endpoint);
 
 /// The outcome from the steps' replies, in step order: success, auth_failed, the SELECT
-/// error, or an eviction refusal (eviction_category) naming the policy.
+/// error, not_master (ROLE is not master), or an eviction refusal (eviction_category) naming
+/// the policy.
 std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<const Reply> replies);
 
 /// The policy in a CONFIG GET maxmemory-policy reply or an INFO memory reply, or nullopt when
 /// the reply is an error or does not say.
 std::optional<std::string> policy_in_config(const Reply& reply);
 std::optional<std::string> policy_in_info(const Reply& reply);
+
+/// Whether a ROLE reply says master (["master", offset, replicas]).
+bool role_is_master(const Reply& reply);
 
 /// The error for a server whose policy is `policy` (nullopt: could not be learned).
 std::error_code eviction_refusal(const std::optional<std::string>& policy);

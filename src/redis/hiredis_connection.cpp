@@ -23,7 +23,10 @@ using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
 class HiredisConnection final : public Connection {
 public:
-    explicit HiredisConnection(ConnectionSettings s) : settings_(std::move(s)) {}
+    // The topology is fixed at construction, so every reconnect asks the same one.
+    explicit HiredisConnection(ConnectionSettings s) : settings_(std::move(s)) {
+        settings_.topology = topology_of(settings_);
+    }
     ~HiredisConnection() override { drop(); }
 
     std::expected<Reply, std::error_code> command(std::span<const std::string_view> argv) override {
@@ -38,7 +41,9 @@ public:
             drop();
             return std::unexpected(ec);
         }
-        return convert(reply.get());
+        Reply converted = convert(reply.get());
+        leave_if_not_master(converted);
+        return converted;
     }
 
     std::expected<std::vector<Reply>, std::error_code> pipeline(
@@ -71,6 +76,7 @@ public:
             ReplyPtr reply(static_cast<redisReply*>(raw));
             replies.push_back(convert(reply.get()));
         }
+        for (const Reply& r : replies) leave_if_not_master(r);
         return replies;
     }
 
@@ -102,8 +108,17 @@ private:
         return ::poll(&p, 1, 0) != 0;
     }
 
+    // READONLY, MASTERDOWN or LOADING from a server the topology named as master: it is not
+    // one now (a failover), so the next command reconnects to whatever resolve() names then.
+    // The caller still gets this reply (not_master / server_busy, retryable).
+    void leave_if_not_master(const Reply& reply) {
+        if (ctx_ == nullptr || !settings_.topology->follows_master() || !asks_for_another_server(reply)) return;
+        settings_.topology->report_failure(server_, errc::not_master);
+        drop();
+    }
+
     std::error_code connect() {
-        auto ctx = open_context(settings_);
+        auto ctx = open_context(settings_, server_);
         if (!ctx) return ctx.error();
         ctx_ = ctx->release();
         return {};
@@ -116,6 +131,7 @@ private:
 
     ConnectionSettings settings_;
     redisContext* ctx_ = nullptr;
+    ServerAddress server_;  ///< where ctx_ is connected
 };
 
 }  // namespace
@@ -150,8 +166,8 @@ timeval to_timeval(std::chrono::milliseconds d) {
 
 // The handshake (redis/handshake.hpp) runs under the connect timeout, in one round trip; no
 // command of the caller is sent yet, so any failure here means "nothing happened".
-std::error_code handshake(redisContext* ctx, const RedisEndpoint& ep) {
-    const auto steps = handshake_steps(ep);
+std::error_code handshake(redisContext* ctx, const RedisEndpoint& ep, HandshakeNeeds needs) {
+    const auto steps = handshake_steps(ep, needs);
     for (const auto& step : steps) {
         std::vector<const char*> ptrs;
         std::vector<size_t> lens;
@@ -175,13 +191,19 @@ std::error_code handshake(redisContext* ctx, const RedisEndpoint& ep) {
 }  // namespace
 
 std::shared_ptr<Topology> topology_of(const ConnectionSettings& settings) {
-    return settings.topology ? settings.topology : single_server(settings.endpoint);
+    return settings.topology ? settings.topology : topology_for(settings.endpoint);
 }
 
 std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings& settings) {
+    ServerAddress reached;
+    return open_context(settings, reached);
+}
+
+std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings& settings, ServerAddress& reached) {
     const auto topology = topology_of(settings);
     const auto server = topology->resolve();
     if (!server) return std::unexpected(server.error());
+    reached = *server;
     auto failed = [&](std::error_code ec) {
         topology->report_failure(*server, ec);
         return std::unexpected(ec);
@@ -195,7 +217,8 @@ std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings
     ::fcntl(ctx->fd, F_SETFD, ::fcntl(ctx->fd, F_GETFD) | FD_CLOEXEC);
     redisSetTimeout(ctx.get(), tv);
     redisEnableKeepAlive(ctx.get());
-    if (auto ec = handshake(ctx.get(), settings.endpoint)) return failed(ec);
+    if (auto ec = handshake(ctx.get(), settings.endpoint, {.confirm_master = topology->follows_master()}))
+        return failed(ec);
     redisSetTimeout(ctx.get(), to_timeval(settings.command_timeout));
     return ctx;
 }

@@ -14,11 +14,12 @@ struct ConnectionSettings {
     RedisEndpoint endpoint;
     std::chrono::milliseconds connect_timeout;
     std::chrono::milliseconds command_timeout;
-    /// Which server each new connection reaches. Null: single_server(endpoint).
+    /// Which server each new connection reaches. Null: the endpoint's own (topology_for()).
     std::shared_ptr<Topology> topology{};
 };
 
-/// The topology of `settings`: its own, or the single server its endpoint names.
+/// The topology of `settings`: its own, or the one its endpoint describes (a single server, or
+/// the master its sentinels name).
 std::shared_ptr<Topology> topology_of(const ConnectionSettings& settings);
 
 /// A blocking connection on hiredis's synchronous API. Connects lazily (TCP, AUTH, SELECT),

@@ -21,7 +21,10 @@ using ContextPtr = std::unique_ptr<redisContext, ContextDeleter>;
 /// A blocking context: connected within connect_timeout, close-on-exec, keep-alive, AUTH and
 /// SELECT done, reads bounded by command_timeout. errc::unavailable or auth_failed otherwise;
 /// either way nothing of the caller's was sent.
+/// With a Sentinel topology the handshake also confirms ROLE is master (not_master otherwise).
 std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings& settings);
+/// The same, telling which server the topology named (set even when connecting failed).
+std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings& settings, ServerAddress& reached);
 
 /// hiredis's reply tree as a Reply value.
 Reply convert(const redisReply* r);

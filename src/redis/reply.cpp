@@ -5,14 +5,34 @@
 #include "fencelock/error.hpp"
 
 namespace fencelock::detail {
+namespace {
+
+// The error code of a reply: its first word ("NOREPLICAS Not enough good replicas..."). An
+// error that a command inside a script raised keeps its code in Redis 7 ("NOREPLICAS ...
+// script: f, on @user_script:12."); Redis 6 wraps it ("ERR Error running script (call to
+// f_...): @user_script:12: -NOREPLICAS ..."), so the code after that last '-' counts too.
+std::string_view code_of(std::string_view m) {
+    std::string_view code = m.substr(0, m.find(' '));
+    if (code == "ERR" && m.find("Error running script") != std::string_view::npos) {
+        if (const std::size_t dash = m.rfind(": -"); dash != std::string_view::npos) {
+            const std::string_view inner = m.substr(dash + 3);
+            return inner.substr(0, inner.find(' '));
+        }
+    }
+    return code;
+}
+
+}  // namespace
 
 std::error_code error_from_reply(const std::string& message) {
     const std::string_view m = message;
     auto has = [&](std::string_view s) { return m.find(s) != std::string_view::npos; };
-    // Compare the whole error code (first word): BUSYKEY and BUSYGROUP are not BUSY.
-    const std::string_view code = m.substr(0, m.find(' '));
-    for (std::string_view busy : {"LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN",
-                                  "CLUSTERDOWN", "OOM"})
+    // Compare the whole error code: BUSYKEY and BUSYGROUP are not BUSY. These come first, so a
+    // replication refusal inside a script is never taken for a script failing on our keys.
+    const std::string_view code = code_of(m);
+    if (code == "READONLY" || code == "MASTERDOWN") return errc::not_master;
+    if (code == "NOREPLICAS") return errc::replicas_unavailable;
+    for (std::string_view busy : {"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "OOM"})
         if (code == busy) return errc::server_busy;
     // Redis 7 answers an unauthenticated command with more than 10 arguments (acquire has 11)
     // with "ERR Protocol error: unauthenticated multibulk length" instead of NOAUTH.
@@ -28,6 +48,17 @@ std::error_code error_from_reply(const std::string& message) {
     if (has("WRONGTYPE") || has("not an integer") || has("user_script") || has("Error running script"))
         return errc::corrupt_key;
     return errc::protocol_error;
+}
+
+bool asks_for_another_server(const Reply& reply) {
+    if (reply.kind == Reply::Kind::array) {
+        for (const Reply& element : reply.elements)  // EXEC's replies
+            if (asks_for_another_server(element)) return true;
+        return false;
+    }
+    if (reply.kind != Reply::Kind::error) return false;
+    const std::string_view code = code_of(reply.str);
+    return code == "READONLY" || code == "MASTERDOWN" || code == "LOADING";
 }
 
 }  // namespace fencelock::detail

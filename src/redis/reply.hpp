@@ -21,9 +21,16 @@ struct Reply {
     static Reply make_nil() { return {}; }
 };
 
-/// Maps a Redis error reply to an error code: NOSCRIPT is for the script runner; WRONGTYPE,
-/// non-integer values and failing scripts are corrupt_key; LOADING/BUSY/READONLY/... are
-/// server_busy; authentication errors auth_failed; anything else protocol_error.
+/// Maps a Redis error reply to an error code: NOSCRIPT is for the script runner; READONLY and
+/// MASTERDOWN are not_master, NOREPLICAS replicas_unavailable (also when a write inside a
+/// script raised them); LOADING/BUSY/TRYAGAIN/... are server_busy; WRONGTYPE, non-integer
+/// values and failing scripts are corrupt_key; authentication errors auth_failed; anything
+/// else protocol_error.
 std::error_code error_from_reply(const std::string& message);
+
+/// True when `reply` (or an element of it) is READONLY, MASTERDOWN or LOADING: the server the
+/// connection reached cannot act as the master now, and a connection that follows a master
+/// should leave it and ask its topology again.
+bool asks_for_another_server(const Reply& reply);
 
 }  // namespace fencelock::detail

@@ -1,5 +1,7 @@
 #include "redis/topology.hpp"
 
+#include "redis/sentinel_topology.hpp"
+
 namespace fencelock::detail {
 namespace {
 
@@ -18,6 +20,10 @@ private:
 
 std::shared_ptr<Topology> single_server(const RedisEndpoint& endpoint) {
     return std::make_shared<SingleServer>(ServerAddress{endpoint.host, endpoint.port});
+}
+
+std::shared_ptr<Topology> topology_for(const RedisEndpoint& endpoint) {
+    return endpoint.uses_sentinel() ? sentinel_topology(endpoint) : single_server(endpoint);
 }
 
 }  // namespace fencelock::detail

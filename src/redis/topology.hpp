@@ -1,9 +1,10 @@
 #pragma once
 // The topology seam: which server a new connection goes to. Every connection asks its
 // Topology at connect time, and tells it when a server failed it, so the lock logic never
-// knows whether it talks to one server, a Sentinel-managed master or a Cluster shard. Today
-// there is one implementation, a single fixed server; Sentinel (ask the sentinels for the
-// master, re-resolve after a failure or READONLY) and Cluster (a slot map) plug in here.
+// knows whether it talks to one server, a Sentinel-managed master or a Cluster shard. Two
+// implementations: a single fixed server, and Sentinel (redis/sentinel_topology.hpp: ask the
+// sentinels for the master, re-resolve after a failure or READONLY). Cluster (a slot map)
+// would plug in here too.
 #include <cstdint>
 #include <expected>
 #include <memory>
@@ -29,9 +30,18 @@ public:
     /// A connection to `server` failed with `ec` (could not connect, broke, or the server
     /// refused to serve: READONLY, MASTERDOWN...). The next resolve() may name another server.
     virtual void report_failure(const ServerAddress& server, std::error_code ec) noexcept = 0;
+    /// True when the server resolve() names may stop being the master (a failover). Then each
+    /// connection confirms with ROLE in its handshake that it reached the master, and leaves a
+    /// server that answers READONLY, MASTERDOWN or LOADING to resolve() again. False for a
+    /// fixed server: its connections behave as they always did.
+    virtual bool follows_master() const noexcept { return false; }
 };
 
 /// One server, always the same: the endpoint's host and port.
 std::shared_ptr<Topology> single_server(const RedisEndpoint& endpoint);
+
+/// The topology an endpoint describes: sentinel_topology() for a redis-sentinel:// endpoint,
+/// otherwise single_server().
+std::shared_ptr<Topology> topology_for(const RedisEndpoint& endpoint);
 
 }  // namespace fencelock::detail

@@ -81,11 +81,7 @@ void SentinelServer::kill() {
     pid_ = -1;
 }
 
-std::string SentinelServer::cli(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv{"redis-cli", "-p", std::to_string(port_)};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return detail::capture(argv);
-}
+std::string SentinelServer::cli(const std::vector<std::string>& args) const { return cli_at(port_, args); }
 
 SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(options)) {
     // Without this a replica waits 5 s before its first full sync.
@@ -117,8 +113,14 @@ std::string SentinelGroup::url() const {
     return url + "#" + options_.master_name;
 }
 
-std::optional<std::uint16_t> SentinelGroup::master_port_seen_by(std::size_t i) const {
-    const auto out = sentinels_.at(i)->cli({"SENTINEL", "get-master-addr-by-name", options_.master_name});
+std::string cli_at(std::uint16_t port, const std::vector<std::string>& args) {
+    std::vector<std::string> argv{"redis-cli", "-p", std::to_string(port)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return detail::capture(argv);
+}
+
+std::optional<std::uint16_t> master_port_seen_by(std::uint16_t sentinel_port, const std::string& master_name) {
+    const auto out = cli_at(sentinel_port, {"SENTINEL", "get-master-addr-by-name", master_name});
     const auto newline = out.find('\n');
     if (newline == std::string::npos) return std::nullopt;
     try {
@@ -128,36 +130,51 @@ std::optional<std::uint16_t> SentinelGroup::master_port_seen_by(std::size_t i) c
     }
 }
 
-std::optional<std::size_t> SentinelGroup::master() const {
+std::optional<std::uint16_t> majority_master_port(const SentinelGroupShape& group) {
     std::map<std::uint16_t, std::size_t> votes;
-    for (std::size_t i = 0; i < sentinels_.size(); ++i)
-        if (auto port = master_port_seen_by(i)) ++votes[*port];
-    for (const auto& [port, n] : votes) {
-        if (n * 2 <= sentinels_.size()) continue;
-        for (std::size_t s = 0; s < servers_.size(); ++s)
-            if (servers_[s]->port() == port) return s;
-    }
+    for (std::uint16_t sentinel : group.sentinel_ports)
+        if (auto port = master_port_seen_by(sentinel, group.master_name)) ++votes[*port];
+    for (const auto& [port, n] : votes)
+        if (n * 2 > group.sentinel_ports.size()) return port;
     return std::nullopt;
 }
 
-void SentinelGroup::wait_ready(std::chrono::milliseconds timeout) const {
-    const auto replicas = std::to_string(options_.replicas);
-    const auto others = std::to_string(options_.sentinels - 1);
-    const bool ready = poll_until(timeout, [&] {
-        auto m = master();
-        if (!m) return false;
-        if (count_online_replicas(servers_[*m]->cli({"INFO", "replication"})) < options_.replicas)
+bool group_ready(const SentinelGroupShape& group) {
+    const auto m = majority_master_port(group);
+    if (!m || count_online_replicas(cli_at(*m, {"INFO", "replication"})) < group.replicas) return false;
+    const auto replicas = std::to_string(group.replicas);
+    const auto others = std::to_string(group.sentinel_ports.size() - 1);
+    for (std::uint16_t sentinel : group.sentinel_ports) {
+        auto f = fields(cli_at(sentinel, {"SENTINEL", "master", group.master_name}));
+        if (f["num-slaves"] != replicas || f["num-other-sentinels"] != others || f["flags"] != "master")
             return false;
-        for (const auto& s : sentinels_) {
-            auto f = fields(s->cli({"SENTINEL", "master", options_.master_name}));
-            if (f["num-slaves"] != replicas || f["num-other-sentinels"] != others ||
-                f["flags"] != "master")
-                return false;
-        }
-        return true;
-    });
-    if (!ready) throw std::runtime_error("the Sentinel group did not become ready in time");
+    }
+    return true;
 }
+
+void wait_group_ready(const SentinelGroupShape& group, std::chrono::milliseconds timeout) {
+    if (!poll_until(timeout, [&] { return group_ready(group); }))
+        throw std::runtime_error("the Sentinel group did not become ready in time");
+}
+
+SentinelGroupShape SentinelGroup::shape() const {
+    SentinelGroupShape out{.master_name = options_.master_name, .replicas = options_.replicas};
+    for (const auto& s : sentinels_) out.sentinel_ports.push_back(s->port());
+    return out;
+}
+
+std::optional<std::uint16_t> SentinelGroup::master_port_seen_by(std::size_t i) const {
+    return local::master_port_seen_by(sentinels_.at(i)->port(), options_.master_name);
+}
+
+std::optional<std::size_t> SentinelGroup::master() const {
+    const auto port = majority_master_port(shape());
+    for (std::size_t s = 0; port && s < servers_.size(); ++s)
+        if (servers_[s]->port() == *port) return s;
+    return std::nullopt;
+}
+
+void SentinelGroup::wait_ready(std::chrono::milliseconds timeout) const { wait_group_ready(shape(), timeout); }
 
 void SentinelGroup::cut_replication(std::size_t replica) {
     const auto m = master();

@@ -28,6 +28,26 @@ struct SentinelGroupOptions {
     std::vector<std::string> server_args;
 };
 
+/// A running group as a process that did not start it knows it (a ctest fixture owns the
+/// group; its tests know the URL): enough to ask the sentinels and the master by port.
+struct SentinelGroupShape {
+    std::vector<std::uint16_t> sentinel_ports;
+    std::string master_name;
+    int replicas = 1;
+};
+
+/// redis-cli -p PORT ARGS...; stdout without the trailing newline.
+std::string cli_at(std::uint16_t port, const std::vector<std::string>& args);
+/// The port the sentinel at `sentinel_port` names as master of `master_name` (nullopt: none).
+std::optional<std::uint16_t> master_port_seen_by(std::uint16_t sentinel_port, const std::string& master_name);
+/// The master port a majority of the sentinels name (nullopt: no majority).
+std::optional<std::uint16_t> majority_master_port(const SentinelGroupShape& group);
+/// One look: a majority names a master whose replicas are all online, and every sentinel
+/// sees all replicas and all other sentinels and calls the master healthy.
+bool group_ready(const SentinelGroupShape& group);
+/// Polls group_ready() until it holds; throws std::runtime_error after `timeout`.
+void wait_group_ready(const SentinelGroupShape& group, std::chrono::milliseconds timeout);
+
 /// One sentinel process (redis-server CONF --sentinel) with a config file it may rewrite.
 class SentinelServer {
 public:
@@ -61,6 +81,8 @@ public:
     /// redis-sentinel://127.0.0.1:P1,127.0.0.1:P2,...#master-name
     std::string url() const;
     const std::string& master_name() const { return options_.master_name; }
+    /// The sentinels' ports, the master name and the replica count.
+    SentinelGroupShape shape() const;
 
     /// Server 0 is the first master; 1.. are its replicas at start.
     std::size_t servers() const { return servers_.size(); }

@@ -1,0 +1,36 @@
+#pragma once
+// The master of a Sentinel-managed group, found the way Redis's guidelines for Sentinel
+// clients say (https://redis.io/docs/reference/sentinel-clients/):
+//
+//  1. Ask the sentinels in turn, each on a short-lived blocking connection with a short
+//     timeout (sentinel_query_timeout), `SENTINEL get-master-addr-by-name NAME`. An error, a
+//     timeout or a nil answer (this sentinel does not know NAME) moves on to the next one;
+//     the first that names a master moves to the front of the list, so the next resolve()
+//     asks a sentinel that answered last time first. None answering: errc::unavailable.
+//  2. The connection connects there and confirms ROLE is master in its handshake
+//     (Topology::follows_master()); any other answer fails that connection with not_master.
+//  3. Every new connection asks again: after a connection is lost, after a reply of READONLY,
+//     MASTERDOWN or LOADING (the connection leaves that server), after ROLE said replica.
+//     Nothing is cached between connects, so no connection can go on using a master the
+//     sentinels have replaced once it reconnects; the sentinels' answer is the whole truth.
+//
+// A connection on the old master that stays up through a failover learns it from the server:
+// Sentinel kills the normal and pub/sub clients of a server it turns into a replica, and a
+// write on a replica answers READONLY.
+#include <chrono>
+#include <memory>
+
+#include "fencelock/redis_url.hpp"
+#include "redis/topology.hpp"
+
+namespace fencelock::detail {
+
+/// How long one sentinel may take to accept a connection, and then to answer.
+inline constexpr std::chrono::milliseconds sentinel_query_timeout{300};
+
+/// The topology of a redis-sentinel:// endpoint (endpoint.uses_sentinel() must hold). Every
+/// caller with the same sentinels, master name and sentinel credentials shares one object,
+/// so the order learned in step 1 serves all connections of the process.
+std::shared_ptr<Topology> sentinel_topology(const RedisEndpoint& endpoint);
+
+}  // namespace fencelock::detail

@@ -1,0 +1,105 @@
+// parse_redis_url on redis-sentinel:// URLs: the sentinel list, the master name, sentinel
+// credentials, and that neither password ever reaches a message or redacted().
+#include "fencelock/redis_url.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using fencelock::HostAndPort;
+using fencelock::parse_redis_url;
+using fencelock::RedisEndpoint;
+
+TEST(SentinelUrl, SentinelListAndMasterName) {
+    const RedisEndpoint ep = parse_redis_url("redis-sentinel://s1:26380,10.0.0.2,[::1]:5000#cache").value();
+    EXPECT_TRUE(ep.uses_sentinel());
+    EXPECT_EQ(ep.sentinels, (std::vector<HostAndPort>{{"s1", 26380}, {"10.0.0.2", 26379}, {"::1", 5000}}));
+    EXPECT_EQ(ep.master_name, "cache");
+    EXPECT_EQ(ep.db, 0);
+    EXPECT_EQ(ep.password, "");
+    EXPECT_EQ(ep.sentinel_password, "");
+    // host:port name the first sentinel, so option checks of a plain endpoint still pass.
+    EXPECT_EQ(ep.host, "s1");
+    EXPECT_EQ(ep.port, 26380);
+}
+
+TEST(SentinelUrl, PlainUrlIsNoSentinelEndpoint) {
+    const RedisEndpoint ep = parse_redis_url("redis://h:7000").value();
+    EXPECT_FALSE(ep.uses_sentinel());
+    EXPECT_TRUE(ep.master_name.empty());
+}
+
+TEST(SentinelUrl, MasterCredentialsAndDb) {
+    const RedisEndpoint ep = parse_redis_url("redis-sentinel://app:p%40ss@s1:1,s2:2/3#my%20master").value();
+    EXPECT_EQ(ep.user, "app");
+    EXPECT_EQ(ep.password, "p@ss");
+    EXPECT_EQ(ep.db, 3);
+    EXPECT_EQ(ep.master_name, "my master");
+    EXPECT_EQ(ep.sentinel_password, "");  // the master's credentials are not the sentinels'
+}
+
+TEST(SentinelUrl, SentinelCredentialsInTheQuery) {
+    const RedisEndpoint ep =
+        parse_redis_url("redis-sentinel://:m@s1/1?sentinel_user=watch%2Fer&sentinel_password=s%23cret#g").value();
+    EXPECT_EQ(ep.password, "m");
+    EXPECT_EQ(ep.sentinel_user, "watch/er");
+    EXPECT_EQ(ep.sentinel_password, "s#cret");
+    EXPECT_EQ(ep.db, 1);
+    EXPECT_EQ(ep.master_name, "g");
+    const RedisEndpoint only_password = parse_redis_url("redis-sentinel://s1?sentinel_password=x#g").value();
+    EXPECT_EQ(only_password.sentinel_user, "");
+    EXPECT_EQ(only_password.sentinel_password, "x");
+}
+
+class SentinelUrlRejects : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SentinelUrlRejects, WithoutLeakingAPassword) {
+    const auto r = parse_redis_url(GetParam());
+    ASSERT_FALSE(r.has_value()) << "accepted " << GetParam();
+    EXPECT_FALSE(r.error().message.empty());
+    EXPECT_EQ(r.error().message.find("Pw0rdLeak"), std::string::npos) << r.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadUrls, SentinelUrlRejects,
+    ::testing::Values(
+        // No master name, or an empty one.
+        "redis-sentinel://s1:26379", "redis-sentinel://s1:26379#", "redis-sentinel://u:Pw0rdLeak@s1",
+        "redis-sentinel://s1#bad%zz",
+        // Empty host list or an empty entry in it.
+        "redis-sentinel://#g", "redis-sentinel:///1#g", "redis-sentinel://u:Pw0rdLeak@#g", "redis-sentinel://s1,#g",
+        "redis-sentinel://,s1#g", "redis-sentinel://s1,,s2#g", "redis-sentinel://:26379#g",
+        // Bad ports.
+        "redis-sentinel://s1:0#g", "redis-sentinel://s1:70000#g", "redis-sentinel://s1:x#g",
+        "redis-sentinel://s1:#g", "redis-sentinel://s1,s2:-1#g", "redis-sentinel://[::1#g",
+        // Bad db, credentials, query.
+        "redis-sentinel://s1/x#g", "redis-sentinel://user@s1#g", "redis-sentinel://u:@s1#g",
+        "redis-sentinel://s1?sentinel_user=u#g", "redis-sentinel://s1?sentinel_password=#g",
+        "redis-sentinel://s1?timeout=1#g", "redis-sentinel://s1?sentinel_password=Pw0rdLeak&x=1#g",
+        "redis-sentinel://s1?sentinel_password=a&sentinel_password=Pw0rdLeak#g",
+        "redis-sentinel://s1?sentinel_password=Pw0rd%zzLeak#g", "redis-sentinel://s1?a?b#g",
+        "redis-sentinel://u:Pw0rd/Leak@s1#g", "REDIS-SENTINEL://s1#g", "redis-sentinel:/s1#g"));
+
+TEST(SentinelUrl, RedactedHidesBothPasswords) {
+    const RedisEndpoint ep =
+        parse_redis_url("redis-sentinel://app:Pw0rdLeak@s1:1,[::1]:2/4?sentinel_user=w&sentinel_password=Pw0rdLeak#g")
+            .value();
+    EXPECT_EQ(ep.redacted(), "redis-sentinel://app:***@s1:1,[::1]:2/4?sentinel_user=w&sentinel_password=***#g");
+    EXPECT_EQ(parse_redis_url("redis-sentinel://s1#g")->redacted(), "redis-sentinel://s1:26379#g");
+}
+
+TEST(SentinelUrl, RedactedParsesBackToTheSameSentinels) {
+    for (const char* url : {"redis-sentinel://s1#g", "redis-sentinel://a:1,b:2/3#my%20group",
+                            "redis-sentinel://[::1]:5,h?sentinel_password=x#g"}) {
+        const RedisEndpoint ep = parse_redis_url(url).value();
+        const RedisEndpoint back = parse_redis_url(ep.redacted()).value();
+        EXPECT_EQ(back.sentinels, ep.sentinels) << url;
+        EXPECT_EQ(back.master_name, ep.master_name) << url;
+        EXPECT_EQ(back.db, ep.db) << url;
+    }
+}
+
+}  // namespace
