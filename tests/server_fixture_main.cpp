@@ -1,12 +1,18 @@
-// fault_postgres: one PostgreSQL server for a whole `ctest -L faults` run (the faults_postgres
-// fixture), instead of one per test process, which would cost an initdb for every case.
+// server_fixture: servers one whole ctest run shares (ctest fixtures), instead of one per
+// test process: a PostgreSQL for the fault suite (the faults_postgres fixture; an initdb per
+// case would be slow) and a Sentinel group for the Sentinel suite (sentinel_group; a master,
+// a replica and three sentinels take seconds to agree).
 //
-//   fault_postgres start STATE   starts the server and returns once it accepts connections;
-//                                writes STATE: line 1 the admin URL, line 2 the keeper's pid
-//   fault_postgres stop STATE    stops it and waits until its directory and STATE are gone
+//   server_fixture start KIND STATE   KIND is postgres or sentinel; starts the servers and
+//                                     returns once they serve; writes STATE: line 1 the URL
+//                                     (PostgreSQL's admin URL, the redis-sentinel:// URL),
+//                                     line 2 the keeper's pid
+//   server_fixture stop STATE         stops them and waits until their directories and STATE
+//                                     are gone
 //
-// `start` forks a keeper process that owns the server (local::PostgresServer: a free port,
-// a private directory, removed on destruction). The keeper leaves when `stop` signals it, or
+// `start` forks a keeper process that owns the servers (local::PostgresServer,
+// local::SentinelGroup: free ports, private directories, removed on destruction). The keeper
+// leaves when `stop` signals it, or
 // when the process that ran `start` (ctest) is gone: a run interrupted before its cleanup step
 // leaves no server behind. Its stdio goes to /dev/null so ctest's output pipes close.
 #include <fcntl.h>
@@ -18,14 +24,35 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
 #include "local_servers/postgres_server.hpp"
+#include "local_servers/sentinel_group.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+
+// What the keeper owns while it serves, and the URL its tests connect with.
+struct Served {
+    std::shared_ptr<void> owner;
+    std::string url;
+};
+
+Served serve(const std::string& kind) {
+    if (kind == "postgres") {
+        auto server = std::make_shared<fencelock::local::PostgresServer>();
+        return {server, server->url()};
+    }
+    if (kind == "sentinel") {
+        auto group = std::make_shared<fencelock::local::SentinelGroup>();
+        return {group, group->url()};
+    }
+    throw std::runtime_error("unknown server kind '" + kind + "' (postgres or sentinel)");
+}
 
 void write_state(const fs::path& state, const std::string& url) {
     const fs::path tmp = state.string() + ".tmp";
@@ -34,14 +61,14 @@ void write_state(const fs::path& state, const std::string& url) {
 }
 
 // Serves until SIGTERM/SIGINT/SIGHUP or until `watched` is gone, then stops the server.
-int keep(const fs::path& state, pid_t watched, int ready_fd) {
+int keep(const std::string& kind, const fs::path& state, pid_t watched, int ready_fd) {
     sigset_t stop;
     sigemptyset(&stop);
     for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop, s);
     sigprocmask(SIG_BLOCK, &stop, nullptr);
     try {
-        fencelock::local::PostgresServer server;
-        write_state(state, server.url());
+        const Served served = serve(kind);
+        write_state(state, served.url);
         (void)::write(ready_fd, "ok", 2);
         ::close(ready_fd);
         const timespec tick{0, 250'000'000};
@@ -58,7 +85,7 @@ int keep(const fs::path& state, pid_t watched, int ready_fd) {
     return 0;
 }
 
-int start(const fs::path& state) {
+int start(const std::string& kind, const fs::path& state) {
     std::error_code ec;
     fs::remove(state, ec);
     int ready[2];
@@ -71,7 +98,7 @@ int start(const fs::path& state) {
         ::setsid();
         const int null = ::open("/dev/null", O_RDWR);
         for (int fd : {0, 1, 2}) ::dup2(null, fd);
-        ::_exit(keep(state, watched, ready[1]));
+        ::_exit(keep(kind, state, watched, ready[1]));
     }
     ::close(ready[1]);
     std::string reply;
@@ -82,13 +109,13 @@ int start(const fs::path& state) {
         reply.append(buf, static_cast<std::size_t>(n));
     }
     if (reply != "ok") {
-        std::fprintf(stderr, "fault_postgres: %s\n", reply.empty() ? "the keeper died" : reply.c_str());
+        std::fprintf(stderr, "server_fixture: %s\n", reply.empty() ? "the keeper died" : reply.c_str());
         return 1;
     }
     std::ifstream in(state);
     std::string url;
     std::getline(in, url);
-    std::printf("PostgreSQL for the fault suite at %s (state %s)\n", url.c_str(), state.c_str());
+    std::printf("%s servers for this ctest run at %s (state %s)\n", kind.c_str(), url.c_str(), state.c_str());
     return 0;
 }
 
@@ -97,11 +124,11 @@ int stop(const fs::path& state) {
     std::string url;
     pid_t keeper = 0;
     if (!std::getline(in, url) || !(in >> keeper) || keeper <= 0) {
-        std::printf("fault_postgres: no server recorded in %s\n", state.c_str());
+        std::printf("server_fixture: no server recorded in %s\n", state.c_str());
         return 0;
     }
     if (::kill(keeper, SIGTERM) != 0) {
-        std::fprintf(stderr, "fault_postgres: keeper %d is gone; removing %s\n", keeper, state.c_str());
+        std::fprintf(stderr, "server_fixture: keeper %d is gone; removing %s\n", keeper, state.c_str());
         fs::remove(state);
         return 1;
     }
@@ -109,21 +136,21 @@ int stop(const fs::path& state) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (fs::exists(state)) {
         if (std::chrono::steady_clock::now() > deadline) {
-            std::fprintf(stderr, "fault_postgres: keeper %d did not stop\n", keeper);
+            std::fprintf(stderr, "server_fixture: keeper %d did not stop\n", keeper);
             return 1;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    std::printf("PostgreSQL for the fault suite stopped\n");
+    std::printf("servers of %s stopped\n", state.c_str());
     return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string command = argc == 3 ? argv[1] : "";
-    if (command == "start") return start(argv[2]);
-    if (command == "stop") return stop(argv[2]);
-    std::fprintf(stderr, "usage: fault_postgres start|stop STATE_FILE\n");
+    const std::string command = argc >= 2 ? argv[1] : "";
+    if (command == "start" && argc == 4) return start(argv[2], argv[3]);
+    if (command == "stop" && argc == 3) return stop(argv[2]);
+    std::fprintf(stderr, "usage: server_fixture start postgres|sentinel STATE_FILE | stop STATE_FILE\n");
     return 2;
 }

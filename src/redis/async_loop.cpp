@@ -195,6 +195,7 @@ void AsyncLoop::pump() {
     // A server that answered READONLY, MASTERDOWN or LOADING is no master now: once the replies
     // of what was handed to it are in, close it (failing no one) and let the requests waiting
     // meanwhile go to the server the topology names next.
+    if (state_ == State::ready && topology_->generation() != generation_) leaving_ = true;  // master moved
     if (leaving_ && in_flight_.empty()) {
         topology_->report_failure(server_, errc::not_master);
         auto keep = std::exchange(waiting_, {});
@@ -227,6 +228,7 @@ void AsyncLoop::pump() {
 void AsyncLoop::connect() {
     connects_.fetch_add(1, std::memory_order_relaxed);
     const RedisEndpoint& ep = settings_.endpoint;
+    generation_ = topology_->generation();  // before resolve(): a move during it counts
     auto server = topology_->resolve();
     if (!server) {
         fail_all(server.error(), server.error());

@@ -128,6 +128,7 @@ private:
     std::size_t handshake_left_ = 0;
     std::error_code handshake_error_;
     bool leaving_ = false;  ///< the server asked us to go elsewhere (READONLY...): leave when idle
+    std::uint64_t generation_ = 0;  ///< topology_->generation() when this connection was made
     std::vector<std::shared_ptr<AsyncRequest>> taken_;     ///< swapped with submitted_
     std::deque<std::shared_ptr<AsyncRequest>> waiting_;    ///< not handed to hiredis yet
     std::deque<std::shared_ptr<AsyncRequest>> in_flight_;  ///< handed over, replies due

@@ -30,7 +30,7 @@ public:
     ~HiredisConnection() override { drop(); }
 
     std::expected<Reply, std::error_code> command(std::span<const std::string_view> argv) override {
-        if (ctx_ != nullptr && peer_closed()) drop();
+        if (ctx_ != nullptr && (peer_closed() || master_moved())) drop();
         if (ctx_ == nullptr) {
             if (auto ec = connect()) return std::unexpected(ec);
         }
@@ -48,7 +48,7 @@ public:
 
     std::expected<std::vector<Reply>, std::error_code> pipeline(
         std::span<const std::vector<std::string_view>> commands) override {
-        if (ctx_ != nullptr && peer_closed()) drop();
+        if (ctx_ != nullptr && (peer_closed() || master_moved())) drop();
         if (ctx_ == nullptr) {
             if (auto ec = connect()) return std::unexpected(ec);
         }
@@ -117,7 +117,11 @@ private:
         drop();
     }
 
+    // The topology heard that the master moved since this connection was made.
+    bool master_moved() const { return settings_.topology->generation() != generation_; }
+
     std::error_code connect() {
+        generation_ = settings_.topology->generation();  // before resolve(): a move during it counts
         auto ctx = open_context(settings_, server_);
         if (!ctx) return ctx.error();
         ctx_ = ctx->release();
@@ -132,6 +136,7 @@ private:
     ConnectionSettings settings_;
     redisContext* ctx_ = nullptr;
     ServerAddress server_;  ///< where ctx_ is connected
+    std::uint64_t generation_ = 0;  ///< the topology's generation when ctx_ was made
 };
 
 }  // namespace

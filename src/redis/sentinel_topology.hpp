@@ -14,9 +14,11 @@
 //     Nothing is cached between connects, so no connection can go on using a master the
 //     sentinels have replaced once it reconnects; the sentinels' answer is the whole truth.
 //
-// A connection on the old master that stays up through a failover learns it from the server:
-// Sentinel kills the normal and pub/sub clients of a server it turns into a replica, and a
-// write on a replica answers READONLY.
+//  4. A watcher thread (started by the first resolve()) subscribes to +switch-master on one
+//     sentinel; each switch of this master moves generation() on, and every connection made
+//     before it leaves its server before its next command. Without it a connection on the old
+//     master would go on writing there after the promotion, until Sentinel demotes it (it then
+//     kills the server's normal and pub/sub clients, and writes answer READONLY).
 #include <chrono>
 #include <memory>
 

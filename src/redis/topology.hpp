@@ -35,6 +35,10 @@ public:
     /// server that answers READONLY, MASTERDOWN or LOADING to resolve() again. False for a
     /// fixed server: its connections behave as they always did.
     virtual bool follows_master() const noexcept { return false; }
+    /// Moves on when the topology learns that the master changed (Sentinel's +switch-master).
+    /// A connection made under an older generation leaves its server before its next command,
+    /// even if that server still answers. Always 0 for a fixed server.
+    virtual std::uint64_t generation() const noexcept { return 0; }
 };
 
 /// One server, always the same: the endpoint's host and port.

@@ -1,6 +1,6 @@
 #pragma once
 // PostgreSQL for the fault scenarios. Under ctest one server serves the whole run: the
-// faults_postgres fixture (postgres_fixture_main.cpp) starts it before the first PostgreSQL
+// faults_postgres fixture (tests/server_fixture_main.cpp) starts it before the first PostgreSQL
 // scenario and stops it after the last, and $FENCELOCK_FAULTS_PG names its state file. Run by
 // hand (no such variable), a test process starts a server of its own. Either way each test
 // gets a database of its own.

@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
     program.app.require_subcommand(1);
     program.app.set_version_flag("--version", "fencelock 0.1.0");
     program.app.add_option("--redis", program.globals.redis_url,
-                           "redis://[user:password@]host:port[/db]; default $FENCELOCK_REDIS_URL, "
+                           "redis://[user:password@]host:port[/db] or redis-sentinel://[user:password@]host:port[,...][/db]#master; "
+                           "default $FENCELOCK_REDIS_URL, "
                            "else redis://127.0.0.1:6379");
     program.app.add_option("--timeout", program.globals.timeout,
                            "limit for each Redis call, e.g. 500ms (default 1s)");

@@ -1,0 +1,63 @@
+#include "sentinel/sentinel_fixture.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include "support/eventually.hpp"
+
+namespace fencelock::testing {
+
+SharedSentinelGroup& SharedSentinelGroup::get() {
+    static SharedSentinelGroup group;
+    return group;
+}
+
+SharedSentinelGroup::SharedSentinelGroup() {
+    if (const char* state = std::getenv("FENCELOCK_SENTINEL_STATE")) {
+        std::ifstream in(state);
+        if (!std::getline(in, url_)) throw std::runtime_error(std::string("no URL in ") + state);
+    } else {
+        own_ = std::make_unique<local::SentinelGroup>();
+        url_ = own_->url();
+    }
+    auto ep = parse_redis_url(url_);
+    if (!ep) throw std::runtime_error(ep.error().message);
+    endpoint_ = *ep;
+    // The fixture's group has the default shape (SentinelGroupOptions{}).
+    const local::SentinelGroupOptions defaults;
+    shape_ = {.master_name = endpoint_.master_name, .replicas = defaults.replicas};
+    for (const auto& s : endpoint_.sentinels) shape_.sentinel_ports.push_back(s.port);
+}
+
+std::uint16_t SharedSentinelGroup::master_port() const {
+    const auto port = local::majority_master_port(shape_);
+    if (!port) throw std::runtime_error("no majority of sentinels names a master");
+    return *port;
+}
+
+std::string SharedSentinelGroup::master_cli(const std::vector<std::string>& args) const {
+    return local::cli_at(master_port(), args);
+}
+
+std::uint16_t SharedSentinelGroup::fail_over(std::chrono::milliseconds timeout) const {
+    local::wait_group_ready(shape_, timeout);
+    const std::uint16_t old_master = master_port();
+    const std::string answer =
+        local::cli_at(shape_.sentinel_ports.front(), {"SENTINEL", "FAILOVER", shape_.master_name});
+    if (answer != "OK") throw std::runtime_error("SENTINEL FAILOVER: " + answer);
+    std::uint16_t now = old_master;
+    const bool moved = eventually(
+        [&] {
+            const auto port = local::majority_master_port(shape_);
+            if (!port || *port == old_master) return false;
+            now = *port;
+            return local::cli_at(now, {"ROLE"}).starts_with("master");
+        },
+        timeout);
+    if (!moved) throw std::runtime_error("no new master after SENTINEL FAILOVER");
+    local::wait_group_ready(shape_, timeout);
+    return now;
+}
+
+}  // namespace fencelock::testing
