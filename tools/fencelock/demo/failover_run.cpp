@@ -58,16 +58,13 @@ public:
 
     RunResult run() {
         group_ = std::make_unique<local::SentinelGroup>();
-        // With a Sentinel-aware client the workers follow the master themselves; without one
-        // they are pointed at the master and restarted on the new one after the failover.
-        follows_master_ = parse_redis_url(group_->url()).has_value();
         progress("master :" + std::to_string(group_->server(0).port()) + ", replica :" +
                  std::to_string(group_->server(1).port()) + ", 3 sentinels" +
-                 (follows_master_ ? ", workers use " + group_->url() : ", workers use the master's URL"));
+                 ", workers follow the master through " + group_->url());
         if (auto created = store_.create_resource(*ResourceName::make(record_), ""); !created)
             throw std::runtime_error("cannot create demo record: " + created.error().detail);
         start_ns_ = monotonic_ns();
-        for (int w = 0; w < a_.workers; ++w) spawn(w, worker_url());
+        for (int w = 0; w < a_.workers; ++w) spawn(w);
         fail_over();
         const auto end_ns = std::max(start_ns_ + std::chrono::nanoseconds(duration_).count(),
                                      monotonic_ns() + std::chrono::nanoseconds(lease_ * 2).count());
@@ -81,28 +78,23 @@ public:
 private:
     struct Worker {
         int index;
-        int generation;
         pid_t pid;
         bool frozen = false;
         bool running = true;
     };
 
-    std::string worker_url() const {
-        return follows_master_ ? group_->url() : group_->server(*group_->master()).url();
-    }
-
-    void spawn(int w, const std::string& redis_url, int generation = 0) {
-        const auto file = dir_ / (mode_ + "-w" + std::to_string(w) + "-g" + std::to_string(generation) + ".jsonl");
+    void spawn(int w) {
+        const auto file = dir_ / (mode_ + "-w" + std::to_string(w) + ".jsonl");
         files_.push_back(file);
         // The parent stops the workers (SIGTERM): their own deadline is far away.
         const auto until = monotonic_ns() + std::chrono::nanoseconds(duration_ + 120s).count();
         const auto argv = worker_command(
-            {.redis_url = redis_url, .db_url = db_url_, .key_prefix = mode_ + ":", .history_path = file.string(),
-             .records = {record_}, .lease = lease_, .fenced = true, .worker = w, .generation = generation,
-             .seed = a_.seed * 1000 + static_cast<std::uint64_t>(w * 10 + generation), .until_ns = until,
+            {.redis_url = group_->url(), .db_url = db_url_, .key_prefix = mode_ + ":", .history_path = file.string(),
+             .records = {record_}, .lease = lease_, .fenced = true, .worker = w,
+             .seed = a_.seed * 1000 + static_cast<std::uint64_t>(w * 10), .until_ns = until,
              .incr_fences = incr_, .plain_reads = true, .freeze_at_write = true});
         const pid_t pid = local::start_process(argv, "/dev/null", (dir_ / (mode_ + "-workers.log")).string());
-        workers_.push_back({w, generation, pid});
+        workers_.push_back({w, pid});
     }
 
     void fail_over() {
@@ -123,10 +115,8 @@ private:
         group_->server(replica).resume();
         // Nothing writes to the replica before its promotion: this is the counter it takes over.
         counter_after_ = read_counter(group_->server(replica));
-        if (!follows_master_) stop_workers([](const Worker& w) { return !w.frozen; });
-        const std::size_t promoted = group_->wait_for_new_master(old_master);
+        group_->wait_for_new_master(old_master);
         mark(promoted_kind, "the sentinels promoted the replica (counter " + std::to_string(counter_after_) + ")");
-        if (!follows_master_) restart_stopped(group_->server(promoted).url());
         wait_for("a write accepted for a lease taken after the kill", 20s, [&](const History& h) {
             return std::any_of(h.operations.begin(), h.operations.end(), [&](const Operation& op) {
                 return op.acquired_ns > kill_ns && op.result == "applied";
@@ -187,14 +177,6 @@ private:
             }
     }
 
-    // Workers stopped before the failover start again, as a new generation, on the new master.
-    void restart_stopped(const std::string& url) {
-        std::vector<Worker> stopped;
-        for (const auto& w : workers_)
-            if (!w.running && !w.frozen) stopped.push_back(w);
-        for (const auto& w : stopped) spawn(w.index, url, w.generation + 1);
-    }
-
     std::uint64_t read_counter(local::RedisServer& server) const {
         const std::string key = incr_ ? incr_fence_key(mode_ + ":", record_)
                                       : detail::make_keys(mode_ + ":", *ResourceName::make(record_)).fence;
@@ -252,8 +234,7 @@ private:
     std::filesystem::path dir_;
     std::string mode_;
     std::unique_ptr<local::SentinelGroup> group_;
-    bool follows_master_ = false;
-    std::deque<Worker> workers_;  // a deque: frozen workers are held by pointer while others spawn
+    std::deque<Worker> workers_;  // stable addresses: frozen workers are held by pointer
     std::vector<std::filesystem::path> files_;
     std::vector<Fault> marks_, frozen_;
     std::uint64_t counter_after_ = 0;
