@@ -14,7 +14,9 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "demo/failover_run.hpp"
 #include "demo/history.hpp"
+#include "demo/run_support.hpp"
 #include "demo/timeline.hpp"
 #include "demo/worker.hpp"
 #include "fencelock/store.hpp"
@@ -28,6 +30,8 @@ using namespace std::chrono_literals;
 using demo::Fault;
 using demo::History;
 using demo::Report;
+using demo::monotonic_ns;
+using demo::wait_until_stopped;
 
 struct DemoArgs {
     std::uint64_t seed = 42;
@@ -38,19 +42,8 @@ struct DemoArgs {
     std::string db;
     std::string timeline;
     bool json = false;
+    bool failover = false;
 };
-
-std::int64_t monotonic_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::string self_exe() {
-    std::error_code ec;
-    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? "fencelock" : p.string();
-}
 
 struct ModeResult {
     History history;
@@ -92,13 +85,10 @@ private:
     void spawn(int w, int generation) {
         const auto file = dir_ / (mode_ + "-w" + std::to_string(w) + "-g" + std::to_string(generation) + ".jsonl");
         files_.push_back(file);
-        std::vector<std::string> argv{self_exe(), "demo-worker", "--redis", redis_.url(), "--db", db_url_,
-                                      "--prefix", mode_ + ":", "--history", file.string(), "--lease",
-                                      std::to_string(lease_.count()) + "ms", "--worker", std::to_string(w),
-                                      "--generation", std::to_string(generation), "--seed",
-                                      std::to_string(a_.seed * 1000 + static_cast<std::uint64_t>(w * 10 + generation)),
-                                      "--until-ns", std::to_string(until_ns_), fenced_ ? "--fenced" : "--unfenced"};
-        for (const auto& r : records_) argv.insert(argv.end(), {"--record", r});
+        const auto argv = demo::worker_command(
+            {.redis_url = redis_.url(), .db_url = db_url_, .key_prefix = mode_ + ":", .history_path = file.string(),
+             .records = records_, .lease = lease_, .fenced = fenced_, .worker = w, .generation = generation,
+             .seed = a_.seed * 1000 + static_cast<std::uint64_t>(w * 10 + generation), .until_ns = until_ns_});
         // The workers' own diagnostics (keeper warnings) go to a log beside their history.
         const pid_t pid = local::start_process(argv, "/dev/null", (dir_ / (mode_ + "-workers.log")).string());
         if (static_cast<std::size_t>(w) < workers_.size()) workers_[static_cast<std::size_t>(w)] = {pid, generation};
@@ -154,23 +144,9 @@ private:
         }
     }
 
-    // A worker armed with SIGUSR1 stops itself at its next write; wait for that, bounded.
-    static bool wait_until_stopped(pid_t pid, std::chrono::milliseconds limit = std::chrono::seconds(2)) {
-        const auto deadline = std::chrono::steady_clock::now() + limit;
-        for (;;) {
-            int status = 0;
-            if (waitpid(pid, &status, WNOHANG | WUNTRACED) == pid && WIFSTOPPED(status)) return true;
-            if (std::chrono::steady_clock::now() >= deadline) return false;
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        }
-    }
-
     ModeResult collect() {
         ModeResult out;
-        for (const auto& file : files_) {
-            std::ifstream in(file);
-            for (std::string line; std::getline(in, line);) demo::parse_history_line(line, out.history);
-        }
+        out.history = demo::read_history_files(files_);
         out.history.faults = faults_;
         std::map<std::string, std::string> finals;
         for (const auto& r : records_) {
@@ -237,16 +213,8 @@ int run_demo(const DemoArgs& a) {
         if (auto url = parse_database_url(a.db); !url) throw InputError{"--db", url.error().message};
     }
 
-    char tmpl[] = "/tmp/fencelock-demo-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-    const std::filesystem::path dir = tmpl;
-    struct Cleanup {
-        std::filesystem::path dir;
-        ~Cleanup() {
-            std::error_code ec;
-            std::filesystem::remove_all(dir, ec);
-        }
-    } cleanup{dir};
+    const demo::ScratchDir scratch;
+    const std::filesystem::path& dir = scratch.path();
 
     std::cerr << "fencelock demo: seed " << a.seed << ", " << a.workers << " worker processes, " << a.records
               << " records, lease " << lease.count() << " ms, " << duration.count() / 1000.0 << " s per mode\n";
@@ -298,7 +266,16 @@ void register_demo_commands(Program& p) {
     cmd->add_option("--db", args->db, "database URL (default: a private SQLite file)");
     cmd->add_option("--timeline", args->timeline, "write an HTML/SVG timeline to this file");
     cmd->add_flag("--json", args->json, "print the report as one JSON object");
-    cmd->callback([&p, args] { p.run = [&p, args] { return run_demo(*args); }; });
+    cmd->add_flag("--failover", args->failover,
+                  "Sentinel failover with lost writes: plain INCR fences against fencelock's");
+    cmd->callback([&p, args] {
+        p.run = [&p, args] {
+            if (!args->failover) return run_demo(*args);
+            return demo::run_failover_demo({.seed = args->seed, .workers = args->workers, .duration = args->duration,
+                                            .lease = args->lease, .db = args->db, .timeline = args->timeline,
+                                            .json = args->json});
+        };
+    });
 
     auto w = std::make_shared<demo::WorkerArgs>();
     auto lease = std::make_shared<std::string>();
@@ -316,6 +293,9 @@ void register_demo_commands(Program& p) {
     worker->add_option("--until-ns", w->until_ns)->required();
     worker->add_flag("--fenced", w->fenced);
     worker->add_flag("--unfenced", *unfenced);
+    worker->add_flag("--incr-fences", w->incr_fences);
+    worker->add_flag("--plain-reads", w->plain_reads);
+    worker->add_flag("--freeze-at-write", w->freeze_at_write);
     worker->callback([&p, w, lease, unfenced] {
         p.run = [w, lease, unfenced] {
             w->lease = parse_duration_flag("--lease", *lease);

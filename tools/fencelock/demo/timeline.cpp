@@ -1,5 +1,7 @@
 #include "demo/timeline.hpp"
 
+#include "demo/failover_report.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -61,6 +63,12 @@ std::string render_run(const TimelineRun& run) {
                            row_y(w) + 16, w, left, width - 20, row_y(w) + row_height - 2, row_y(w) + row_height - 2);
     for (const auto& f : h.faults) {
         const double x0 = s.x(f.start_ns), x1 = std::max(s.x(f.end_ns), x0 + 2);
+        if (f.target == failover_target) {  // cut, kill, promoted: a line through every row
+            svg += fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#e15759' stroke-dasharray='4 3'/>"
+                               "<text x='{0:.1f}' y='{3}' fill='#e15759' text-anchor='middle'>{4}<title>failover: {4}</title></text>\n",
+                               x0, top, top + workers * row_height, top - 6, escape(f.kind));
+            continue;
+        }
         if (f.target == "redis") {
             svg += fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='#e15759' opacity='0.15'><title>Redis paused</title></rect>\n",
                                x0, top, x1 - x0, workers * row_height);
@@ -101,7 +109,7 @@ std::string render_run(const TimelineRun& run) {
         "<h2>{}</h2><p>{} attempted, {} accepted, <b>{} stale rejected</b>, <b>{} lost updates</b>, {} duplicates, "
         "{} leases lost, {} pauses, {} kills</p><p>{} &nbsp; <span style='color:#e15759'>&#8856;</span> stale write "
         "rejected &nbsp; <span style='color:#f28e2b'>&#9650;</span> lease lost &nbsp; &#10006; crash &nbsp; grey: "
-        "paused &nbsp; red band: Redis paused</p>\n{}</svg>\n",
+        "paused &nbsp; red band: Redis paused &nbsp; dashed red: failover (cut, kill, promoted)</p>\n{}</svg>\n",
         escape(run.title), rep.attempted, rep.accepted, rep.stale_rejected, rep.lost_updates, rep.duplicates,
         rep.leases_lost, rep.pauses, rep.kills, legend, svg);
 }

@@ -14,8 +14,10 @@
 
 #include "cli.hpp"
 #include "demo/history.hpp"
+#include "demo/run_support.hpp"
 #include "demo/worker.hpp"
 #include "fencelock/store.hpp"
+#include "redis/hiredis_connection.hpp"
 
 namespace fencelock::demo {
 namespace {
@@ -27,12 +29,6 @@ std::atomic<bool> pause_armed{false};
 extern "C" void on_term(int) { stopping = true; }
 extern "C" void on_arm(int) { pause_armed = true; }
 extern "C" void on_disarm(int) { pause_armed = false; }
-
-std::int64_t monotonic_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // Appends whole lines with O_APPEND: a worker killed mid-run loses at most the line in flight.
 class HistoryFile {
@@ -54,7 +50,32 @@ void sleep_ms(std::mt19937_64& rng, int lo, int hi) {
     std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng)));
 }
 
+// INCR on a connection of its own: the fence of the naive design. nullopt when Redis failed.
+std::optional<std::uint64_t> incr_fence(detail::Connection& redis, const std::string& key) {
+    const std::string_view argv[] = {"INCR", key};
+    auto reply = redis.command(argv);
+    if (!reply || reply->kind != detail::Reply::Kind::integer || reply->integer <= 0) return std::nullopt;
+    return static_cast<std::uint64_t>(reply->integer);
+}
+
 }  // namespace
+
+std::string incr_fence_key(const std::string& key_prefix, const std::string& record) {
+    return key_prefix + "demo-incr:{" + record + "}";
+}
+
+std::vector<std::string> worker_command(const WorkerArgs& a) {
+    std::vector<std::string> argv{self_exe(), "demo-worker", "--redis", a.redis_url, "--db", a.db_url,
+                                  "--prefix", a.key_prefix, "--history", a.history_path, "--lease",
+                                  std::to_string(a.lease.count()) + "ms", "--worker", std::to_string(a.worker),
+                                  "--generation", std::to_string(a.generation), "--seed", std::to_string(a.seed),
+                                  "--until-ns", std::to_string(a.until_ns), a.fenced ? "--fenced" : "--unfenced"};
+    for (const auto& r : a.records) argv.insert(argv.end(), {"--record", r});
+    if (a.incr_fences) argv.push_back("--incr-fences");
+    if (a.plain_reads) argv.push_back("--plain-reads");
+    if (a.freeze_at_write) argv.push_back("--freeze-at-write");
+    return argv;
+}
 
 int run_worker(const WorkerArgs& a) {
     struct sigaction sa{};
@@ -77,6 +98,11 @@ int run_worker(const WorkerArgs& a) {
     auto store = FencedStore::create(store_options);
     if (!store) throw cli::InputError{"--db", store.error().message};
 
+    std::unique_ptr<detail::Connection> incr_redis;
+    if (a.incr_fences)
+        incr_redis = detail::make_hiredis_connection({.endpoint = *endpoint,
+                                                      .connect_timeout = std::chrono::milliseconds(200),
+                                                      .command_timeout = std::chrono::milliseconds(200)});
     HistoryFile history(a.history_path);
     std::mt19937_64 rng(a.seed);
     const auto lease = a.lease;
@@ -99,14 +125,20 @@ int run_worker(const WorkerArgs& a) {
             continue;  // Redis down or busy: fail closed, try again
         }
         HeldLease& lock = *held->lease;
-        op.fence = lock.fence().value();
+        FencingToken fence = lock.fence();
+        if (incr_redis) {
+            auto incremented = incr_fence(*incr_redis, incr_fence_key(a.key_prefix, record.str()));
+            if (!incremented) continue;  // no fence, no write: fail closed
+            fence = FencingToken(*incremented);
+        }
+        op.fence = fence.value();
         op.acquired_ns = monotonic_ns();
 
         // Read. With fencing: a claim, which raises last_fence to ours in the same statement, so
         // any older holder's late write is rejected even if it lands before ours.
         std::string value;
-        if (a.fenced) {
-            auto claimed = store->claim(record, lock.fence(), lock.owner());
+        if (a.fenced && !a.plain_reads) {
+            auto claimed = store->claim(record, fence, lock.owner());
             if (!claimed || claimed->status != ClaimStatus::claimed) {
                 op.result = claimed ? std::string(to_string(claimed->status)) : "error";
                 op.end_ns = monotonic_ns();
@@ -126,11 +158,12 @@ int run_worker(const WorkerArgs& a) {
             history.append(to_json_line(op));
             continue;
         }
-        if (pause_armed.exchange(false)) raise(SIGSTOP);  // the parent resumes us after 3 leases
+        if (!a.freeze_at_write && pause_armed.exchange(false)) raise(SIGSTOP);  // resumed after 3 leases
         sleep_ms(rng, a.gap_min_ms, a.gap_max_ms);  // ...and the gap between the check and the write
+        if (a.freeze_at_write && pause_armed.exchange(false)) raise(SIGSTOP);
         op.write_ns = monotonic_ns();
         const std::string next = value.empty() ? op.id : value + " " + op.id;
-        auto written = store->write(record, lock.fence(), next, {.owner = lock.owner()});
+        auto written = store->write(record, fence, next, {.owner = lock.owner()});
         op.result = written ? std::string(to_string(written->status)) : "error";
         op.end_ns = monotonic_ns();
         history.append(to_json_line(op));

@@ -1,0 +1,60 @@
+// `fencelock demo --failover`: a Sentinel failover that loses writes sends a plain INCR
+// counter backwards, so it reissues fences; fencelock's fences never repeat, and the store
+// accepts no stale write.
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "local_servers/child_process.hpp"
+
+#include <gtest/gtest.h>
+
+namespace fencelock::testing {
+namespace {
+
+using nlohmann::json;
+using local::run_process;
+
+TEST(DemoFailoverTest, FencelockFencesSurviveAFailoverThatSendsAPlainCounterBack) {
+    const std::string timeline = ::testing::TempDir() + "demo-failover-" + std::to_string(::getpid()) + ".html";
+    auto r = run_process({FENCELOCK_CLI, "demo", "--failover", "--json", "--duration", "4s", "--timeline", timeline});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json report = json::parse(r.out);
+    const json& plain = report.at("plain_counter");
+    const json& ours = report.at("fencelock");
+    std::printf("failover plain INCR: %s\nfailover fencelock:  %s\n", plain.dump().c_str(), ours.dump().c_str());
+
+    for (const json* run : {&plain, &ours}) {
+        // The schedule ran as planned: two workers frozen at their write, a promotion, then a
+        // write accepted for a lease taken after the kill.
+        EXPECT_EQ(run->at("frozen_workers"), 2) << r.err;
+        ASSERT_FALSE(run->at("kill_to_promotion_ms").is_null()) << r.err;
+        ASSERT_FALSE(run->at("kill_to_first_write_ms").is_null()) << r.err;
+        EXPECT_GE(run->at("kill_to_first_write_ms").get<int>(), run->at("kill_to_promotion_ms").get<int>());
+        EXPECT_GT(run->at("accepted").get<int>(), 0);
+    }
+
+    // Leases were taken after the cut, so the promoted master's counter is behind the highest
+    // fence issued; the leases taken after promotion then draw fences that were issued already.
+    EXPECT_GT(plain["counter_regression"].get<int>(), 0) << "the failover must lose writes";
+    EXPECT_GT(plain["fences_issued_twice"].get<int>(), 0);
+    // Whether a frozen worker's write is also *accepted* stale depends on a race the schedule
+    // cannot settle: the thawed worker writes at once, but only beats the next new holder (who
+    // may draw the same fence) if that one is still thinking; so the demo shows it, the test
+    // does not insist on it.
+
+    EXPECT_EQ(ours["fences_issued_twice"], 0) << "fencelock's fences never go backwards";
+    EXPECT_EQ(ours["stale_accepted"], 0);
+    EXPECT_EQ(ours["lost_updates"], 0);
+    EXPECT_GT(ours["stale_rejected"].get<int>(), 0) << "the frozen workers' writes are refused";
+
+    std::ifstream in(timeline);
+    std::stringstream html;
+    html << in.rdbuf();
+    for (const char* mark : {">cut<", ">kill<", ">promoted<"}) EXPECT_NE(html.str().find(mark), std::string::npos) << mark;
+    std::remove(timeline.c_str());
+}
+
+}  // namespace
+}  // namespace fencelock::testing
