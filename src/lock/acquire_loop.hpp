@@ -21,6 +21,7 @@
 #include <system_error>
 
 #include "fencelock/client.hpp"
+#include "lock/calls/acquire_call.hpp"
 #include "lock/protocol.hpp"
 
 namespace fencelock::detail {
