@@ -20,8 +20,8 @@ namespace fencelock::faults {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::eventually;
-using testing::RawRedis;
+using test_support::eventually;
+using test_support::RawRedis;
 
 using DelayedRelease = ScenarioTest;
 

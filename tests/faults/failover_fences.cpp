@@ -9,7 +9,7 @@ namespace fencelock::faults {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::RawRedis;
+using test_support::RawRedis;
 
 // A fresh client per call: a server killed and restarted on the same port leaves a pooled
 // connection broken, and the scenario wants every attempt to reach the server it names.

@@ -38,7 +38,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-using testing::eventually;
+using test_support::eventually;
 
 constexpr auto round_lease = 2s;
 // Longer than the promotion takes, so X still believes in its lease when the new holders

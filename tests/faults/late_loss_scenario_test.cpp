@@ -71,7 +71,7 @@ TEST(LateLoss, LossFiresAtSafeUntilWhileARenewalIsStuckForTheWholeCommandTimeout
     EXPECT_TRUE(lost_first) << "the competitor held the lock before the holder was told its lease was gone";
     EXPECT_TRUE(held->lease->stop_token().stop_requested());
     EXPECT_FALSE(held->lease->valid());
-    ASSERT_TRUE(testing::eventually([&] { return lost.load(); }));
+    ASSERT_TRUE(test_support::eventually([&] { return lost.load(); }));
     std::cout << "[figures] stall to loss " << ms_between(stalled, Clock::time_point(Clock::duration(lost_at.load())))
               << " ms, stall to competitor acquired " << ms_between(stalled, acquired_at)
               << " ms (lease 1000 ms, command timeout 5000 ms)\n";
@@ -96,9 +96,9 @@ TEST(LateLoss, ReleaseDoesNotWaitForAStuckRenewal) {
     ASSERT_TRUE(held && held->acquired());
     proxy.hold_replies();
     // A renewal went out and Redis answered it: its reply is the one held.
-    ASSERT_TRUE(testing::eventually([&] { return proxy.counters().held_down > 0; }));
+    ASSERT_TRUE(test_support::eventually([&] { return proxy.counters().held_down > 0; }));
     std::jthread releasing([&] { (void)held->lease->release(); });
-    EXPECT_TRUE(testing::eventually([&] { return redis.cli({"EXISTS", "lock:{stuck-release}"}) == "0"; }, 10s))
+    EXPECT_TRUE(test_support::eventually([&] { return redis.cli({"EXISTS", "lock:{stuck-release}"}) == "0"; }, 10s))
         << "the release waited for the stuck renewal";
     proxy.pass();
 }
@@ -131,7 +131,7 @@ TEST(LateLoss, OnLostNeverRunsAfterReleaseReturned) {
     (void)held->lease->release();
     release_returned = true;
     cv.notify_all();
-    ASSERT_TRUE(testing::eventually([&] { return on_lost_done.load(); })) << "on_lost never ran";
+    ASSERT_TRUE(test_support::eventually([&] { return on_lost_done.load(); })) << "on_lost never ran";
     EXPECT_FALSE(ran_after_release.load()) << "on_lost ran after release() had returned";
 }
 
@@ -156,7 +156,7 @@ TEST(LateLoss, RunSignalsItsCommandBeforeACompetitorCanAcquire) {
                                             "late-run", "--lease", "3s", "--grace", "5s", "--", "sh", "-c",
                                             script},
                                            (dir / "out").string(), (dir / "err").string());
-    ASSERT_TRUE(testing::eventually([&] { return std::filesystem::exists(started); }));
+    ASSERT_TRUE(test_support::eventually([&] { return std::filesystem::exists(started); }));
     proxy.hold_replies();
     const auto stalled = Clock::now();
 

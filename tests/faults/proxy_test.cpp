@@ -16,8 +16,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-using fencelock::testing::eventually;
-using fencelock::testing::RawRedis;
+using fencelock::test_support::eventually;
+using fencelock::test_support::RawRedis;
 using fencelock::local::RedisServer;
 
 std::size_t open_fds() {

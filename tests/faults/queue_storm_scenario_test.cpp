@@ -12,7 +12,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-using testing::eventually;
+using test_support::eventually;
 
 using QueueStorm = QueueScenario;
 

@@ -13,7 +13,7 @@ namespace fencelock::faults {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::eventually;
+using test_support::eventually;
 
 using RedisUnavailable = ScenarioTest;
 

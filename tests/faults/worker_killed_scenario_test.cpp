@@ -22,7 +22,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-using testing::eventually;
+using test_support::eventually;
 
 struct KillPoint {
     const char* scenario;

@@ -5,7 +5,7 @@
 
 #include "integration/lock_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -82,4 +82,4 @@ TEST_F(EvictionTest, TheOptOutServesAnEvictingServer) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -11,7 +11,7 @@
 #include "integration/lock_fixture.hpp"
 #include "local_servers/child_process.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -92,4 +92,4 @@ TEST_F(LockTest, ThirtyTwoThreadsAndFourProcessesNeverOverlap) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

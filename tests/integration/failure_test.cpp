@@ -2,7 +2,7 @@
 // keys. In every case acquisition returns an error, never "acquired", and creates no lease.
 #include "integration/lock_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -141,4 +141,4 @@ TEST_F(LockTest, LockKeyOfTheWrongTypeIsAnError) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

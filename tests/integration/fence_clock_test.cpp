@@ -7,7 +7,7 @@
 
 #include "integration/lock_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -79,4 +79,4 @@ TEST_F(FenceClockTest, AFenceAfterARestartWithoutPersistenceIsAboveEveryEarlierO
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

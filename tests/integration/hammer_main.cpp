@@ -19,23 +19,23 @@ int main(int argc, char** argv) {
         return 2;
     }
     auto client = LockClient::create({.endpoint = *parse_redis_url(argv[1])});
-    const auto until = testing::monotonic_ns() + std::stoll(argv[2]) * 1'000'000;
+    const auto until = test_support::monotonic_ns() + std::stoll(argv[2]) * 1'000'000;
     std::ofstream out(argv[3]);
     std::vector<ResourceName> resources;
     for (int i = 4; i < argc; ++i) resources.push_back(*ResourceName::make(argv[i]));
     std::mt19937 rng{std::random_device{}()};
     int failures = 0;
-    while (testing::monotonic_ns() < until) {
+    while (test_support::monotonic_ns() < until) {
         const auto& r = resources[rng() % resources.size()];
         auto got = client->acquire(r, {.lease = 10s, .wait = 5s, .backoff = {.base = 1ms, .max = 10ms}});
         if (!got || !got->acquired()) {
             ++failures;
             continue;
         }
-        const auto start = testing::monotonic_ns();
+        const auto start = test_support::monotonic_ns();
         volatile unsigned spin = 0;
         for (unsigned i = 0; i < rng() % 20000; ++i) spin = spin + i;  // a short critical section
-        const auto end = testing::monotonic_ns();
+        const auto end = test_support::monotonic_ns();
         out << r.str() << ' ' << got->lease->fence.value() << ' ' << start << ' ' << end << '\n';
         (void)client->release(r, got->lease->owner);
     }

@@ -8,7 +8,7 @@
 
 #include "integration/lock_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -269,4 +269,4 @@ TEST_F(HandoffTest, AnAclUserWithoutChannelsStillReleasesAndWaitsByPolling) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

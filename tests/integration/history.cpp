@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 std::vector<std::string> check_holds(std::vector<Hold> holds) {
     std::vector<std::string> violations;
@@ -25,4 +25,4 @@ std::vector<std::string> check_holds(std::vector<Hold> holds) {
     return violations;
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 /// CLOCK_MONOTONIC in ns: one clock shared by all processes of this machine.
 inline std::int64_t monotonic_ns() {
@@ -41,4 +41,4 @@ inline std::vector<Hold> read_holds(std::istream& in, const std::string& holder)
 /// Violations of mutual exclusion and fence order, one line each (empty: none).
 std::vector<std::string> check_holds(std::vector<Hold> holds);
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -5,7 +5,7 @@
 
 #include "integration/lock_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -200,4 +200,4 @@ TEST_F(LockTest, InvalidKeepOptionsAreMisuse) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     std::condition_variable_any cv;
     std::unique_lock lock(m);
     cv.wait(lock, lease.stop_token(), [] { return false; });
-    const auto noticed = testing::monotonic_ns();
+    const auto noticed = test_support::monotonic_ns();
     out << "lost " << to_string(*lease.loss()) << ' ' << noticed << std::endl;
 #ifdef FENCELOCK_WITH_STORE
     if (argc == 6) {

@@ -2,7 +2,7 @@
 // server-enforced max hold, inspect.
 #include "integration/lock_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -201,4 +201,4 @@ TEST_F(LeaseTest, KeyPrefixNamespacesBothKeys) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

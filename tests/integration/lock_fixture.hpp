@@ -9,7 +9,7 @@
 #include "support/eventually.hpp"
 #include "local_servers/redis_server.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 inline ResourceName resource(std::string_view name) { return *ResourceName::make(name); }
 
@@ -41,4 +41,4 @@ protected:
     std::unique_ptr<local::RedisServer> redis;
 };
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -15,7 +15,7 @@
 #include "support/eventually.hpp"
 #include "local_servers/redis_server.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -334,4 +334,4 @@ TEST_F(MultiplexedAuthTest, UnansweredHandshakeIsUnavailableWithinTheConnectTime
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

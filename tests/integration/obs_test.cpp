@@ -12,7 +12,7 @@
 #include "integration/lock_fixture.hpp"
 #include "support/scrape.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -126,4 +126,4 @@ TEST_F(LockTest, LogLevelFiltersAndRawIdsAreOptIn) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

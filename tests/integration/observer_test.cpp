@@ -5,7 +5,7 @@
 
 #include "integration/lock_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -77,4 +77,4 @@ TEST_F(LockTest, ObserverSeesEveryOutcome) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -2,7 +2,7 @@
 #include "fencelock/admin.hpp"
 #include "integration/lock_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -131,4 +131,4 @@ TEST_F(LockTest, AdminKeepsWorkingAfterItsClientIsGone) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

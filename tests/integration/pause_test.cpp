@@ -11,7 +11,7 @@
 #endif
 #include "local_servers/child_process.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -116,4 +116,4 @@ TEST_F(LockTest, KeeperRenewsInTimeUnderCpuStarvation) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

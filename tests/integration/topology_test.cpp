@@ -14,7 +14,7 @@
 #include "redis/multiplexed_connection.hpp"
 #include "redis/topology.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -81,4 +81,4 @@ INSTANTIATE_TEST_SUITE_P(BothKinds, TopologyTest,
                          });
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

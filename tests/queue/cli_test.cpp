@@ -12,7 +12,7 @@
 #include "local_servers/child_process.hpp"
 #include "support/process_state.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using nlohmann::json;
@@ -244,4 +244,4 @@ TEST_P(QueueCliTest, WorkerServesMetricsThatMatchTheScenario) {
 INSTANTIATE_TEST_SUITE_P(Backends, QueueCliTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -10,7 +10,7 @@
 #include "queue_fixture.hpp"
 #include "local_servers/child_process.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -105,4 +105,4 @@ TEST_P(CrashTest, StoppedPastItsLeaseItsWriteIsRejected) {
 INSTANTIATE_TEST_SUITE_P(Backends, CrashTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -4,7 +4,7 @@
 // against another job's key (`k\0a` and `k\0b` were one key: the second effect never happened).
 #include "queue_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 class EnqueueTextTest : public QueueTest {};
@@ -33,4 +33,4 @@ TEST_P(EnqueueTextTest, ResourceOrKeyThatIsNotStoreTextIsRefusedAndNothingIsEnqu
 INSTANTIATE_TEST_SUITE_P(Redis, EnqueueTextTest, ::testing::Values(Backend::sqlite), backend_name);
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

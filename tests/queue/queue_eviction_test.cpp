@@ -3,7 +3,7 @@
 // first command, and nothing is enqueued.
 #include "queue_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 class QueueEvictionTest : public QueueTest {};
@@ -30,4 +30,4 @@ TEST_P(QueueEvictionTest, AnEvictingRedisIsRefusedAndNothingIsEnqueued) {
 INSTANTIATE_TEST_SUITE_P(Redis, QueueEvictionTest, ::testing::Values(Backend::sqlite), backend_name);
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

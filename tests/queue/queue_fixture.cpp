@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 using std::chrono::milliseconds;
 using local::RedisServer;
@@ -109,4 +109,4 @@ WorkerStats BackgroundWorker::stop() {
     return result_.value_or(WorkerStats{});
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -13,7 +13,7 @@
 #include "support/eventually.hpp"
 #include "local_servers/redis_server.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 /// The application table every test handler writes its effect to: one row per execution
 /// that committed. job_effects(job_id TEXT, fence BIGINT, note TEXT).
@@ -67,4 +67,4 @@ private:
     std::thread thread_;
 };
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -11,7 +11,7 @@
 #include "queue_fixture.hpp"
 #include "support/scrape.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using std::chrono::milliseconds;
@@ -74,4 +74,4 @@ TEST_P(QueueTest, FenceRejectedJobMovesTheQueueMetrics) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

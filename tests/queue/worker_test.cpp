@@ -6,7 +6,7 @@
 
 #include "queue_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using std::chrono::milliseconds;
@@ -340,4 +340,4 @@ TEST_P(QueueTest, ProcessorFailsClosedAndRequeuesContention) {
 INSTANTIATE_TEST_SUITE_P(Backends, QueueTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -15,7 +15,7 @@
 #include "redis/topology.hpp"
 #include "support/eventually.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -96,4 +96,4 @@ INSTANTIATE_TEST_SUITE_P(BothConnectionKinds, FollowMasterTest,
                          [](const auto& info) { return info.index == 0 ? "Blocking" : "Multiplexed"; });
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

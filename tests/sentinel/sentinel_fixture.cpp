@@ -6,7 +6,7 @@
 
 #include "support/eventually.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 SharedSentinelGroup& SharedSentinelGroup::get() {
     static SharedSentinelGroup group;
@@ -60,4 +60,4 @@ std::uint16_t SharedSentinelGroup::fail_over(std::chrono::milliseconds timeout) 
     return now;
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

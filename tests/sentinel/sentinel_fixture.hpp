@@ -11,7 +11,7 @@
 #include "fencelock/redis_url.hpp"
 #include "local_servers/sentinel_group.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 class SharedSentinelGroup {
 public:
@@ -39,4 +39,4 @@ private:
     local::SentinelGroupShape shape_;
 };
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -13,7 +13,7 @@
 #include "sentinel/sentinel_fixture.hpp"
 #include "support/eventually.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -131,4 +131,4 @@ TEST(ReplicatedRedis, NoreplicasIsRetryableNamedAndWritesNothing) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -6,7 +6,7 @@
 #include "local_servers/child_process.hpp"
 #include "local_servers/redis_server.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using nlohmann::json;
@@ -187,4 +187,4 @@ TEST_P(CliTest, RelayPublishesTheOutbox) {
 INSTANTIATE_TEST_SUITE_P(Backends, CliTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -19,7 +19,7 @@
 
 extern char** environ;
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using F = FencingToken;
@@ -157,4 +157,4 @@ INSTANTIATE_TEST_SUITE_P(Backends, ConcurrencyTest, ::testing::Values(Backend::s
                          backend_name);
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -7,7 +7,7 @@
 #include "store_fixture.hpp"
 #include "local_servers/redis_server.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using F = FencingToken;
@@ -109,4 +109,4 @@ INSTANTIATE_TEST_SUITE_P(Backends, OutboxTest, ::testing::Values(Backend::sqlite
                          backend_name);
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

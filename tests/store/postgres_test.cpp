@@ -6,7 +6,7 @@
 
 #include "store_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using F = FencingToken;
@@ -116,4 +116,4 @@ TEST_F(PostgresTest, DeadlockWithoutRetriesIsExhausted) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -9,7 +9,7 @@
 #include "local_servers/redis_server.hpp"
 #include "support/secrets.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using nlohmann::json;
@@ -103,4 +103,4 @@ TEST(SecretTest, RedisPasswordNeverReachesTheOutput) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

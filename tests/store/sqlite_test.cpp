@@ -2,7 +2,7 @@
 #include "store/session.hpp"
 #include "store_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using F = FencingToken;
@@ -51,4 +51,4 @@ TEST(SqliteStore, InitUsesWriteAheadLogging) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -8,7 +8,7 @@
 
 #include "store/session.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 using local::PostgresServer;
 
@@ -130,4 +130,4 @@ std::vector<std::uint64_t> history(const TestDatabase& db, const std::string& re
     return out;
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -11,7 +11,7 @@
 #include "fencelock/store.hpp"
 #include "local_servers/postgres_server.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 enum class Backend { sqlite, postgresql };
 /// Readable parameter names in test output and ctest test names.
@@ -71,4 +71,4 @@ void install_history(const TestDatabase& db);
 /// The fences test_history recorded for `resource`, in order.
 std::vector<std::uint64_t> history(const TestDatabase& db, const std::string& resource);
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

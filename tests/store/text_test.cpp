@@ -6,7 +6,7 @@
 
 #include "store_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using F = FencingToken;
@@ -213,4 +213,4 @@ TEST_P(TextTest, ValuesOutcomesAndOutboxTextRoundTripOrAreRefused) {
 INSTANTIATE_TEST_SUITE_P(Backends, TextTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

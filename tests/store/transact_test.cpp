@@ -5,7 +5,7 @@
 
 #include "store_fixture.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using F = FencingToken;
@@ -282,4 +282,4 @@ INSTANTIATE_TEST_SUITE_P(Backends, TransactTest, ::testing::Values(Backend::sqli
                          backend_name);
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 template <typename Predicate>
 bool eventually(Predicate&& done, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
@@ -17,4 +17,4 @@ bool eventually(Predicate&& done, std::chrono::milliseconds limit = std::chrono:
     return true;
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

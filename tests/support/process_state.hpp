@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 /// True when `pid` no longer runs: no such process, or a zombie waiting to be reaped.
 inline bool process_ended(pid_t pid) {
@@ -21,4 +21,4 @@ inline bool process_ended(pid_t pid) {
     return state == 'Z' || state == 'X';
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

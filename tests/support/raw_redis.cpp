@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <system_error>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 using Clock = std::chrono::steady_clock;
 
@@ -69,4 +69,4 @@ bool RawRedis::closed_within(std::chrono::milliseconds timeout) {
     return eof_;
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

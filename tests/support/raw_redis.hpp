@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 class RawRedis {
 public:
@@ -32,4 +32,4 @@ private:
     bool eof_ = false;
 };
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

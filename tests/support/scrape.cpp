@@ -5,7 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 std::string http_get(unsigned short port, const std::string& path) {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -35,4 +35,4 @@ double sample(const std::string& text, const std::string& series) {
     return std::stod(text.substr(at + series.size() + 2));
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -2,7 +2,7 @@
 // Reading a Prometheus /metrics endpoint from a test: a plain HTTP/1.0 GET on loopback.
 #include <string>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 /// The whole HTTP response (headers and body) for GET `path` on 127.0.0.1:`port`; empty if the
 /// connection failed.
@@ -12,4 +12,4 @@ std::string http_get(unsigned short port, const std::string& path);
 /// `text` must start with a newline (prepend one to a scrape).
 double sample(const std::string& text, const std::string& series);
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

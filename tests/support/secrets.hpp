@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 /// Every substring of `secret` at least `min_size` bytes long that occurs in `text` (empty: no
 /// leak), longest first, for the failure message.
@@ -17,4 +17,4 @@ inline std::vector<std::string> leaked_fragments(std::string_view text, std::str
     return found;
 }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -10,7 +10,7 @@
 #include "fencelock/error.hpp"
 #include "scripted_connection.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using Log = std::vector<std::string>;
@@ -210,4 +210,4 @@ TEST(AcquireLoop, DoneWithoutAPendingStepIsMisuse) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -9,7 +9,7 @@
 namespace {
 
 using namespace fencelock;
-using namespace fencelock::testing;
+using namespace fencelock::test_support;
 using detail::decode_audit_page;
 using detail::decode_scan_page;
 using std::chrono::milliseconds;

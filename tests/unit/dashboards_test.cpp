@@ -12,7 +12,7 @@
 
 #include "fencelock/metrics.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 std::string read_file(const std::string& path) {
@@ -88,4 +88,4 @@ TEST(Dashboards, CheckerNoticesAnUnknownMetric) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -4,7 +4,7 @@
 
 #include "integration/history.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 TEST(HistoryChecker, ReportsOverlapAndFenceRegression) {
@@ -17,4 +17,4 @@ TEST(HistoryChecker, ReportsOverlapAndFenceRegression) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -8,7 +8,7 @@
 namespace {
 
 using namespace fencelock;
-using namespace fencelock::testing;
+using namespace fencelock::test_support;
 using detail::decode_inspect;
 using std::chrono::milliseconds;
 

@@ -9,7 +9,7 @@
 #include "fencelock/queue_metrics.hpp"
 #include "support/scrape.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using std::chrono::milliseconds;
@@ -57,4 +57,4 @@ TEST(QueueMetricsObserver, CountsFenceRejectionsByCauseNotByReason) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

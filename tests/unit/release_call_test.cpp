@@ -9,7 +9,7 @@
 namespace {
 
 using namespace fencelock;
-using namespace fencelock::testing;
+using namespace fencelock::test_support;
 using detail::decode_leave_line;
 using detail::decode_release;
 using std::chrono::milliseconds;

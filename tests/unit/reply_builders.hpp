@@ -7,7 +7,7 @@
 #include "fencelock/error.hpp"
 #include "redis/reply.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 using detail::Reply;
 
@@ -20,4 +20,4 @@ inline Reply Status(std::string s) { return {Reply::Kind::status, 0, std::move(s
 /// The error a decoder answers with.
 inline std::error_code err(errc e) { return make_error_code(e); }
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

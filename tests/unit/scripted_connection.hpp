@@ -18,7 +18,7 @@
 #include "lock/subscriber_plan.hpp"
 #include "reply_builders.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
@@ -210,4 +210,4 @@ private:
     std::optional<milliseconds> reconnect_after_;
 };
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

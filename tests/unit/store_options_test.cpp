@@ -47,7 +47,7 @@ TEST(DatabaseUrl, RedactedHidesEveryByteOfThePassword) {
         auto p = parse_database_url(url);
         ASSERT_TRUE(p) << p.error().message;
         const std::string shown = p->redacted();
-        for (const auto& s : secrets) EXPECT_EQ(testing::leaked_fragments(shown, s), std::vector<std::string>{}) << shown;
+        for (const auto& s : secrets) EXPECT_EQ(test_support::leaked_fragments(shown, s), std::vector<std::string>{}) << shown;
         EXPECT_NE(shown.find("db.example"), std::string::npos) << shown;
         EXPECT_NE(shown.find("/orders"), std::string::npos) << shown;
     }
@@ -102,9 +102,9 @@ TEST(DatabaseUrl, MalformedPostgresUrlsAreRefusedWithoutQuotingThem) {
     for (const auto& url : bad) {
         auto r = parse_database_url(url);
         ASSERT_FALSE(r) << url;
-        EXPECT_EQ(testing::leaked_fragments(r.error().message, "Secret"), std::vector<std::string>{})
+        EXPECT_EQ(test_support::leaked_fragments(r.error().message, "Secret"), std::vector<std::string>{})
             << url << ": " << r.error().message;
-        EXPECT_EQ(testing::leaked_fragments(r.error().message, "cret"), std::vector<std::string>{})
+        EXPECT_EQ(test_support::leaked_fragments(r.error().message, "cret"), std::vector<std::string>{})
             << url << ": " << r.error().message;
     }
 }

@@ -6,7 +6,7 @@
 
 #include "scripted_connection.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using Plan = detail::SubscriberPlan;
@@ -150,4 +150,4 @@ TEST_F(SubscriberPlanTest, IdleChannelsAreForgottenOnlyOnceTheirAcknowledgements
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -5,7 +5,7 @@
 #include "integration/lock_fixture.hpp"
 #include "local_servers/child_process.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using nlohmann::json;
@@ -258,4 +258,4 @@ TEST_F(CliTest, RedisUrlComesFromTheEnvironment) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using nlohmann::json;
@@ -57,4 +57,4 @@ TEST(DemoFailoverTest, FencelockFencesSurviveAFailoverThatSendsAPlainCounterBack
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -8,7 +8,7 @@
 #include "local_servers/child_process.hpp"
 #include "local_servers/postgres_server.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using local::PostgresServer;
@@ -38,4 +38,4 @@ TEST(DemoPostgresTest, FencingLosesNothingOnPostgresAndTheUnfencedRunLosesAppend
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

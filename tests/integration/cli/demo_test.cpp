@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using nlohmann::json;
@@ -55,4 +55,4 @@ TEST(DemoTest, BadInputExitsTwo) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

@@ -8,7 +8,7 @@
 #include "integration/cli/run_fixture.hpp"
 #include "support/process_state.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 constexpr auto death_bound = 100ms;
@@ -97,4 +97,4 @@ TEST_F(RunTest, EveryTerminatingSignalIsForwardedToCmd) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

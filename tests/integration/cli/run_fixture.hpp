@@ -18,7 +18,7 @@
 #include "integration/lock_fixture.hpp"
 #include "local_servers/child_process.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -130,4 +130,4 @@ protected:
     std::vector<pid_t> cmd_groups;  // CMD process groups seen
 };
 
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support

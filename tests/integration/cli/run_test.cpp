@@ -5,7 +5,7 @@
 #include "integration/cli/run_fixture.hpp"
 #include "support/scrape.hpp"
 
-namespace fencelock::testing {
+namespace fencelock::test_support {
 namespace {
 
 using steady = std::chrono::steady_clock;
@@ -365,4 +365,4 @@ TEST_F(RunTest, CmdDoesNotInheritFencelocksRedisConnections) {
 }
 
 }  // namespace
-}  // namespace fencelock::testing
+}  // namespace fencelock::test_support
