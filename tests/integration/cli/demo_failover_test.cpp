@@ -31,7 +31,9 @@ TEST(DemoFailoverTest, FencelockFencesSurviveAFailoverThatSendsAPlainCounterBack
         EXPECT_EQ(run->at("frozen_workers"), 2) << r.err;
         ASSERT_FALSE(run->at("kill_to_promotion_ms").is_null()) << r.err;
         ASSERT_FALSE(run->at("kill_to_first_write_ms").is_null()) << r.err;
-        EXPECT_GE(run->at("kill_to_first_write_ms").get<int>(), run->at("kill_to_promotion_ms").get<int>());
+        // Not compared with kill_to_promotion_ms: that is when the demo *saw* the promotion
+        // (polling the sentinels), which a worker on the new master can beat on a loaded host.
+        EXPECT_GT(run->at("kill_to_first_write_ms").get<int>(), 0);
         EXPECT_GT(run->at("accepted").get<int>(), 0);
     }
 
