@@ -34,16 +34,15 @@ public:
         if (ctx_ == nullptr) {
             if (auto ec = connect()) return std::unexpected(ec);
         }
-        auto reply = send(argv);
-        if (!reply) {
+        auto replies = append_command(ctx_, argv) ? read_replies(ctx_, 1) : std::nullopt;
+        if (!replies) {
             // After a timeout or broken socket the stream may hold a late reply: never reuse it.
             const std::error_code ec = transport_error();
             drop();
             return std::unexpected(ec);
         }
-        Reply converted = convert(reply.get());
-        leave_if_not_master(converted);
-        return converted;
+        leave_if_not_master(replies->front());
+        return std::move(replies->front());
     }
 
     std::expected<std::vector<Reply>, std::error_code> pipeline(
@@ -52,49 +51,18 @@ public:
         if (ctx_ == nullptr) {
             if (auto ec = connect()) return std::unexpected(ec);
         }
-        std::vector<const char*> ptrs;
-        std::vector<size_t> lens;
-        for (const auto& argv : commands) {
-            ptrs.clear();
-            lens.clear();
-            for (auto a : argv) {
-                ptrs.push_back(a.data());
-                lens.push_back(a.size());
-            }
-            redisAppendCommandArgv(ctx_, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+        for (const auto& argv : commands) append_command(ctx_, argv);
+        auto replies = read_replies(ctx_, commands.size());
+        if (!replies) {
+            const std::error_code ec = transport_error();
+            drop();
+            return std::unexpected(ec);
         }
-        std::vector<Reply> replies;
-        replies.reserve(commands.size());
-        for (std::size_t i = 0; i < commands.size(); ++i) {
-            void* raw = nullptr;
-            errno = 0;
-            if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
-                const std::error_code ec = transport_error();
-                drop();
-                return std::unexpected(ec);
-            }
-            ReplyPtr reply(static_cast<redisReply*>(raw));
-            replies.push_back(convert(reply.get()));
-        }
-        for (const Reply& r : replies) leave_if_not_master(r);
-        return replies;
+        for (const Reply& r : *replies) leave_if_not_master(r);
+        return std::move(*replies);
     }
 
 private:
-    ReplyPtr send(std::span<const std::string_view> argv) {
-        std::vector<const char*> ptrs;
-        std::vector<size_t> lens;
-        ptrs.reserve(argv.size());
-        lens.reserve(argv.size());
-        for (auto a : argv) {
-            ptrs.push_back(a.data());
-            lens.push_back(a.size());
-        }
-        errno = 0;
-        return ReplyPtr(static_cast<redisReply*>(
-            redisCommandArgv(ctx_, static_cast<int>(argv.size()), ptrs.data(), lens.data())));
-    }
-
     std::error_code transport_error() const {
         // hiredis reports a receive timeout as an I/O error with errno EAGAIN.
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT) return errc::reply_timeout;
@@ -146,6 +114,39 @@ void ContextDeleter::operator()(redisContext* c) const noexcept {
     if (c != nullptr) redisFree(c);
 }
 
+namespace {
+
+template <class Argv>
+bool append_argv(redisContext* ctx, const Argv& argv) {
+    std::vector<const char*> ptrs;
+    std::vector<size_t> lens;
+    ptrs.reserve(argv.size());
+    lens.reserve(argv.size());
+    for (const auto& a : argv) {
+        ptrs.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    return redisAppendCommandArgv(ctx, static_cast<int>(argv.size()), ptrs.data(), lens.data()) == REDIS_OK;
+}
+
+}  // namespace
+
+bool append_command(redisContext* ctx, std::span<const std::string_view> argv) { return append_argv(ctx, argv); }
+bool append_command(redisContext* ctx, std::span<const std::string> argv) { return append_argv(ctx, argv); }
+
+std::optional<std::vector<Reply>> read_replies(redisContext* ctx, std::size_t n) {
+    std::vector<Reply> replies;
+    replies.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        void* raw = nullptr;
+        errno = 0;
+        if (redisGetReply(ctx, &raw) != REDIS_OK || raw == nullptr) return std::nullopt;
+        ReplyPtr reply(static_cast<redisReply*>(raw));
+        replies.push_back(convert(reply.get()));
+    }
+    return replies;
+}
+
 Reply convert(const redisReply* r) {
     switch (r->type) {
         case REDIS_REPLY_INTEGER: return Reply::make_integer(r->integer);
@@ -173,24 +174,11 @@ timeval to_timeval(std::chrono::milliseconds d) {
 // command of the caller is sent yet, so any failure here means "nothing happened".
 std::error_code handshake(redisContext* ctx, const RedisEndpoint& ep, HandshakeNeeds needs) {
     const auto steps = handshake_steps(ep, needs);
-    for (const auto& step : steps) {
-        std::vector<const char*> ptrs;
-        std::vector<size_t> lens;
-        for (const auto& a : step.argv) {
-            ptrs.push_back(a.data());
-            lens.push_back(a.size());
-        }
-        if (redisAppendCommandArgv(ctx, static_cast<int>(step.argv.size()), ptrs.data(), lens.data()) != REDIS_OK)
-            return errc::unavailable;
-    }
-    std::vector<Reply> replies;
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-        void* raw = nullptr;
-        if (redisGetReply(ctx, &raw) != REDIS_OK || raw == nullptr) return errc::unavailable;
-        ReplyPtr r(static_cast<redisReply*>(raw));
-        replies.push_back(convert(r.get()));
-    }
-    return judge_handshake(steps, replies);
+    for (const auto& step : steps)
+        if (!append_command(ctx, step.argv)) return errc::unavailable;
+    const auto replies = read_replies(ctx, steps.size());
+    if (!replies) return errc::unavailable;
+    return judge_handshake(steps, *replies);
 }
 
 }  // namespace

@@ -3,6 +3,11 @@
 // blocking connection and the release notifier's subscriber.
 #include <expected>
 #include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 #include <system_error>
 
 #include "redis/hiredis_connection.hpp"
@@ -28,5 +33,13 @@ std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings
 
 /// hiredis's reply tree as a Reply value.
 Reply convert(const redisReply* r);
+
+/// Appends one command to the context's output buffer (binary-safe); false if hiredis refused.
+bool append_command(redisContext* ctx, std::span<const std::string_view> argv);
+bool append_command(redisContext* ctx, std::span<const std::string> argv);
+
+/// Reads `n` replies (a blocking context flushes its buffer first). nullopt on a transport
+/// failure; errno is then what the failing read left, for telling a timeout from a break.
+std::optional<std::vector<Reply>> read_replies(redisContext* ctx, std::size_t n);
 
 }  // namespace fencelock::detail

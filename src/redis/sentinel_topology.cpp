@@ -112,26 +112,13 @@ private:
             commands.back().push_back(password_);
         }
         commands.push_back(argv);
-        for (const auto& command : commands) {
-            std::vector<const char*> ptrs;
-            std::vector<size_t> lens;
-            for (const auto& a : command) {
-                ptrs.push_back(a.data());
-                lens.push_back(a.size());
-            }
-            if (redisAppendCommandArgv(ctx.get(), static_cast<int>(command.size()), ptrs.data(), lens.data()) !=
-                REDIS_OK)
-                return std::nullopt;
-        }
-        std::optional<Reply> last;
-        for (std::size_t i = 0; i < commands.size(); ++i) {
-            void* raw = nullptr;
-            if (redisGetReply(ctx.get(), &raw) != REDIS_OK || raw == nullptr) return std::nullopt;
-            const std::unique_ptr<redisReply, ReplyDeleter> reply(static_cast<redisReply*>(raw));
-            last = convert(reply.get());
-            if (last->kind == Reply::Kind::error) return std::nullopt;
-        }
-        return last;
+        for (const auto& command : commands)
+            if (!append_command(ctx.get(), command)) return std::nullopt;
+        auto replies = read_replies(ctx.get(), commands.size());
+        if (!replies) return std::nullopt;
+        for (const Reply& r : *replies)
+            if (r.kind == Reply::Kind::error) return std::nullopt;
+        return std::move(replies->back());
     }
 
     // +switch-master on one sentinel at a time (the first that accepts the subscription, in
