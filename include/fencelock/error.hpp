@@ -42,6 +42,11 @@ enum class errc {
     /// The address of a redis:// URL answers as a Redis Sentinel, not as a Redis server. Fatal:
     /// name the sentinels and the master group with redis-sentinel://host:port[,...]#name.
     is_sentinel,
+    /// The master was promoted less than RedisEndpoint::failover_grace ago: it grants no new
+    /// lease until every lease the old master may have granted without replicating it has run
+    /// out. Nothing was kept (an acquisition granted meanwhile is released at once); retry after
+    /// the grace. Renewals of leases that reached the new master are not affected.
+    failover_grace,
 };
 
 /// What a caller should do next after an error.

@@ -8,8 +8,10 @@
 /// they watch; every connection goes to the master the sentinels name and follows it across
 /// failovers. Its user:password are the master's. Sentinels that want credentials of their own
 /// get them as query parameters `sentinel_user` and `sentinel_password` (percent-encoded, like
-/// the user and password). A sentinel's port defaults to 26379.
+/// the user and password). A sentinel's port defaults to 26379. `failover_grace=DURATION`
+/// (e.g. 30s; 0 turns it off) sets RedisEndpoint::failover_grace.
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <string>
@@ -51,6 +53,12 @@ struct RedisEndpoint {
     /// master's. Empty password: no AUTH on sentinels. Never printed.
     std::string sentinel_user;
     std::string sentinel_password;
+    /// After a promotion, the new master grants no new lease until this long after it became
+    /// master (as the sentinels saw it): a lease the old master granted and never replicated
+    /// has run out by then, so its holder has stopped before anyone else starts. Set it to at
+    /// least the longest lease any client takes on this group; leases that did replicate are
+    /// renewed through the grace as usual. Zero turns it off. Default 30 s (the default lease).
+    std::chrono::milliseconds failover_grace{30'000};
 
     /// True when connections find the master through sentinels.
     bool uses_sentinel() const noexcept { return !sentinels.empty(); }

@@ -32,6 +32,9 @@ public:
             case errc::is_sentinel:
                 return "the address is a Redis Sentinel, not a Redis server: use "
                        "redis-sentinel://host:port[,host:port...]#master-name";
+            case errc::failover_grace:
+                return "the Redis master was promoted less than failover_grace ago: no new lease until the old "
+                       "master's leases have run out; nothing was kept";
         }
         return "unknown fencelock error";
     }
@@ -85,7 +88,8 @@ failure_kind classify(std::error_code ec) noexcept {
         case errc::unavailable:
         case errc::server_busy:
         case errc::not_master:
-        case errc::replicas_unavailable: return failure_kind::retryable;
+        case errc::replicas_unavailable:
+        case errc::failover_grace: return failure_kind::retryable;
         case errc::reply_timeout:
         case errc::connection_lost: return failure_kind::outcome_unknown;
         case errc::auth_failed:

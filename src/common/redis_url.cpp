@@ -4,6 +4,8 @@
 #include <optional>
 
 #include "common/url_text.hpp"
+#include "fencelock/duration.hpp"
+#include "fencelock/limits.hpp"
 
 namespace fencelock {
 namespace {
@@ -83,10 +85,11 @@ Problem parse_sentinel_list(std::string_view authority, RedisEndpoint& ep) {
     return std::nullopt;
 }
 
-// `sentinel_user=U&sentinel_password=P`, both percent-encoded; nothing else is accepted.
+// `sentinel_user=U&sentinel_password=P` (percent-encoded) and `failover_grace=DURATION`;
+// nothing else is accepted.
 Problem parse_sentinel_query(std::string_view query, RedisEndpoint& ep) {
     if (query.empty()) return std::nullopt;
-    std::optional<std::string_view> user, password;
+    std::optional<std::string_view> user, password, grace;
     for (std::size_t begin = 0;;) {
         const std::size_t amp = query.find('&', begin);
         const std::string_view pair = query.substr(begin, amp == std::string_view::npos ? amp : amp - begin);
@@ -95,12 +98,24 @@ Problem parse_sentinel_query(std::string_view query, RedisEndpoint& ep) {
         const std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
         if (key == "sentinel_user" && !user) user = value;
         else if (key == "sentinel_password" && !password) password = value;
-        else return "unknown or repeated query parameter (only sentinel_user and sentinel_password are accepted)";
+        else if (key == "failover_grace" && !grace) grace = value;
+        else
+            return "unknown or repeated query parameter (only sentinel_user, sentinel_password and failover_grace "
+                   "are accepted)";
         if (amp == std::string_view::npos) break;
         begin = amp + 1;
     }
-    if (auto problem = parse_credentials(user.value_or(""), password, ep.sentinel_user, ep.sentinel_password))
-        return "sentinel_user/sentinel_password: " + *problem;
+    if (user || password)
+        if (auto problem = parse_credentials(user.value_or(""), password, ep.sentinel_user, ep.sentinel_password))
+            return "sentinel_user/sentinel_password: " + *problem;
+    if (grace == "0") {
+        ep.failover_grace = std::chrono::milliseconds::zero();
+    } else if (grace) {
+        const auto d = parse_duration(*grace);
+        if (!d) return "failover_grace: " + d.error().message;
+        if (*d > limits::lease) return "failover_grace: at most " + format_duration(limits::lease);
+        ep.failover_grace = *d;
+    }
     return std::nullopt;
 }
 
@@ -116,11 +131,13 @@ std::string RedisEndpoint::redacted() const {
     }
     if (db != 0) url += "/" + std::to_string(db);
     if (!uses_sentinel()) return url;
-    if (!sentinel_password.empty()) {
-        url += "?";
-        if (!sentinel_user.empty()) url += "sentinel_user=" + detail::percent_encode(sentinel_user) + "&";
-        url += "sentinel_password=***";
-    }
+    std::vector<std::string> query;
+    if (!sentinel_user.empty() && !sentinel_password.empty())
+        query.push_back("sentinel_user=" + detail::percent_encode(sentinel_user));
+    if (!sentinel_password.empty()) query.push_back("sentinel_password=***");
+    if (failover_grace != RedisEndpoint{}.failover_grace)
+        query.push_back("failover_grace=" + (failover_grace.count() == 0 ? "0" : format_duration(failover_grace)));
+    for (std::size_t i = 0; i < query.size(); ++i) url += (i ? "&" : "?") + query[i];
     return url + "#" + detail::percent_encode(master_name);
 }
 

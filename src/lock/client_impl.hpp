@@ -6,6 +6,7 @@
 #include "fencelock/client.hpp"
 #include "lock/keeper.hpp"
 #include "lock/calls/acquire_call.hpp"
+#include "lock/calls/release_call.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
 #include "redis/multiplexed_connection.hpp"
@@ -20,16 +21,25 @@ std::string host_name();
 struct LockClient::Impl {
     explicit Impl(ClientOptions o)
         : options(std::move(o)),
-          settings{options.endpoint, options.connect_timeout, options.command_timeout},
+          settings{options.endpoint, options.connect_timeout, options.command_timeout,
+                   detail::topology_for(options.endpoint)},
           pool(std::make_shared<detail::ConnectionPool>(
               [s = settings] { return detail::make_multiplexed_connection(s); }, options.pool_size)),
           holder{host_name(), std::to_string(::getpid()), options.holder_label} {}
 
     // One attempt; `sent` receives the moment the request went out (safe-until counts from it).
+    // Inside the failover grace of a promoted master nothing is granted: checked before, and
+    // again after the reply, since the connection may have found the new master while sending.
+    // A lease granted meanwhile is given back at once, before anyone was told of it.
     Result<detail::AcquireReply> attempt(const ResourceName& r, const OwnerToken& owner,
                                          const AcquireOptions& o, steady_time& sent) {
+        const auto in_grace = [&] { return steady_clock::now() < settings.topology->grants_from(); };
+        if (in_grace()) return std::unexpected(make_error_code(errc::failover_grace));
         sent = steady_clock::now();
-        return detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder, wait_place(o));
+        auto reply = detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder, wait_place(o));
+        if (!reply || !reply->acquired || !in_grace()) return reply;
+        (void)detail::release_once(*pool->borrow(), options.key_prefix, r, owner);
+        return std::unexpected(make_error_code(errc::failover_grace));
     }
 
     // A single attempt waits nowhere; a sleeper's place is only of use to a release message.

@@ -59,6 +59,9 @@ Decision JobProcessor::with_lease(const Job& job, std::stop_token cancel, Run&& 
                                 AcquireOptions{.lease = options_.lease, .max_hold = options_.max_hold,
                                                .wait = milliseconds(0)},
                                 KeepOptions{}, {});
+    // A promoted master's failover grace is the old master's leases running out: the lock is
+    // taken, as far as anyone can know, so the job waits like any contended one.
+    if (!holding && holding.error() == errc::failover_grace) return detail::decide_contended(job, policies, rng);
     if (!holding)
         return detail::decide_infrastructure(job, std::nullopt, holding.error(),
                                              "redis: " + holding.error().message(), policies, rng);

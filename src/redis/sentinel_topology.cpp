@@ -26,6 +26,8 @@
 namespace fencelock::detail {
 namespace {
 
+using std::chrono::steady_clock;
+
 struct ReplyDeleter {
     void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
 };
@@ -49,11 +51,31 @@ std::optional<ServerAddress> master_in(const Reply& reply) {
     return ServerAddress{host.str, static_cast<std::uint16_t>(value)};
 }
 
+// SENTINEL MASTER's flat [field, value, ...] list: role-reported-time (ms since this
+// sentinel saw the role, or since it reset the master record at a switch), when the record is
+// about `master`; nullopt otherwise.
+std::optional<std::chrono::milliseconds> role_age(const Reply& reply, const ServerAddress& master) {
+    if (reply.kind != Reply::Kind::array) return std::nullopt;
+    std::optional<std::string> ip, port, age;
+    for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
+        const std::string& field = reply.elements[i].str;
+        const std::string& value = reply.elements[i + 1].str;
+        if (field == "ip") ip = value;
+        else if (field == "port") port = value;
+        else if (field == "role-reported-time") age = value;
+    }
+    if (!ip || !port || !age || *ip != master.host || *port != std::to_string(master.port)) return std::nullopt;
+    long long ms = 0;
+    const auto [end, ec] = std::from_chars(age->data(), age->data() + age->size(), ms);
+    if (ec != std::errc{} || end != age->data() + age->size() || ms < 0) return std::nullopt;
+    return std::chrono::milliseconds(ms);
+}
+
 class SentinelTopology final : public Topology {
 public:
     explicit SentinelTopology(const RedisEndpoint& ep)
         : master_name_(ep.master_name), user_(ep.sentinel_user), password_(ep.sentinel_password),
-          sentinels_(ep.sentinels), wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+          grace_(ep.failover_grace), sentinels_(ep.sentinels), wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
         if (wake_fd_ < 0) throw std::system_error(errno, std::system_category(), "eventfd");
     }
 
@@ -72,13 +94,20 @@ public:
             std::lock_guard lock(mutex_);
             order = sentinels_;
         }
-        for (const HostAndPort& sentinel : order) {
-            auto master = ask(sentinel);
-            if (!master) continue;
-            remember(sentinel, *master);
-            return *master;
+        const std::uint64_t generation = generation_.load();  // before asking: a switch during it counts
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            auto answer = ask(order[i]);
+            if (!answer) continue;
+            remember(order[i], answer->master);
+            if (grace_ > std::chrono::milliseconds::zero())
+                note_master_age(answer->master, oldest_view(*answer, order, i), generation);
+            return answer->master;
         }
         return std::unexpected(make_error_code(errc::unavailable));
+    }
+
+    steady_clock::time_point grants_from() const noexcept override {
+        return steady_clock::time_point(steady_clock::duration(grants_from_.load()));
     }
 
     // Nothing to forget: resolve() keeps no master between calls, it asks every time.
@@ -88,18 +117,60 @@ public:
     std::uint64_t generation() const noexcept override { return generation_.load(); }
 
 private:
-    // One question to one sentinel.
-    std::optional<ServerAddress> ask(const HostAndPort& sentinel) const {
+    struct Answer {
+        ServerAddress master;
+        /// How long this sentinel has seen it as master (SENTINEL MASTER's role-reported-time,
+        /// reset when it promotes or learns of a promotion; nullopt when not read).
+        std::optional<std::chrono::milliseconds> age;
+    };
+
+    // One question to one sentinel: the master's address and, when the grace is on, how long
+    // this sentinel has known it as master, in the same round trip.
+    std::optional<Answer> ask(const HostAndPort& sentinel) const {
         ContextPtr ctx;
-        const auto reply = sentinel_command(ctx, sentinel, {"SENTINEL", "get-master-addr-by-name", master_name_});
-        return reply ? master_in(*reply) : std::nullopt;
+        std::vector<std::vector<std::string>> argv = {{"SENTINEL", "get-master-addr-by-name", master_name_}};
+        if (grace_ > std::chrono::milliseconds::zero()) argv.push_back({"SENTINEL", "MASTER", master_name_});
+        const auto replies = sentinel_commands(ctx, sentinel, argv);
+        if (!replies) return std::nullopt;
+        auto master = master_in(replies->front());
+        if (!master) return std::nullopt;
+        Answer answer{*master, std::nullopt};
+        if (replies->size() == 2) answer.age = role_age(replies->back(), *master);
+        return answer;
+    }
+
+    // The longest any sentinel has seen `first.master` as master. A sentinel that restarted
+    // has known it only since then, so when the first answer is younger than the grace the
+    // others are asked too: every answer can only be too young (a sentinel learns of a
+    // promotion after it happened), so the oldest is the best bound. None readable: zero.
+    std::chrono::milliseconds oldest_view(const Answer& first, const std::vector<HostAndPort>& order,
+                                          std::size_t answered) const {
+        std::chrono::milliseconds oldest = first.age.value_or(std::chrono::milliseconds::zero());
+        for (std::size_t i = 0; i < order.size() && oldest < grace_; ++i) {
+            if (i == answered) continue;
+            const auto other = ask(order[i]);
+            if (other && other->master == first.master && other->age) oldest = std::max(oldest, *other->age);
+        }
+        return oldest;
+    }
+
+    // The new master may grant from `grace` after it became master. Estimates for the same
+    // master within one generation can only err late, so the earliest stands; another master
+    // or a switch since starts over.
+    void note_master_age(const ServerAddress& master, std::chrono::milliseconds age, std::uint64_t generation) {
+        const auto from = (steady_clock::now() - age + grace_).time_since_epoch().count();
+        std::lock_guard lock(mutex_);
+        const bool same = aged_master_ == master && aged_generation_ == generation;
+        if (!same || from < grants_from_.load()) grants_from_.store(from);
+        aged_master_ = master;
+        aged_generation_ = generation;
     }
 
     // Connects `ctx` to `sentinel` (short timeouts) and sends AUTH (with sentinel credentials)
-    // and `argv` back to back; the reply to `argv`, or nullopt on any failure or error reply
+    // and `argv` back to back; the replies to `argv`, or nullopt on any failure or error reply
     // (AUTH refused, not a sentinel...). On success `ctx` stays connected.
-    std::optional<Reply> sentinel_command(ContextPtr& ctx, const HostAndPort& sentinel,
-                                          const std::vector<std::string>& argv) const {
+    std::optional<std::vector<Reply>> sentinel_commands(ContextPtr& ctx, const HostAndPort& sentinel,
+                                                        const std::vector<std::vector<std::string>>& argv) const {
         const timeval tv = to_timeval(sentinel_query_timeout);
         ctx.reset(redisConnectWithTimeout(sentinel.host.c_str(), sentinel.port, tv));
         if (!ctx || ctx->err != 0) return std::nullopt;
@@ -111,14 +182,15 @@ private:
             if (!user_.empty()) commands.back().push_back(user_);
             commands.back().push_back(password_);
         }
-        commands.push_back(argv);
+        commands.insert(commands.end(), argv.begin(), argv.end());
         for (const auto& command : commands)
             if (!append_command(ctx.get(), command)) return std::nullopt;
         auto replies = read_replies(ctx.get(), commands.size());
         if (!replies) return std::nullopt;
         for (const Reply& r : *replies)
             if (r.kind == Reply::Kind::error) return std::nullopt;
-        return std::move(replies->back());
+        replies->erase(replies->begin(), replies->end() - static_cast<std::ptrdiff_t>(argv.size()));
+        return replies;
     }
 
     // +switch-master on one sentinel at a time (the first that accepts the subscription, in
@@ -136,7 +208,7 @@ private:
             }
             for (const HostAndPort& sentinel : order) {
                 ContextPtr ctx;
-                if (!sentinel_command(ctx, sentinel, {"SUBSCRIBE", "+switch-master"})) continue;
+                if (!sentinel_commands(ctx, sentinel, {{"SUBSCRIBE", "+switch-master"}})) continue;
                 listen(*ctx);
                 if (stopping_.load()) return;
             }
@@ -195,10 +267,14 @@ private:
     const std::string master_name_;
     const std::string user_;
     const std::string password_;
+    const std::chrono::milliseconds grace_;
     std::mutex mutex_;
     std::vector<HostAndPort> sentinels_;        ///< guarded by mutex_
     std::optional<ServerAddress> last_master_;  ///< guarded by mutex_, for the log only
     std::atomic<std::uint64_t> generation_{0};  ///< +switch-master messages seen
+    std::optional<ServerAddress> aged_master_;  ///< guarded by mutex_: grants_from_ is about it
+    std::uint64_t aged_generation_ = 0;         ///< guarded by mutex_
+    std::atomic<steady_clock::rep> grants_from_{0};
     std::atomic<bool> stopping_{false};
     const int wake_fd_;
     std::once_flag watch_started_;
@@ -211,6 +287,7 @@ std::string key_of(const RedisEndpoint& ep) {
     for (const auto& s : ep.sentinels) key += show(s) + ",";
     for (const std::string* part : {&ep.master_name, &ep.sentinel_user, &ep.sentinel_password})
         key += std::to_string(part->size()) + ":" + *part;
+    key += "grace:" + std::to_string(ep.failover_grace.count());
     return key;
 }
 

@@ -19,6 +19,14 @@
 //     before it leaves its server before its next command. Without it a connection on the old
 //     master would go on writing there after the promotion, until Sentinel demotes it (it then
 //     kills the server's normal and pub/sub clients, and writes answer READONLY).
+//
+//  5. The failover grace (RedisEndpoint::failover_grace): each answer also carries how long
+//     that sentinel has seen the master as master (SENTINEL MASTER's role-reported-time, reset
+//     at a promotion). grants_from() is that moment plus the grace: a lease the old master
+//     granted and never replicated has run out by then. A sentinel that restarted knows the
+//     master only since its restart, so a young answer is checked against the other sentinels
+//     and the oldest view counts; all of them restarted: the grace is served again (safe, and
+//     new acquisitions wait).
 #include <chrono>
 #include <memory>
 

@@ -5,6 +5,7 @@
 // implementations: a single fixed server, and Sentinel (redis/sentinel_topology.hpp: ask the
 // sentinels for the master, re-resolve after a failure or READONLY). Cluster (a slot map)
 // would plug in here too.
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <memory>
@@ -39,6 +40,12 @@ public:
     /// A connection made under an older generation leaves its server before its next command,
     /// even if that server still answers. Always 0 for a fixed server.
     virtual std::uint64_t generation() const noexcept { return 0; }
+    /// From when the master resolve() named last may grant new leases. After a promotion that
+    /// is RedisEndpoint::failover_grace after the sentinels saw it become master, so that a
+    /// lease the old master granted without replicating it has run out before anyone else gets
+    /// the lock. The clock's epoch (no wait) for a fixed server, with the grace off, or before
+    /// the first resolve(); an acquirer checks again once its reply is back.
+    virtual std::chrono::steady_clock::time_point grants_from() const noexcept { return {}; }
 };
 
 /// One server, always the same: the endpoint's host and port.

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "fencelock/duration.hpp"
+
 #include "support/eventually.hpp"
 
 namespace fencelock::test_support {
@@ -21,6 +23,7 @@ SharedSentinelGroup::SharedSentinelGroup() {
         own_ = std::make_unique<local::SentinelGroup>();
         url_ = own_->url();
     }
+    url_ = with_query(url_, "failover_grace=" + format_duration(test_failover_grace));
     auto ep = parse_redis_url(url_);
     if (!ep) throw std::runtime_error(ep.error().message);
     endpoint_ = *ep;
@@ -28,7 +31,15 @@ SharedSentinelGroup::SharedSentinelGroup() {
     const local::SentinelGroupOptions defaults;
     shape_ = {.master_name = endpoint_.master_name, .replicas = defaults.replicas};
     for (const auto& s : endpoint_.sentinels) shape_.sentinel_ports.push_back(s.port);
+    wait_past_grace();
 }
+
+std::string with_query(const std::string& url, const std::string& query) {
+    const auto hash = url.rfind('#');
+    return url.substr(0, hash) + (url.find('?') == std::string::npos ? "?" : "&") + query + url.substr(hash);
+}
+
+void SharedSentinelGroup::wait_past_grace() const { local::wait_master_known_for(shape_, test_failover_grace); }
 
 std::uint16_t SharedSentinelGroup::master_port() const {
     const auto port = local::majority_master_port(shape_);

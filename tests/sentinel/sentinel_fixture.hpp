@@ -4,6 +4,10 @@
 // file holding its redis-sentinel:// URL. Run by hand (no such variable), the test process
 // starts a group of its own. Tests that fail the group over hold the ctest RESOURCE_LOCK and
 // leave it ready again.
+//
+// The tests' URL sets a failover grace of test_failover_grace (the default 30 s would hold
+// every acquisition for 30 s after each failover, and after the sentinels start); the group
+// is handed out once the sentinels have known its master that long.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -12,6 +16,11 @@
 #include "local_servers/sentinel_group.hpp"
 
 namespace fencelock::test_support {
+
+inline constexpr std::chrono::milliseconds test_failover_grace{2000};
+
+/// `url` (redis-sentinel://...#name) with `query` added before the fragment.
+std::string with_query(const std::string& url, const std::string& query);
 
 class SharedSentinelGroup {
 public:
@@ -26,9 +35,12 @@ public:
     /// redis-cli against the current master.
     std::string master_cli(const std::vector<std::string>& args) const;
 
+    /// Waits until every sentinel has known the master for at least test_failover_grace.
+    void wait_past_grace() const;
+
     /// A graceful failover (SENTINEL FAILOVER on one sentinel); returns once a majority names
     /// another master that answers ROLE master, and the group is ready again. Returns the new
-    /// master's port.
+    /// master's port. The new master's failover grace is not waited for.
     std::uint16_t fail_over(std::chrono::milliseconds timeout = std::chrono::seconds(60)) const;
 
 private:

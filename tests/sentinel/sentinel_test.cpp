@@ -88,9 +88,9 @@ TEST(Sentinel, KeptLeaseIsStillRenewedAfterAGracefulFailover) {
     ASSERT_TRUE(info && info->holder) << (info ? "no holder" : info.error().message());
     EXPECT_EQ(info->holder->fence, lease.fence());
 
-    // A new acquire works and lands on the new master.
+    // A new acquire works and lands on the new master (once its failover grace is over).
     const auto other = resource("after-failover");
-    auto got = c.try_acquire(other, {.lease = 5s});
+    auto got = c.acquire(other, {.lease = 5s, .wait = test_failover_grace + 10s});
     ASSERT_TRUE(got && got->acquired()) << (got ? "contended" : got.error().message());
     EXPECT_EQ(local::cli_at(new_master, {"EXISTS", "lock:{" + other.str() + "}"}), "1");
     EXPECT_TRUE(c.release(other, got->lease->owner));

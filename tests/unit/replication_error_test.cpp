@@ -58,6 +58,11 @@ TEST(ReplicationErrors, MessagesNameTheRefusal) {
     EXPECT_NE(err(errc::not_master).message().find("MASTERDOWN"), std::string::npos);
     EXPECT_NE(err(errc::server_busy).message().find("LOADING"), std::string::npos);
     EXPECT_NE(err(errc::server_busy).message().find("TRYAGAIN"), std::string::npos);
+    EXPECT_NE(err(errc::failover_grace).message().find("failover_grace"), std::string::npos);
+}
+
+TEST(ReplicationErrors, FailoverGraceIsRetryable) {
+    EXPECT_EQ(classify(err(errc::failover_grace)), failure_kind::retryable);
 }
 
 TEST(ReplicationErrors, ScriptFailuresOnOurKeysStayCorruptKey) {

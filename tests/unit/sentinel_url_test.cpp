@@ -54,6 +54,17 @@ TEST(SentinelUrl, SentinelCredentialsInTheQuery) {
     EXPECT_EQ(only_password.sentinel_password, "x");
 }
 
+TEST(SentinelUrl, FailoverGraceDefaultsToTheDefaultLeaseAndIsSetInTheQuery) {
+    EXPECT_EQ(parse_redis_url("redis-sentinel://s1#g")->failover_grace, std::chrono::seconds(30));
+    EXPECT_EQ(parse_redis_url("redis-sentinel://s1?failover_grace=2500ms#g")->failover_grace,
+              std::chrono::milliseconds(2500));
+    EXPECT_EQ(parse_redis_url("redis-sentinel://s1?failover_grace=0#g")->failover_grace,
+              std::chrono::milliseconds::zero());
+    const RedisEndpoint both = parse_redis_url("redis-sentinel://s1?sentinel_password=x&failover_grace=1m#g").value();
+    EXPECT_EQ(both.failover_grace, std::chrono::minutes(1));
+    EXPECT_EQ(both.sentinel_password, "x");
+}
+
 class SentinelUrlRejects : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SentinelUrlRejects, WithoutLeakingAPassword) {
@@ -81,7 +92,11 @@ INSTANTIATE_TEST_SUITE_P(
         "redis-sentinel://s1?timeout=1#g", "redis-sentinel://s1?sentinel_password=Pw0rdLeak&x=1#g",
         "redis-sentinel://s1?sentinel_password=a&sentinel_password=Pw0rdLeak#g",
         "redis-sentinel://s1?sentinel_password=Pw0rd%zzLeak#g", "redis-sentinel://s1?a?b#g",
-        "redis-sentinel://u:Pw0rd/Leak@s1#g", "REDIS-SENTINEL://s1#g", "redis-sentinel:/s1#g"));
+        "redis-sentinel://u:Pw0rd/Leak@s1#g", "REDIS-SENTINEL://s1#g", "redis-sentinel:/s1#g",
+        // Bad failover grace: no unit, negative, too long, repeated.
+        "redis-sentinel://s1?failover_grace=30#g", "redis-sentinel://s1?failover_grace=-1s#g",
+        "redis-sentinel://s1?failover_grace=25h#g", "redis-sentinel://s1?failover_grace=#g",
+        "redis-sentinel://s1?failover_grace=1s&failover_grace=2s&sentinel_password=Pw0rdLeak#g"));
 
 TEST(SentinelUrl, RedactedHidesBothPasswords) {
     const RedisEndpoint ep =
@@ -89,16 +104,20 @@ TEST(SentinelUrl, RedactedHidesBothPasswords) {
             .value();
     EXPECT_EQ(ep.redacted(), "redis-sentinel://app:***@s1:1,[::1]:2/4?sentinel_user=w&sentinel_password=***#g");
     EXPECT_EQ(parse_redis_url("redis-sentinel://s1#g")->redacted(), "redis-sentinel://s1:26379#g");
+    EXPECT_EQ(parse_redis_url("redis-sentinel://s1?failover_grace=0&sentinel_password=Pw0rdLeak#g")->redacted(),
+              "redis-sentinel://s1:26379?sentinel_password=***&failover_grace=0#g");
 }
 
 TEST(SentinelUrl, RedactedParsesBackToTheSameSentinels) {
     for (const char* url : {"redis-sentinel://s1#g", "redis-sentinel://a:1,b:2/3#my%20group",
-                            "redis-sentinel://[::1]:5,h?sentinel_password=x#g"}) {
+                            "redis-sentinel://[::1]:5,h?sentinel_password=x#g",
+                            "redis-sentinel://h?failover_grace=3s#g"}) {
         const RedisEndpoint ep = parse_redis_url(url).value();
         const RedisEndpoint back = parse_redis_url(ep.redacted()).value();
         EXPECT_EQ(back.sentinels, ep.sentinels) << url;
         EXPECT_EQ(back.master_name, ep.master_name) << url;
         EXPECT_EQ(back.db, ep.db) << url;
+        EXPECT_EQ(back.failover_grace, ep.failover_grace) << url;
     }
 }
 

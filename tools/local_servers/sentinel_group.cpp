@@ -106,11 +106,29 @@ SentinelGroup::~SentinelGroup() {
     servers_.clear();
 }
 
-std::string SentinelGroup::url() const {
+std::string SentinelGroup::url(std::string_view query) const {
     std::string url = "redis-sentinel://";
     for (std::size_t i = 0; i < sentinels_.size(); ++i)
         url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(sentinels_[i]->port());
+    if (!query.empty()) url += "?" + std::string(query);
     return url + "#" + options_.master_name;
+}
+
+void wait_master_known_for(const SentinelGroupShape& group, std::chrono::milliseconds d) {
+    const auto deadline = std::chrono::steady_clock::now() + d + std::chrono::seconds(30);
+    for (;;) {
+        bool known = true;
+        for (const std::uint16_t port : group.sentinel_ports) {
+            const std::string record = cli_at(port, {"SENTINEL", "MASTER", group.master_name});
+            const auto at = record.find("role-reported-time\n");
+            if (at == std::string::npos || std::stoll(record.substr(at + 19)) < d.count()) known = false;
+        }
+        if (known) return;
+        if (std::chrono::steady_clock::now() >= deadline)
+            throw std::runtime_error("the sentinels have not known the master for " + std::to_string(d.count()) +
+                                     " ms");
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
 }
 
 std::string cli_at(std::uint16_t port, const std::vector<std::string>& args) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "local_servers/redis_server.hpp"
@@ -48,6 +49,11 @@ bool group_ready(const SentinelGroupShape& group);
 /// Polls group_ready() until it holds; throws std::runtime_error after `timeout`.
 void wait_group_ready(const SentinelGroupShape& group, std::chrono::milliseconds timeout);
 
+/// Waits until every sentinel has known the master for at least `d` (SENTINEL MASTER's
+/// role-reported-time): from then on a client whose failover grace is at most `d` is granted
+/// leases at once. Throws std::runtime_error after `d` + 30 s.
+void wait_master_known_for(const SentinelGroupShape& group, std::chrono::milliseconds d);
+
 /// One sentinel process (redis-server CONF --sentinel) with a config file it may rewrite.
 class SentinelServer {
 public:
@@ -78,8 +84,8 @@ public:
     SentinelGroup(const SentinelGroup&) = delete;
     SentinelGroup& operator=(const SentinelGroup&) = delete;
 
-    /// redis-sentinel://127.0.0.1:P1,127.0.0.1:P2,...#master-name
-    std::string url() const;
+    /// redis-sentinel://127.0.0.1:P1,127.0.0.1:P2,...[?query]#master-name
+    std::string url(std::string_view query = {}) const;
     const std::string& master_name() const { return options_.master_name; }
     /// The sentinels' ports, the master name and the replica count.
     SentinelGroupShape shape() const;

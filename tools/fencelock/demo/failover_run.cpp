@@ -31,6 +31,7 @@
 #include "demo/run_support.hpp"
 #include "demo/timeline.hpp"
 #include "demo/worker.hpp"
+#include "fencelock/duration.hpp"
 #include "fencelock/store.hpp"
 #include "local_servers/child_process.hpp"
 #include "local_servers/sentinel_group.hpp"
@@ -58,9 +59,12 @@ public:
 
     RunResult run() {
         group_ = std::make_unique<local::SentinelGroup>();
+        // The failover grace covers the workers' lease; a group this young is inside it.
+        url_ = group_->url("failover_grace=" + format_duration(lease_));
+        local::wait_master_known_for(group_->shape(), lease_);
         progress("master :" + std::to_string(group_->server(0).port()) + ", replica :" +
                  std::to_string(group_->server(1).port()) + ", 3 sentinels" +
-                 ", workers follow the master through " + group_->url());
+                 ", workers follow the master through " + url_);
         if (auto created = store_.create_resource(*ResourceName::make(record_), ""); !created)
             throw std::runtime_error("cannot create demo record: " + created.error().detail);
         start_ns_ = monotonic_ns();
@@ -89,7 +93,7 @@ private:
         // The parent stops the workers (SIGTERM): their own deadline is far away.
         const auto until = monotonic_ns() + std::chrono::nanoseconds(duration_ + 120s).count();
         const auto argv = worker_command(
-            {.redis_url = group_->url(), .db_url = db_url_, .key_prefix = mode_ + ":", .history_path = file.string(),
+            {.redis_url = url_, .db_url = db_url_, .key_prefix = mode_ + ":", .history_path = file.string(),
              .records = {record_}, .lease = lease_, .fenced = true, .worker = w,
              .seed = a_.seed * 1000 + static_cast<std::uint64_t>(w * 10), .until_ns = until,
              .incr_fences = incr_, .plain_reads = true, .freeze_at_write = true});
@@ -234,6 +238,7 @@ private:
     std::filesystem::path dir_;
     std::string mode_;
     std::unique_ptr<local::SentinelGroup> group_;
+    std::string url_;  ///< the group's URL with the failover grace
     std::deque<Worker> workers_;  // stable addresses: frozen workers are held by pointer
     std::vector<std::filesystem::path> files_;
     std::vector<Fault> marks_, frozen_;

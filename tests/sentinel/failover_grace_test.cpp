@@ -1,0 +1,240 @@
+// The failover grace against a group of its own (these tests kill the master): a lease the old
+// master granted but never replicated is gone from the promoted replica, so without the grace
+// a second owner gets the lock while the first still trusts its lease. With it the new master
+// grants nothing until that lease has run out, and its holder has stopped before anyone else
+// starts. The library test also runs the control (grace 0) and shows the overlap it prevents;
+// the CLI tests hold a kernel lock (flock) in the command, so two commands running at once
+// would make the second fail.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "fencelock/client.hpp"
+#include "local_servers/child_process.hpp"
+#include "local_servers/sentinel_group.hpp"
+#include "sentinel/sentinel_fixture.hpp"
+#include "support/eventually.hpp"
+#include "support/temp_dir.hpp"
+
+namespace fencelock::test_support {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::steady_clock;
+
+// A lease long enough to outlast the promotion (2-3 s here), and a grace that covers it.
+constexpr auto lease = 8s;
+const std::string grace_query = "failover_grace=8s";
+
+LockClient client_for(const std::string& url) {
+    auto c = LockClient::create({.endpoint = *parse_redis_url(url)});
+    EXPECT_TRUE(c.has_value());
+    return std::move(*c);
+}
+
+// The group's master dies (SIGKILL) and the replica, resumed, is promoted. Returns when a
+// majority names it and it answers as master.
+void kill_master_and_promote(local::SentinelGroup& group) {
+    group.server(0).kill();
+    group.server(1).resume();
+    group.wait_for_new_master(0, 30s);
+}
+
+TEST(FailoverGrace, ALeaseLostWithTheOldMasterRunsOutBeforeTheNewMasterGrantsAgain) {
+    local::SentinelGroup group;
+    local::wait_master_known_for(group.shape(), lease);
+    const auto r = *ResourceName::make("grace:library");
+    auto a_client = client_for(group.url(grace_query));
+
+    // A's lease reaches the master only: replication is cut first.
+    group.cut_replication(1);
+    auto a = a_client.try_acquire(r, {.lease = lease});
+    ASSERT_TRUE(a && a->acquired()) << (a ? "contended" : a.error().message());
+    const auto a_safe_until = a->lease->safe_until;
+    kill_master_and_promote(group);
+
+    // Control, no grace: the promoted master never saw A's lease and grants it again while A
+    // still trusts its own. Two owners at once; only the fence keeps the data safe.
+    auto unguarded = client_for(group.url("failover_grace=0"));
+    auto overlap = unguarded.try_acquire(r, {.lease = lease});
+    const auto overlap_at = steady_clock::now();
+    ASSERT_TRUE(overlap && overlap->acquired()) << (overlap ? "contended" : overlap.error().message());
+    ASSERT_LT(overlap_at, a_safe_until) << "the promotion took longer than A's lease: the control proves nothing";
+    EXPECT_GT(overlap->lease->fence, a->lease->fence) << "fences still move forward (they follow the clock)";
+    ASSERT_TRUE(unguarded.release(r, overlap->lease->owner));
+
+    // With the grace: refused, retryable and named, while A's lease may still run...
+    auto b_client = client_for(group.url(grace_query));
+    auto early = b_client.try_acquire(r, {.lease = lease});
+    ASSERT_FALSE(early.has_value()) << "granted inside the grace";
+    EXPECT_EQ(early.error(), errc::failover_grace) << early.error().message();
+    EXPECT_EQ(classify(early.error()), failure_kind::retryable);
+    EXPECT_LT(steady_clock::now(), a_safe_until);
+
+    // ...and granted to a waiter only once it has run out.
+    auto b = b_client.acquire(r, {.lease = lease, .wait = 30s});
+    ASSERT_TRUE(b && b->acquired()) << (b ? "contended" : b.error().message());
+    EXPECT_GE(steady_clock::now(), a_safe_until);
+
+    // A learns that its lease is gone: the new master never had it.
+    auto renewed = a_client.renew(r, a->lease->owner, lease);
+    ASSERT_TRUE(renewed) << renewed.error().message();
+    EXPECT_NE(renewed->status, RenewStatus::renewed);
+}
+
+// fencelock run R --lease L [--wait W] -- flock -n PROBE sh -c SCRIPT, in the background.
+pid_t start_run(const std::string& url, const std::string& resource, const std::filesystem::path& dir,
+                const std::string& name, const std::string& script, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv{FENCELOCK_CLI, "--redis", url, "run", resource, "--lease", "8s"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    for (const char* part : {"--", "flock", "-n"}) argv.emplace_back(part);
+    argv.push_back((dir / "probe.lock").string());
+    argv.insert(argv.end(), {"sh", "-c", script});
+    return local::start_process(argv, (dir / (name + ".out")).string(), (dir / (name + ".err")).string());
+}
+
+// A `fencelock run` still going when a test fails is told to stop (SIGTERM: it stops its
+// command too), so no command outlives the test.
+struct StopsRuns {
+    std::vector<pid_t> pids;
+    pid_t add(pid_t pid) {
+        pids.push_back(pid);
+        return pid;
+    }
+    int wait(pid_t pid) {
+        std::erase(pids, pid);
+        return local::wait_process(pid);
+    }
+    ~StopsRuns() {
+        for (pid_t pid : pids)
+            if (::kill(pid, SIGTERM) == 0) (void)local::wait_process(pid);
+    }
+};
+
+std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+TEST(FailoverGrace, RunWhoseLeaseWasLostIsStoppedBeforeTheNextHoldersCommandStarts) {
+    local::SentinelGroup group;
+    local::wait_master_known_for(group.shape(), lease);
+    TempDir dir;
+    const std::string url = group.url(grace_query);
+    const std::string r = "grace:run-lost";
+
+    StopsRuns runs;
+    group.cut_replication(1);
+    const pid_t first = start_run(url, r, dir.path(), "first", "echo A > " + (dir.path() / "a.started").string() +
+                                                                    "; exec sleep 600");
+    runs.add(first);
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir.path() / "a.started"); }, 20s))
+        << read_file(dir.path() / "first.err");
+    kill_master_and_promote(group);
+
+    // The next holder waits for the lock; its command fails (flock -n) if A's still runs.
+    const pid_t second = start_run(url, r, dir.path(), "second", "echo B > " + (dir.path() / "b.ran").string(),
+                                   {"--wait", "60s"});
+    runs.add(second);
+    EXPECT_EQ(runs.wait(first), 76) << read_file(dir.path() / "first.err");
+    EXPECT_EQ(runs.wait(second), 0) << read_file(dir.path() / "second.err");
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "b.ran"));
+}
+
+TEST(FailoverGrace, RunWhoseLeaseReplicatedKeepsRunningAndTheNextHolderWaitsForIt) {
+    local::SentinelGroup group;
+    local::wait_master_known_for(group.shape(), lease);
+    TempDir dir;
+    const std::string url = group.url(grace_query);
+    const std::string r = "grace:run-kept";
+    const auto go = dir.path() / "go";
+    const auto a_done = dir.path() / "a.done";
+
+    StopsRuns runs;
+    const pid_t first =
+        start_run(url, r, dir.path(), "first",
+                  "echo A > " + (dir.path() / "a.started").string() + "; while [ ! -e " + go.string() +
+                      " ]; do sleep 0.05; done; echo done > " + a_done.string());
+    runs.add(first);
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir.path() / "a.started"); }, 20s))
+        << read_file(dir.path() / "first.err");
+    ASSERT_EQ(group.server(0).cli({"WAIT", "1", "5000"}), "1") << "the lease did not reach the replica";
+    kill_master_and_promote(group);
+    const auto promoted_at = steady_clock::now();
+
+    const pid_t second = start_run(url, r, dir.path(), "second",
+                                   "test -e " + a_done.string() + " && echo B > " + (dir.path() / "b.ran").string(),
+                                   {"--wait", "60s"});
+    runs.add(second);
+    // A's lease must outlive the moment a free lock would have been granted again (the grace
+    // after the promotion) by a whole lease: renewed on the new master, not just left over.
+    std::this_thread::sleep_until(promoted_at + lease * 2);
+    std::ofstream(go.string()) << "go\n";
+    EXPECT_EQ(runs.wait(first), 0) << read_file(dir.path() / "first.err");
+    EXPECT_EQ(runs.wait(second), 0) << read_file(dir.path() / "second.err");
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "b.ran")) << "B ran before A finished";
+}
+
+// fencelock worker: a job taken after replication was cut is lost with the master, so the
+// promoted one delivers it again, to a second worker, while the first still runs it. The
+// second worker's lock waits out the grace; by then the first has lost its lease and stopped
+// its command. Both commands take the same flock: an overlap fails the second's.
+TEST(FailoverGrace, WorkerWhoseLeaseWasLostStopsBeforeTheRedeliveredJobRunsAgain) {
+    local::SentinelGroup group;
+    local::wait_master_known_for(group.shape(), lease);
+    TempDir dir;
+    const std::string url = group.url(grace_query);
+    const std::string db = "sqlite://" + (dir.path() / "store.db").string();
+    const auto cli = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {FENCELOCK_CLI, "--redis", url});
+        return local::run_process(args);
+    };
+    ASSERT_EQ(local::run_process({FENCELOCK_CLI, "store", "init", "--db", db}).exit_code, 0);
+    const auto enqueued = cli({"queue", "enqueue", "--queue", "gq", "--resource", "grace:job", "--key", "job-1",
+                               "--payload", "{}"});
+    ASSERT_EQ(enqueued.exit_code, 0) << enqueued.err;
+    ASSERT_EQ(group.server(0).cli({"WAIT", "1", "5000"}), "1") << "the job did not reach the replica";
+
+    // Both workers run the same command: the first execution holds on, any later one records
+    // that it ran. flock -n makes a later one fail while the first still runs.
+    const auto started = dir.path() / "a.started";
+    const auto ran = dir.path() / "b.ran";
+    const std::string script = "if [ -e " + started.string() + " ]; then echo B > " + ran.string() +
+                               "; else echo A > " + started.string() + "; exec sleep 600; fi";
+    StopsRuns workers;
+    const auto worker = [&](const std::string& name) {
+        return workers.add(local::start_process(
+            {FENCELOCK_CLI, "--redis", url, "worker", "--queue", "gq", "--db", db, "--lease", "8s", "--", "flock",
+             "-n", (dir.path() / "probe.lock").string(), "sh", "-c", script},
+            (dir.path() / (name + ".out")).string(), (dir.path() / (name + ".err")).string()));
+    };
+    group.cut_replication(1);
+    const pid_t first = worker("first");
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(started); }, 20s))
+        << read_file(dir.path() / "first.err");
+    kill_master_and_promote(group);
+
+    const pid_t second = worker("second");
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ran); }, 60s))
+        << "first: " << read_file(dir.path() / "first.err") << "\nsecond: " << read_file(dir.path() / "second.err")
+        << "\nqueue: " << cli({"queue", "stats", "--queue", "gq"}).out;
+    for (const pid_t pid : {first, second}) ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    EXPECT_EQ(workers.wait(first), 0);
+    EXPECT_EQ(workers.wait(second), 0);
+    const auto a = nlohmann::json::parse(read_file(dir.path() / "first.out"));
+    const auto b = nlohmann::json::parse(read_file(dir.path() / "second.out"));
+    const auto total = [&](const char* field) { return a[field].get<int>() + b[field].get<int>(); };
+    EXPECT_EQ(a["lease_lost"], 1) << a.dump();
+    EXPECT_EQ(total("completed"), 1) << a.dump() << b.dump();
+    EXPECT_EQ(total("business_retries"), 0) << "a later execution overlapped the first: " << a.dump() << b.dump();
+    EXPECT_EQ(total("dead"), 0);
+}
+
+}  // namespace
+}  // namespace fencelock::test_support
