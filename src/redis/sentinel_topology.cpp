@@ -51,24 +51,35 @@ std::optional<ServerAddress> master_in(const Reply& reply) {
     return ServerAddress{host.str, static_cast<std::uint16_t>(value)};
 }
 
-// SENTINEL MASTER's flat [field, value, ...] list: role-reported-time (ms since this
-// sentinel saw the role, or since it reset the master record at a switch), when the record is
-// about `master`; nullopt otherwise.
-std::optional<std::chrono::milliseconds> role_age(const Reply& reply, const ServerAddress& master) {
+// What SENTINEL MASTER says of the master: how long this sentinel has seen it as master
+// (role-reported-time: ms since it saw the role, or since it reset the record at a switch) and
+// the group's config-epoch (moved on by every failover).
+struct MasterView {
+    std::chrono::milliseconds age{0};
+    std::uint64_t epoch = 0;
+};
+
+// From SENTINEL MASTER's flat [field, value, ...] list, when it is about `master`; nullopt for
+// anything else (an error reply, ACL refusal, another address).
+std::optional<MasterView> master_view(const Reply& reply, const ServerAddress& master) {
     if (reply.kind != Reply::Kind::array) return std::nullopt;
-    std::optional<std::string> ip, port, age;
-    for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
-        const std::string& field = reply.elements[i].str;
-        const std::string& value = reply.elements[i + 1].str;
-        if (field == "ip") ip = value;
-        else if (field == "port") port = value;
-        else if (field == "role-reported-time") age = value;
-    }
-    if (!ip || !port || !age || *ip != master.host || *port != std::to_string(master.port)) return std::nullopt;
-    long long ms = 0;
-    const auto [end, ec] = std::from_chars(age->data(), age->data() + age->size(), ms);
-    if (ec != std::errc{} || end != age->data() + age->size() || ms < 0) return std::nullopt;
-    return std::chrono::milliseconds(ms);
+    std::map<std::string, std::string, std::less<>> fields;
+    for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2)
+        fields[reply.elements[i].str] = reply.elements[i + 1].str;
+    const auto number = [&](std::string_view name) -> std::optional<std::uint64_t> {
+        const auto it = fields.find(name);
+        if (it == fields.end()) return std::nullopt;
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+        if (ec != std::errc{} || end != it->second.data() + it->second.size()) return std::nullopt;
+        return v;
+    };
+    const auto ip = fields.find("ip");
+    const auto port = number("port");
+    const auto age = number("role-reported-time");
+    const auto epoch = number("config-epoch");
+    if (ip == fields.end() || ip->second != master.host || port != master.port || !age || !epoch) return std::nullopt;
+    return MasterView{std::chrono::milliseconds(*age), *epoch};
 }
 
 class SentinelTopology final : public Topology {
@@ -94,13 +105,12 @@ public:
             std::lock_guard lock(mutex_);
             order = sentinels_;
         }
-        const std::uint64_t generation = generation_.load();  // before asking: a switch during it counts
         for (std::size_t i = 0; i < order.size(); ++i) {
             auto answer = ask(order[i]);
             if (!answer) continue;
             remember(order[i], answer->master);
             if (grace_ > std::chrono::milliseconds::zero())
-                note_master_age(answer->master, oldest_view(*answer, order, i), generation);
+                note_master_age(answer->master, oldest_view(*answer, order, i));
             return answer->master;
         }
         return std::unexpected(make_error_code(errc::unavailable));
@@ -119,9 +129,8 @@ public:
 private:
     struct Answer {
         ServerAddress master;
-        /// How long this sentinel has seen it as master (SENTINEL MASTER's role-reported-time,
-        /// reset when it promotes or learns of a promotion; nullopt when not read).
-        std::optional<std::chrono::milliseconds> age;
+        /// This sentinel's view of it, when the grace is on and SENTINEL MASTER answered.
+        std::optional<MasterView> view;
     };
 
     // One question to one sentinel: the master's address and, when the grace is on, how long
@@ -135,40 +144,43 @@ private:
         auto master = master_in(replies->front());
         if (!master) return std::nullopt;
         Answer answer{*master, std::nullopt};
-        if (replies->size() == 2) answer.age = role_age(replies->back(), *master);
+        if (replies->size() == 2) answer.view = master_view(replies->back(), *master);
         return answer;
     }
 
-    // The longest any sentinel has seen `first.master` as master. A sentinel that restarted
-    // has known it only since then, so when the first answer is younger than the grace the
-    // others are asked too: every answer can only be too young (a sentinel learns of a
-    // promotion after it happened), so the oldest is the best bound. None readable: zero.
-    std::chrono::milliseconds oldest_view(const Answer& first, const std::vector<HostAndPort>& order,
-                                          std::size_t answered) const {
-        std::chrono::milliseconds oldest = first.age.value_or(std::chrono::milliseconds::zero());
-        for (std::size_t i = 0; i < order.size() && oldest < grace_; ++i) {
+    // The longest any sentinel has seen `first.master` as master, in the newest config epoch
+    // named. A sentinel that restarted has known it only since then, so when the first answer
+    // is younger than the grace the others are asked too: an answer can only be too young (a
+    // sentinel learns of a promotion after it happened), so the oldest is the best bound. None
+    // readable: age zero, the whole grace (an ACL that refuses SENTINEL MASTER costs a stall,
+    // never an overlap).
+    MasterView oldest_view(const Answer& first, const std::vector<HostAndPort>& order, std::size_t answered) const {
+        MasterView oldest = first.view.value_or(MasterView{});
+        for (std::size_t i = 0; i < order.size() && oldest.age < grace_; ++i) {
             if (i == answered) continue;
             const auto other = ask(order[i]);
-            if (other && other->master == first.master && other->age) oldest = std::max(oldest, *other->age);
+            if (!other || other->master != first.master || !other->view) continue;
+            if (other->view->epoch > oldest.epoch) oldest = *other->view;
+            else if (other->view->epoch == oldest.epoch) oldest.age = std::max(oldest.age, other->view->age);
         }
         return oldest;
     }
 
-    // The new master may grant from `grace` after it became master. Estimates for the same
-    // master within one generation can only err late, so the earliest stands; another master
-    // or a switch since starts over.
-    void note_master_age(const ServerAddress& master, std::chrono::milliseconds age, std::uint64_t generation) {
-        const auto from = (steady_clock::now() - age + grace_).time_since_epoch().count();
+    // The master may grant from `grace` after it became master. Estimates for the same master
+    // in the same config epoch can only err late, so the earliest stands; another master or a
+    // newer epoch (a failover since, even one that came back to this server) starts over.
+    void note_master_age(const ServerAddress& master, const MasterView& view) {
+        const auto from = (steady_clock::now() - view.age + grace_).time_since_epoch().count();
         std::lock_guard lock(mutex_);
-        const bool same = aged_master_ == master && aged_generation_ == generation;
+        const bool same = aged_master_ == master && aged_epoch_ == view.epoch;
         if (!same || from < grants_from_.load()) grants_from_.store(from);
         aged_master_ = master;
-        aged_generation_ = generation;
+        aged_epoch_ = view.epoch;
     }
 
     // Connects `ctx` to `sentinel` (short timeouts) and sends AUTH (with sentinel credentials)
-    // and `argv` back to back; the replies to `argv`, or nullopt on any failure or error reply
-    // (AUTH refused, not a sentinel...). On success `ctx` stays connected.
+    // and `argv` back to back; the replies to `argv`, or nullopt on a transport failure or when
+    // AUTH or argv's first command is refused. On success `ctx` stays connected.
     std::optional<std::vector<Reply>> sentinel_commands(ContextPtr& ctx, const HostAndPort& sentinel,
                                                         const std::vector<std::vector<std::string>>& argv) const {
         const timeval tv = to_timeval(sentinel_query_timeout);
@@ -187,8 +199,11 @@ private:
             if (!append_command(ctx.get(), command)) return std::nullopt;
         auto replies = read_replies(ctx.get(), commands.size());
         if (!replies) return std::nullopt;
-        for (const Reply& r : *replies)
-            if (r.kind == Reply::Kind::error) return std::nullopt;
+        // AUTH refused or the first command refused (not a sentinel...): nothing to use. A
+        // later command's error reaches the caller, which reads it as "not known".
+        const std::size_t must_succeed = commands.size() - argv.size() + 1;
+        for (std::size_t i = 0; i < must_succeed; ++i)
+            if ((*replies)[i].kind == Reply::Kind::error) return std::nullopt;
         replies->erase(replies->begin(), replies->end() - static_cast<std::ptrdiff_t>(argv.size()));
         return replies;
     }
@@ -273,7 +288,7 @@ private:
     std::optional<ServerAddress> last_master_;  ///< guarded by mutex_, for the log only
     std::atomic<std::uint64_t> generation_{0};  ///< +switch-master messages seen
     std::optional<ServerAddress> aged_master_;  ///< guarded by mutex_: grants_from_ is about it
-    std::uint64_t aged_generation_ = 0;         ///< guarded by mutex_
+    std::uint64_t aged_epoch_ = 0;              ///< guarded by mutex_
     std::atomic<steady_clock::rep> grants_from_{0};
     std::atomic<bool> stopping_{false};
     const int wake_fd_;

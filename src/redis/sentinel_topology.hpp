@@ -25,8 +25,9 @@
 //     at a promotion). grants_from() is that moment plus the grace: a lease the old master
 //     granted and never replicated has run out by then. A sentinel that restarted knows the
 //     master only since its restart, so a young answer is checked against the other sentinels
-//     and the oldest view counts; all of them restarted: the grace is served again (safe, and
-//     new acquisitions wait).
+//     and the oldest view in the newest config epoch counts; all of them restarted: the grace
+//     is served again (safe, and new acquisitions wait). Estimates are kept per master and
+//     config epoch, so a failover that comes back to the same server starts a new grace.
 #include <chrono>
 #include <memory>
 
