@@ -1,103 +1,79 @@
-# The README's C++ code blocks, compiled and linked against the library in every build, so a
-# README example that stops compiling fails the build.
+# The README's C++ code blocks are regions of real programs in examples/, which the build
+# compiles and the test suite runs against a real Redis and SQLite (tests/consumer), so a README
+# example that stops compiling or working fails CI.
 #
-# The convention (see docs/DESIGN.md, "README examples"): every ```cpp block is compiled; there
-# is no opt-out.
-#   * A block that contains `int main(` is a whole program and is compiled as it stands.
-#   * Any other block is a fragment: its `#include` lines move to the top of the file, and the
-#     rest becomes the body of a function that is compiled and linked but never called, after
-#     <fencelock/fencelock.hpp>, <fencelock/store.hpp> and `using namespace std::chrono_literals`.
-#     What the surrounding prose supplies (a client, a resource, the application's own
-#     functions) is declared on the line right above the fence, invisible when rendered:
-#         <!-- given: fencelock::LockClient& client, std::string_view value -->
-#     and becomes the function's parameters.
-# `#line` directives make compiler errors name README.md and the block's own lines.
+# The convention (see docs/DESIGN.md, "README examples"): every ```cpp block has, on the line
+# right above its fence, a comment naming the program it comes from, invisible when rendered:
+#     <!-- example: examples/acquire_and_write.cpp -->
+# and its text is that file's lines between `// readme:begin` and `// readme:end` (indentation
+# is not compared). A block without the comment, or that differs from its file, fails
+# the configure step with a message naming both.
 
-# Writes one .cpp per C++ block of `readme` into `out_dir` (rewriting a file only when its text
-# changed) and sets `out_var` to their paths. Fails on an unterminated block.
-function(fencelock_extract_readme_examples readme out_dir out_var)
+# Sets `out_var` to the lines of `file` between the readme markers, each line's indentation
+# removed (the README shows the region dedented; only its text is compared).
+function(fencelock_readme_region file out_var)
+  file(READ "${file}" text)
+  string(FIND "${text}" "// readme:begin\n" begin)
+  string(FIND "${text}" "// readme:end" end)
+  if(begin EQUAL -1 OR end EQUAL -1 OR end LESS begin)
+    message(FATAL_ERROR "${file}: no // readme:begin ... // readme:end region")
+  endif()
+  math(EXPR begin "${begin} + 16")
+  math(EXPR length "${end} - ${begin}")
+  string(SUBSTRING "${text}" ${begin} ${length} region)
+  fencelock_unindent("${region}" region)
+  set(${out_var} "${region}" PARENT_SCOPE)
+endfunction()
+
+function(fencelock_unindent text out_var)
+  string(REGEX REPLACE "(^|\n)[ \t]+" "\\1" text "${text}")
+  set(${out_var} "${text}" PARENT_SCOPE)
+endfunction()
+
+# Checks every ```cpp block of `readme` against its example and sets `out_var` to the example
+# files the README uses (paths relative to `root`).
+function(fencelock_check_readme_examples readme root out_var)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${readme}")
   file(READ "${readme}" text)
-  set(sources "")
-  set(count 0)
+  set(used "")
   set(rest "${text}")
-  set(consumed 0)  # characters of `text` before `rest`, to tell line numbers
   while(TRUE)
-    string(REGEX MATCH "(^|\n)```(cpp|c\\+\\+)[ \t]*\n" fence "${rest}")
+    string(REGEX MATCH "(^|\n)([^\n]*)\n```(cpp|c\\+\\+)[ \t]*\n" fence "${rest}")
     if(NOT fence)
       break()
     endif()
+    set(above "${CMAKE_MATCH_2}")
     string(FIND "${rest}" "${fence}" at)
     string(LENGTH "${fence}" fence_length)
-    string(SUBSTRING "${rest}" 0 ${at} before)
     math(EXPR body_at "${at} + ${fence_length}")
     string(SUBSTRING "${rest}" ${body_at} -1 after)
-    string(FIND "${after}" "\n```" close)
+    string(FIND "${after}" "```" close)
     if(close EQUAL -1)
-      string(FIND "${after}" "```" close)
-      if(NOT close EQUAL 0)
-        message(FATAL_ERROR "${readme}: a ```cpp block is not closed")
-      endif()
-      set(body "")
-    else()
-      string(SUBSTRING "${after}" 0 ${close} body)
-      string(APPEND body "\n")
+      message(FATAL_ERROR "${readme}: a ```cpp block is not closed")
     endif()
-
-    # The block's first line in README.md (1-based).
-    string(SUBSTRING "${text}" 0 ${consumed} seen)
-    string(REGEX MATCHALL "\n" seen_lines "${seen}${before}${fence}")
-    list(LENGTH seen_lines first_line)
-    math(EXPR first_line "${first_line} + 1")
-
-    # The `given` comment on the line just above the fence.
-    set(given "")
-    string(REGEX MATCH "<!--[ \t]*given:([^\n]*)-->[ \t]*$" given_match "${seen}${before}")
-    if(given_match)
-      string(STRIP "${CMAKE_MATCH_1}" given)
+    string(SUBSTRING "${after}" 0 ${close} body)
+    if(NOT above MATCHES "<!--[ \t]*example:[ \t]*([^ \t]+)[ \t]*-->")
+      string(SUBSTRING "${body}" 0 60 start)
+      message(FATAL_ERROR "${readme}: the ```cpp block starting \"${start}\" has no <!-- example: examples/NAME.cpp --> "
+                          "line above it; every C++ block is a region of a compiled and tested example")
     endif()
-
-    math(EXPR count "${count} + 1")
-    string(FIND "${body}" "int main(" main_at)
-    set(code "// Generated from ${readme}, C++ block ${count}. Edit README.md, not this file.\n")
-    if(NOT main_at EQUAL -1)
-      string(APPEND code "#line ${first_line} \"${readme}\"\n${body}")
-    else()
-      string(REGEX MATCHALL "(^|\n)[ \t]*#[ \t]*include[^\n]*" includes "${body}")
-      string(REGEX REPLACE "(^|\n)[ \t]*#[ \t]*include[^\n]*" "\\1" body "${body}")
-      string(APPEND code "#include <fencelock/fencelock.hpp>\n#include <fencelock/store.hpp>\n")
-      foreach(include IN LISTS includes)
-        string(STRIP "${include}" include)
-        string(APPEND code "${include}\n")
-      endforeach()
-      string(APPEND code "using namespace std::chrono_literals;\n"
-                         "void readme_example_${count}(${given});\n"
-                         "void readme_example_${count}(${given}) {\n"
-                         "#line ${first_line} \"${readme}\"\n${body}}\n"
-                         "int main() {}\n")
+    set(example "${CMAKE_MATCH_1}")
+    if(NOT EXISTS "${root}/${example}")
+      message(FATAL_ERROR "${readme}: example ${example} does not exist")
     endif()
-    set(source "${out_dir}/readme_example_${count}.cpp")
-    file(WRITE "${source}.new" "${code}")
-    configure_file("${source}.new" "${source}" COPYONLY)
-    list(APPEND sources "${source}")
-
-    string(LENGTH "${before}${fence}" skipped)
-    math(EXPR consumed "${consumed} + ${skipped}")
-    set(rest "${after}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${root}/${example}")
+    fencelock_readme_region("${root}/${example}" region)
+    fencelock_unindent("${body}" body)
+    if(NOT body STREQUAL region)
+      message(FATAL_ERROR "${readme}: the block from ${example} differs from the file's readme region.\n"
+                          "README:\n${body}\n${example}:\n${region}")
+    endif()
+    list(APPEND used "${example}")
+    math(EXPR close_end "${close} + 3")
+    string(SUBSTRING "${after}" ${close_end} -1 rest)
   endwhile()
-  set(${out_var} "${sources}" PARENT_SCOPE)
-endfunction()
-
-# One executable per C++ block of `readme`, built with the default target and linked with
-# `ARGN` (the libraries). Reconfigures when the README changes.
-function(fencelock_add_readme_examples readme)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${readme}")
-  fencelock_extract_readme_examples("${readme}" "${CMAKE_CURRENT_BINARY_DIR}/readme_examples" sources)
-  if(NOT sources)
+  if(NOT used)
     message(FATAL_ERROR "${readme} has no ```cpp block: nothing would check its examples")
   endif()
-  foreach(source IN LISTS sources)
-    get_filename_component(name "${source}" NAME_WE)
-    add_executable(${name} "${source}")
-    target_link_libraries(${name} PRIVATE ${ARGN})
-  endforeach()
+  set(${out_var} "${used}" PARENT_SCOPE)
 endfunction()
