@@ -42,6 +42,10 @@ enum class errc {
     /// The address of a redis:// URL answers as a Redis Sentinel, not as a Redis server. Fatal:
     /// name the sentinels and the master group with redis-sentinel://host:port[,...]#name.
     is_sentinel,
+    /// Replica acknowledgement (AcquireOptions::replicas): the lease was granted but fewer
+    /// replicas than asked acknowledged it (WAIT) within replica_timeout, so a failover could
+    /// forget it. The lease was released (compare-and-delete) and is not held; retry.
+    not_replicated,
 };
 
 /// What a caller should do next after an error.

@@ -32,6 +32,9 @@ public:
             case errc::is_sentinel:
                 return "the address is a Redis Sentinel, not a Redis server: use "
                        "redis-sentinel://host:port[,host:port...]#master-name";
+            case errc::not_replicated:
+                return "fewer replicas acknowledged the lease (WAIT) than AcquireOptions::replicas asked for within "
+                       "replica_timeout; the lease was released and is not held";
         }
         return "unknown fencelock error";
     }
@@ -85,7 +88,8 @@ failure_kind classify(std::error_code ec) noexcept {
         case errc::unavailable:
         case errc::server_busy:
         case errc::not_master:
-        case errc::replicas_unavailable: return failure_kind::retryable;
+        case errc::replicas_unavailable:
+        case errc::not_replicated: return failure_kind::retryable;
         case errc::reply_timeout:
         case errc::connection_lost: return failure_kind::outcome_unknown;
         case errc::auth_failed:
