@@ -57,7 +57,8 @@ Decision JobProcessor::with_lease(const Job& job, std::stop_token cancel, Run&& 
     const auto& policies = options_.retry;
     auto holding = locks_->hold(job.resource,
                                 AcquireOptions{.lease = options_.lease, .max_hold = options_.max_hold,
-                                               .wait = milliseconds(0)},
+                                               .wait = milliseconds(0), .replicas = options_.replicas,
+                                               .replica_timeout = options_.replica_timeout},
                                 KeepOptions{}, {});
     if (!holding)
         return detail::decide_infrastructure(job, std::nullopt, holding.error(),
