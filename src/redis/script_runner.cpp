@@ -21,25 +21,6 @@ std::expected<Reply, std::error_code> as_result(Reply r) {
     return r;
 }
 
-}  // namespace
-
-std::expected<Reply, std::error_code> run_script(Connection& connection, const ScriptSource& script,
-                                                 std::initializer_list<std::string_view> keys,
-                                                 std::initializer_list<std::string_view> args) {
-    return run_script(connection, script, ScriptCall{keys, args});
-}
-
-std::expected<Reply, std::error_code> run_script(Connection& connection, const ScriptSource& script,
-                                                 const ScriptCall& call) {
-    const std::string numkeys = std::to_string(call.keys.size());
-    auto reply = connection.command(eval_argv("EVALSHA", script.sha1, numkeys, call));
-    if (reply && is_noscript(*reply)) reply = connection.command(eval_argv("EVAL", script.body, numkeys, call));
-    if (!reply) return reply;
-    return as_result(std::move(*reply));
-}
-
-namespace {
-
 // The one batch runner; `then` (may be empty) follows the calls in each pipeline sent.
 std::expected<BatchThen, std::error_code> run_batch(Connection& connection, const ScriptSource& script,
                                                     std::span<const ScriptCall> calls,
@@ -83,6 +64,21 @@ std::expected<BatchThen, std::error_code> run_batch(Connection& connection, cons
 }
 
 }  // namespace
+
+std::expected<Reply, std::error_code> run_script(Connection& connection, const ScriptSource& script,
+                                                 std::initializer_list<std::string_view> keys,
+                                                 std::initializer_list<std::string_view> args) {
+    return run_script(connection, script, ScriptCall{keys, args});
+}
+
+std::expected<Reply, std::error_code> run_script(Connection& connection, const ScriptSource& script,
+                                                 const ScriptCall& call) {
+    const std::string numkeys = std::to_string(call.keys.size());
+    auto reply = connection.command(eval_argv("EVALSHA", script.sha1, numkeys, call));
+    if (reply && is_noscript(*reply)) reply = connection.command(eval_argv("EVAL", script.body, numkeys, call));
+    if (!reply) return reply;
+    return as_result(std::move(*reply));
+}
 
 std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code> run_script_batch(
     Connection& connection, const ScriptSource& script, std::span<const ScriptCall> calls) {

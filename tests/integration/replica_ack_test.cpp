@@ -6,11 +6,15 @@
 #include <chrono>
 #include <future>
 #include <iostream>
+#include <algorithm>
 #include <memory>
+#include <mutex>
+#include <vector>
 #include <string>
 
 #include "fencelock/client.hpp"
 #include "fencelock/error.hpp"
+#include "fencelock/observer.hpp"
 #include "integration/replicated_fixture.hpp"
 
 namespace fencelock::test_support {
@@ -110,6 +114,60 @@ TEST_F(ReplicaAckTest, AfterAScriptFlushTheWaitFollowsTheReloadedScript) {
     EXPECT_FALSE(on_master("lock:{r6}"));
 }
 
+// Records what the client reports, from its own threads.
+struct Recorder final : LockObserver {
+    void on_acquire(const AcquireEvent& e) noexcept override {
+        std::lock_guard lock(mutex);
+        acquires.push_back(e);
+    }
+    void on_renew(const RenewEvent& e) noexcept override {
+        std::lock_guard lock(mutex);
+        renewals.push_back(e.result.has_value() ? std::error_code{} : e.result.error());
+    }
+    void on_release(const ReleaseEvent&) noexcept override {
+        std::lock_guard lock(mutex);
+        ++releases;
+    }
+    std::mutex mutex;
+    std::vector<AcquireEvent> acquires;
+    std::vector<std::error_code> renewals;
+    int releases = 0;
+};
+
+TEST_F(ReplicaAckTest, NothingCountsAnUnacknowledgedGrantAsHeld) {
+    auto recorder = std::make_shared<Recorder>();
+    auto c = client(ClientOptions{.command_timeout = 5s, .observer = recorder});
+    replica->pause();
+    const auto held = c.hold(name("h1"), impatient);
+    ASSERT_FALSE(held.has_value());
+    EXPECT_EQ(held.error(), errc::not_replicated);
+    EXPECT_EQ(c.keeper_stats().leases_kept, 0u);
+    EXPECT_FALSE(on_master("lock:{h1}"));
+    std::lock_guard lock(recorder->mutex);
+    ASSERT_EQ(recorder->acquires.size(), 1u);
+    EXPECT_EQ(recorder->acquires[0].result, AcquireResult::error);
+    EXPECT_EQ(recorder->acquires[0].error, errc::not_replicated);
+    EXPECT_FALSE(recorder->acquires[0].fence.has_value());
+    EXPECT_EQ(recorder->releases, 0);  // the loop's release of a lease nobody held is no event
+    EXPECT_TRUE(recorder->renewals.empty());
+}
+
+TEST_F(ReplicaAckTest, AnUnacknowledgedRenewalIsReportedAsNotReplicated) {
+    auto recorder = std::make_shared<Recorder>();
+    auto c = client(ClientOptions{.command_timeout = 5s, .observer = recorder});
+    AcquireOptions o = replicated;
+    o.lease = 3s;
+    o.replica_timeout = 300ms;
+    o.wait = 10s;
+    auto h = c.hold(name("h2"), o, KeepOptions{.renew_every = 300ms});
+    ASSERT_TRUE(h.has_value() && h->acquired());
+    replica->pause();
+    ASSERT_TRUE(eventually([&] {
+        std::lock_guard lock(recorder->mutex);
+        return std::ranges::count(recorder->renewals, make_error_code(errc::not_replicated)) >= 1;
+    }));
+}
+
 TEST_F(ReplicaAckTest, AReplicaTimeoutTheCommandTimeoutCannotCoverIsMisuse) {
     auto c = client(ClientOptions{.command_timeout = 300ms});
     const AcquireOptions o = impatient;  // 200 ms: more than half of 300 ms
@@ -145,6 +203,7 @@ TEST_F(ReplicaAckTest, UnacknowledgedRenewalsDoNotExtendSafeUntilButInventNoOthe
     AcquireOptions o = replicated;
     o.lease = 2s;
     o.replica_timeout = 300ms;
+    o.wait = 10s;  // a busy machine may miss 300 ms once: not_replicated is retried
     auto h = c.hold(name("k4"), o, KeepOptions{.renew_every = 300ms});
     ASSERT_TRUE(h.has_value() && h->acquired());
     HeldLease lease = std::move(*h->lease);
