@@ -47,6 +47,10 @@ enum class errc {
     /// out. Nothing was kept (an acquisition granted meanwhile is released at once); retry after
     /// the grace. Renewals of leases that reached the new master are not affected.
     failover_grace,
+    /// Replica acknowledgement (AcquireOptions::replicas): the lease was granted but fewer
+    /// replicas than asked acknowledged it (WAIT) within replica_timeout, so a failover could
+    /// forget it. The lease was released (compare-and-delete) and is not held; retry.
+    not_replicated,
 };
 
 /// What a caller should do next after an error.

@@ -79,8 +79,22 @@ struct AcquireOptions {
     /// is ahead of it. A waiter that stops trying loses its place after 2 * backoff.max + 2 s.
     /// Costs a few more writes per contended attempt. Default false.
     bool fair = false;
+    /// Replica acknowledgement, opt-in: after the acquire script the same connection sends
+    /// `WAIT replicas replica_timeout` (in the same write), and a grant fewer replicas
+    /// acknowledged is released and fails with errc::not_replicated (retryable: acquire()
+    /// retries it within `wait`). A kept lease's renewals are confirmed the same way, one WAIT
+    /// per keeper batch. 0: off. At most 100. Default 0. WAIT is not synchronous replication:
+    /// see docs/DESIGN.md, "Replica acknowledgement".
+    unsigned replicas = 0;
+    /// How long WAIT waits for `replicas` acknowledgements. Used only with replicas > 0; at
+    /// least 1 ms (WAIT 0 would wait forever), at most limits::timeout, and at most half the
+    /// client's command_timeout (checked by the client: validate_for). Default 200 ms.
+    milliseconds replica_timeout{200};
 
     std::expected<void, OptionError> validate() const;
+    /// validate(), and the checks that depend on the client: replica_timeout at most half of
+    /// `command_timeout`, which bounds the wait for WAIT's reply too.
+    std::expected<void, OptionError> validate_for(milliseconds command_timeout) const;
 };
 
 }  // namespace fencelock

@@ -56,6 +56,11 @@ struct ProcessorOptions {
     milliseconds lease{30'000};
     /// Longest a single attempt may hold the resource (enforced by Redis). Default 1 h.
     milliseconds max_hold{std::chrono::hours(1)};
+    /// AcquireOptions::replicas and replica_timeout for the job's lease: a grant or renewal
+    /// counts only once that many replicas acknowledged it. A job whose grant was not
+    /// acknowledged is retried like any retryable Redis failure. Default 0 (off), 200 ms.
+    unsigned replicas = 0;
+    milliseconds replica_timeout{200};
     /// Retry delays and the business attempt limit.
     RetryPolicies retry{};
     /// Receives job events. Default none.

@@ -35,6 +35,9 @@ public:
             case errc::failover_grace:
                 return "the Redis master was promoted less than failover_grace ago: no new lease until the old "
                        "master's leases have run out; nothing was kept";
+            case errc::not_replicated:
+                return "fewer replicas acknowledged the lease (WAIT) than AcquireOptions::replicas asked for within "
+                       "replica_timeout; the lease was released and is not held";
         }
         return "unknown fencelock error";
     }
@@ -89,7 +92,8 @@ failure_kind classify(std::error_code ec) noexcept {
         case errc::server_busy:
         case errc::not_master:
         case errc::replicas_unavailable:
-        case errc::failover_grace: return failure_kind::retryable;
+        case errc::failover_grace:
+        case errc::not_replicated: return failure_kind::retryable;
         case errc::reply_timeout:
         case errc::connection_lost: return failure_kind::outcome_unknown;
         case errc::auth_failed:

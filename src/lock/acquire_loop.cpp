@@ -57,10 +57,22 @@ AcquireStep AcquireLoop::attempt() {
 
 AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_code>& reply, bool watched,
                                  steady_time now, bool stopped) {
-    if (reply && reply->acquired) return {.kind = Kind::finish, .result = AcquireResult::acquired, .grant = *reply};
+    if (reply && reply->acquired && !reply->unreplicated)
+        return {.kind = Kind::finish, .result = AcquireResult::acquired, .grant = *reply};
     watched_ = watched;
     replied_at_ = now;
-    if (reply) {
+    if (reply && reply->acquired) {
+        // Granted, but not acknowledged by the replicas asked for: a failover could forget
+        // it, so it is nobody's. Free it at once (compare-and-delete with our token), then
+        // fail like any error: not_replicated is retried until the deadline.
+        queued_.push_back({.kind = Kind::release, .owner = &plan_.owner});
+        last_error_ = reply->unreplicated;
+        maybe_granted_ = false;
+        if (classify(last_error_) == failure_kind::fatal) {
+            queued_.push_back({.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_});
+            return next_queued();
+        }
+    } else if (reply) {
         holder_ttl_ = reply->ttl;
         last_error_.clear();
         maybe_granted_ = false;

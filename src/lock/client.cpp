@@ -18,6 +18,7 @@
 #include "lock/calls/renew_call.hpp"
 #include "lock/lock_events.hpp"
 #include "lock/protocol.hpp"
+#include "lock/replica_ack.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
 
@@ -31,8 +32,8 @@ std::string host_name() {
 
 namespace {
 
-void require_valid(const AcquireOptions& options) {
-    if (auto ok = options.validate(); !ok)
+void require_valid(const AcquireOptions& options, milliseconds command_timeout) {
+    if (auto ok = options.validate_for(command_timeout); !ok)
         throw std::invalid_argument("AcquireOptions." + ok.error().field + ": " + ok.error().message);
 }
 
@@ -57,7 +58,7 @@ template <typename Out, typename OnGranted>
 Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
                                            const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
     using Kind = detail::AcquireStep::Kind;
-    require_valid(o);
+    require_valid(o, options.command_timeout);
     const auto started = steady_clock::now();
     detail::AcquireLoop loop({.owner = owner,
                               .wait = o.wait,
@@ -181,7 +182,7 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
 
 Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOptions& options, KeepOptions keep,
                                  std::stop_token stop) {
-    require_valid(options);
+    require_valid(options, impl_->options.command_timeout);
     if (auto ok = keep.validate(options.lease, impl_->options.clock_drift_factor); !ok)
         throw std::invalid_argument("KeepOptions." + ok.error().field + ": " + ok.error().message);
     const detail::RenewalPolicy policy{
@@ -192,7 +193,8 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
     auto keeper = impl_->keeper_instance();
     const OwnerToken owner = OwnerToken::generate();
     auto state = std::make_shared<detail::KeptLease>(resource, owner, options.lease, policy, std::move(keep),
-                                                     detail::make_keys(impl_->options.key_prefix, resource).lock);
+                                                     detail::make_keys(impl_->options.key_prefix, resource).lock,
+                                                     detail::replica_ack(options));
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
     auto result = impl_->acquire_loop<Holding>(
         resource, owner, true, options, stop, [&](Holding& out, const detail::AcquireReply& reply, steady_time sent) {

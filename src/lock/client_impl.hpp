@@ -30,14 +30,16 @@ struct LockClient::Impl {
     // One attempt; `sent` receives the moment the request went out (safe-until counts from it).
     // Inside the failover grace of a promoted master nothing is granted: checked before, and
     // again after the reply, since the connection may have found the new master while sending.
-    // A lease granted meanwhile is given back at once, before anyone was told of it.
+    // A lease granted meanwhile is given back at once, before anyone was told of it (best
+    // effort: if that release fails, the lease only blocks the lock until its TTL).
     Result<detail::AcquireReply> attempt(const ResourceName& r, const OwnerToken& owner,
                                          const AcquireOptions& o, steady_time& sent) {
         const auto in_grace = [&] { return steady_clock::now() < settings.topology->grants_from(); };
         if (in_grace()) return std::unexpected(make_error_code(errc::failover_grace));
         sent = steady_clock::now();
         auto reply = detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder, wait_place(o));
-        if (!reply || !reply->acquired || !in_grace()) return reply;
+        // A lease this owner already held (reacquired) is no new grant: it is kept and returned.
+        if (!reply || !reply->acquired || reply->reacquired || !in_grace()) return reply;
         (void)detail::release_once(*pool->borrow(), options.key_prefix, r, owner);
         return std::unexpected(make_error_code(errc::failover_grace));
     }

@@ -151,10 +151,14 @@ void Keeper::send(std::stop_token stop) {
         work_.wait(lock, stop, [&] { return !batch_.empty(); });
         if (stop.stop_requested()) return;
         calls.clear();
-        for (const auto& lease : batch_) calls.push_back(renew_call(lease->lock_key, lease->owner, lease->lease_ms));
+        ReplicaAck ack;  // one WAIT for the whole batch: the most any of its leases asks for
+        for (const auto& lease : batch_) {
+            calls.push_back(renew_call(lease->lock_key, lease->owner, lease->lease_ms));
+            ack = combine(ack, lease->ack);
+        }
         lock.unlock();
         const auto sent = steady_clock::now();
-        const RenewBatchResults results = renew_batch(*connection_, calls);
+        const AcknowledgedBatch results = renew_batch(*connection_, calls, ack);
         const auto received = steady_clock::now();
         lock.lock();
         apply(results, sent, received);
@@ -165,7 +169,7 @@ void Keeper::send(std::stop_token stop) {
 }
 
 // Applies the replies of batch_ (mutex held).
-void Keeper::apply(const RenewBatchResults& results, steady_time sent, steady_time received) {
+void Keeper::apply(const AcknowledgedBatch& batch, steady_time sent, steady_time received) {
     ++stats_.batches;
     stats_.renewals_sent += batch_.size();
     for (std::size_t i = 0; i < batch_.size(); ++i) {
@@ -173,7 +177,12 @@ void Keeper::apply(const RenewBatchResults& results, steady_time sent, steady_ti
         lease.in_flight = false;
         // release() owns a leaving lease; a lost one stays lost (the timer declared it).
         if (lease.leaving || lease.state != State::active) continue;
-        const std::expected<RenewReply, std::error_code> reply = decode_renew_result(results, i);
+        std::expected<RenewReply, std::error_code> reply = decode_renew_result(batch.results, i);
+        // A renewal fewer replicas acknowledged than the lease asked for is not a confirmation:
+        // safe_until stays where the last acknowledged one put it (what a promoted replica
+        // would still have), and the renewal is retried. Nothing says the lease is gone.
+        if (reply && reply->status == RenewStatus::renewed)
+            if (const std::error_code e = replication_shortfall(lease.ack, batch.acknowledged)) reply = std::unexpected(e);
         report_renew(observer_.get(), lease.resource, lease.owner, reply, lease.lease, true);
         if (!reply) {
             // Outcome unknown or Redis failing: retry while the lease can still be saved.

@@ -43,7 +43,7 @@ public:
 private:
     void run(std::stop_token stop);
     void send(std::stop_token stop);
-    void apply(const RenewBatchResults& results, steady_time sent, steady_time received);
+    void apply(const AcknowledgedBatch& batch, steady_time sent, steady_time received);
     void mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason);
     void fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost);
 

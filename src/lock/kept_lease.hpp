@@ -7,6 +7,7 @@
 
 #include "lock/calls/renew_call.hpp"
 #include "lock/renewal.hpp"
+#include "lock/replica_ack.hpp"
 #include "fencelock/keeper.hpp"
 
 namespace fencelock::detail {
@@ -15,10 +16,10 @@ struct KeptLease {
     enum class State { pending, active, lost };
 
     KeptLease(ResourceName r, OwnerToken o, std::chrono::milliseconds lease_length, RenewalPolicy p,
-              KeepOptions k, std::string lock_key_)
+              KeepOptions k, std::string lock_key_, ReplicaAck replica_ack)
         : resource(std::move(r)), owner(std::move(o)), lease(lease_length),
           lease_ms(lease_argument(lease_length)), policy(p), keep(std::move(k)),
-          lock_key(std::move(lock_key_)) {}
+          lock_key(std::move(lock_key_)), ack(replica_ack) {}
 
     const ResourceName resource;
     const OwnerToken owner;
@@ -27,6 +28,8 @@ struct KeptLease {
     const RenewalPolicy policy;
     const KeepOptions keep;
     const std::string lock_key;
+    /// AcquireOptions::replicas: a renewal counts only once that many replicas acknowledged it.
+    const ReplicaAck ack;
 
     std::atomic<std::uint64_t> fence{0};
     std::atomic<State> state{State::pending};

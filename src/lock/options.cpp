@@ -36,6 +36,19 @@ std::expected<void, OptionError> AcquireOptions::validate() const {
     if (wait < milliseconds::zero()) return bad("wait", "must not be negative");
     if (auto r = at_most("wait", wait, limits::wait); !r) return r;
     if (auto r = backoff.validate(); !r) return r;
+    if (replicas > 100) return bad("replicas", "must be at most 100");
+    if (replica_timeout < milliseconds(1)) return bad("replica_timeout", "must be at least 1ms");
+    return at_most("replica_timeout", replica_timeout, limits::timeout);
+}
+
+// WAIT's reply comes after the acquire's round trip and up to replica_timeout: half the
+// command timeout leaves the other half for the round trip, so a slow replica fails the
+// acquisition with not_replicated instead of timing out the (shared) connection.
+std::expected<void, OptionError> AcquireOptions::validate_for(milliseconds command_timeout) const {
+    if (auto r = validate(); !r) return r;
+    if (replicas > 0 && replica_timeout * 2 > command_timeout)
+        return bad("replica_timeout", "must be at most half the command timeout (" +
+                                          format_duration(command_timeout) + ")");
     return {};
 }
 

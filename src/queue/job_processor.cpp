@@ -57,7 +57,8 @@ Decision JobProcessor::with_lease(const Job& job, std::stop_token cancel, Run&& 
     const auto& policies = options_.retry;
     auto holding = locks_->hold(job.resource,
                                 AcquireOptions{.lease = options_.lease, .max_hold = options_.max_hold,
-                                               .wait = milliseconds(0)},
+                                               .wait = milliseconds(0), .replicas = options_.replicas,
+                                               .replica_timeout = options_.replica_timeout},
                                 KeepOptions{}, {});
     // A promoted master's failover grace is the old master's leases running out: the lock is
     // taken, as far as anyone can know, so the job waits like any contended one.

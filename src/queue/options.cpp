@@ -29,7 +29,9 @@ std::expected<void, OptionError> RetryPolicies::validate() const {
 }
 
 std::expected<void, OptionError> ProcessorOptions::validate() const {
-    if (auto ok = AcquireOptions{.lease = lease, .max_hold = max_hold}.validate(); !ok) return ok;
+    const AcquireOptions acquire{
+        .lease = lease, .max_hold = max_hold, .replicas = replicas, .replica_timeout = replica_timeout};
+    if (auto ok = acquire.validate(); !ok) return ok;
     return retry.validate();
 }
 

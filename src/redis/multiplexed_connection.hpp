@@ -24,7 +24,9 @@ namespace fencelock::detail {
 /// caller: SELECT, AUTH, HELLO, RESET, QUIT, CLIENT REPLY, pub/sub, MONITOR and WATCH are
 /// refused with protocol_error before anything is sent, and a transaction (MULTI ... EXEC)
 /// must open and close within one pipeline() call. Blocking commands (BLPOP, XREAD BLOCK,
-/// WAIT) hold up every caller behind them: give them a connection of their own.
+/// WAIT) hold up every caller behind them: give them a connection of their own. (Replica
+/// acknowledgement sends WAIT here on purpose: it must follow the write on the same connection;
+/// AcquireOptions::replica_timeout bounds the hold-up.)
 ///
 /// The process needs no SIGPIPE handling for this connection: its loop thread blocks signals.
 std::unique_ptr<Connection> make_multiplexed_connection(ConnectionSettings settings);

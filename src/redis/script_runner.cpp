@@ -21,31 +21,26 @@ std::expected<Reply, std::error_code> as_result(Reply r) {
     return r;
 }
 
-}  // namespace
-
-std::expected<Reply, std::error_code> run_script(Connection& connection, const ScriptSource& script,
-                                                 std::initializer_list<std::string_view> keys,
-                                                 std::initializer_list<std::string_view> args) {
-    const ScriptCall call{keys, args};
-    const std::string numkeys = std::to_string(keys.size());
-    auto reply = connection.command(eval_argv("EVALSHA", script.sha1, numkeys, call));
-    if (reply && is_noscript(*reply)) reply = connection.command(eval_argv("EVAL", script.body, numkeys, call));
-    if (!reply) return reply;
-    return as_result(std::move(*reply));
-}
-
-std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code> run_script_batch(
-    Connection& connection, const ScriptSource& script, std::span<const ScriptCall> calls) {
+// The one batch runner; `then` (may be empty) follows the calls in each pipeline sent.
+std::expected<BatchThen, std::error_code> run_batch(Connection& connection, const ScriptSource& script,
+                                                    std::span<const ScriptCall> calls,
+                                                    std::span<const std::string_view> then) {
     std::vector<std::string> numkeys;
     numkeys.reserve(calls.size());
     std::vector<std::vector<std::string_view>> commands;
-    commands.reserve(calls.size());
+    commands.reserve(calls.size() + 1);
     for (const auto& call : calls) {
         numkeys.push_back(std::to_string(call.keys.size()));
         commands.push_back(eval_argv("EVALSHA", script.sha1, numkeys.back(), call));
     }
+    if (!then.empty()) commands.emplace_back(then.begin(), then.end());
     auto replies = connection.pipeline(commands);
     if (!replies) return std::unexpected(replies.error());
+    BatchThen out;
+    if (!then.empty()) {
+        out.then = std::move(replies->back());
+        replies->pop_back();
+    }
 
     // Calls that found the script uncached go again with its body (EVAL also caches it).
     std::vector<std::size_t> missing;
@@ -56,15 +51,46 @@ std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_cod
         retry.push_back(eval_argv("EVAL", script.body, numkeys[i], calls[i]));
     }
     if (!missing.empty()) {
+        if (!then.empty()) retry.emplace_back(then.begin(), then.end());
         auto again = connection.pipeline(retry);
         if (!again) return std::unexpected(again.error());
+        if (!then.empty()) out.then = std::move(again->back());
         for (std::size_t j = 0; j < missing.size(); ++j) (*replies)[missing[j]] = std::move((*again)[j]);
     }
 
-    std::vector<std::expected<Reply, std::error_code>> results;
-    results.reserve(replies->size());
-    for (auto& r : *replies) results.push_back(as_result(std::move(r)));
-    return results;
+    out.results.reserve(replies->size());
+    for (auto& r : *replies) out.results.push_back(as_result(std::move(r)));
+    return out;
+}
+
+}  // namespace
+
+std::expected<Reply, std::error_code> run_script(Connection& connection, const ScriptSource& script,
+                                                 std::initializer_list<std::string_view> keys,
+                                                 std::initializer_list<std::string_view> args) {
+    return run_script(connection, script, ScriptCall{keys, args});
+}
+
+std::expected<Reply, std::error_code> run_script(Connection& connection, const ScriptSource& script,
+                                                 const ScriptCall& call) {
+    const std::string numkeys = std::to_string(call.keys.size());
+    auto reply = connection.command(eval_argv("EVALSHA", script.sha1, numkeys, call));
+    if (reply && is_noscript(*reply)) reply = connection.command(eval_argv("EVAL", script.body, numkeys, call));
+    if (!reply) return reply;
+    return as_result(std::move(*reply));
+}
+
+std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code> run_script_batch(
+    Connection& connection, const ScriptSource& script, std::span<const ScriptCall> calls) {
+    auto batch = run_batch(connection, script, calls, {});
+    if (!batch) return std::unexpected(batch.error());
+    return std::move(batch->results);
+}
+
+std::expected<BatchThen, std::error_code> run_script_batch_then(Connection& connection, const ScriptSource& script,
+                                                                std::span<const ScriptCall> calls,
+                                                                std::span<const std::string_view> then) {
+    return run_batch(connection, script, calls, then);
 }
 
 }  // namespace fencelock::detail

@@ -166,16 +166,29 @@ private:
         return oldest;
     }
 
-    // The master may grant from `grace` after it became master. Estimates for the same master
-    // in the same config epoch can only err late, so the earliest stands; another master or a
-    // newer epoch (a failover since, even one that came back to this server) starts over.
+    // The master may grant from `grace` after it became master. Estimates for the same master,
+    // config epoch and +switch-master count can only err late, so the earliest stands. Anything
+    // else (another master, a newer epoch, a switch heard since: a failover, even one back to
+    // this server, or a sentinel that still names the dead master) can only push the moment
+    // later: a stale answer never shortens the grace a fresher one started.
     void note_master_age(const ServerAddress& master, const MasterView& view) {
         const auto from = (steady_clock::now() - view.age + grace_).time_since_epoch().count();
+        const std::uint64_t switches = generation_.load();
         std::lock_guard lock(mutex_);
-        const bool same = aged_master_ == master && aged_epoch_ == view.epoch;
-        if (!same || from < grants_from_.load()) grants_from_.store(from);
-        aged_master_ = master;
-        aged_epoch_ = view.epoch;
+        const bool same = aged_master_ == master && aged_epoch_ == view.epoch && aged_switches_ == switches;
+        if (same) {
+            if (from < grants_from_.load()) grants_from_.store(from);
+            return;
+        }
+        if (from > grants_from_.load()) {
+            grants_from_.store(from);
+            aged_master_ = master;
+            aged_epoch_ = view.epoch;
+        } else if (!aged_master_) {
+            aged_master_ = master;
+            aged_epoch_ = view.epoch;
+        }
+        aged_switches_ = switches;
     }
 
     // Connects `ctx` to `sentinel` (short timeouts) and sends AUTH (with sentinel credentials)
@@ -289,6 +302,7 @@ private:
     std::atomic<std::uint64_t> generation_{0};  ///< +switch-master messages seen
     std::optional<ServerAddress> aged_master_;  ///< guarded by mutex_: grants_from_ is about it
     std::uint64_t aged_epoch_ = 0;              ///< guarded by mutex_
+    std::uint64_t aged_switches_ = 0;           ///< guarded by mutex_: generation_ then
     std::atomic<steady_clock::rep> grants_from_{0};
     std::atomic<bool> stopping_{false};
     const int wake_fd_;

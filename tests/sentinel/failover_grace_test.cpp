@@ -38,12 +38,20 @@ LockClient client_for(const std::string& url) {
     return std::move(*c);
 }
 
-// The group's master dies (SIGKILL) and the replica, resumed, is promoted. Returns when a
-// majority names it and it answers as master.
-void kill_master_and_promote(local::SentinelGroup& group) {
+// The group's master dies (SIGKILL) and the replica, resumed, is promoted. True once every
+// sentinel names it and it answers as master.
+bool kill_master_and_promote(local::SentinelGroup& group) {
     group.server(0).kill();
     group.server(1).resume();
-    group.wait_for_new_master(0, 30s);
+    const std::size_t promoted = group.wait_for_new_master(0, 30s);
+    // Every sentinel, not just a majority: a client may ask the laggard first.
+    return eventually(
+        [&] {
+            for (std::size_t i = 0; i < group.sentinels(); ++i)
+                if (group.master_port_seen_by(i) != group.server(promoted).port()) return false;
+            return true;
+        },
+        30s);
 }
 
 TEST(FailoverGrace, ALeaseLostWithTheOldMasterRunsOutBeforeTheNewMasterGrantsAgain) {
@@ -57,7 +65,7 @@ TEST(FailoverGrace, ALeaseLostWithTheOldMasterRunsOutBeforeTheNewMasterGrantsAga
     auto a = a_client.try_acquire(r, {.lease = lease});
     ASSERT_TRUE(a && a->acquired()) << (a ? "contended" : a.error().message());
     const auto a_safe_until = a->lease->safe_until;
-    kill_master_and_promote(group);
+    ASSERT_TRUE(kill_master_and_promote(group)) << "a sentinel still names the old master";
 
     // Control, no grace: the promoted master never saw A's lease and grants it again while A
     // still trusts its own. Two owners at once; only the fence keeps the data safe.
@@ -76,6 +84,9 @@ TEST(FailoverGrace, ALeaseLostWithTheOldMasterRunsOutBeforeTheNewMasterGrantsAga
     EXPECT_EQ(early.error(), errc::failover_grace) << early.error().message();
     EXPECT_EQ(classify(early.error()), failure_kind::retryable);
     EXPECT_LT(steady_clock::now(), a_safe_until);
+    auto after_refusal = b_client.inspect(r);
+    ASSERT_TRUE(after_refusal) << after_refusal.error().message();
+    EXPECT_FALSE(after_refusal->holder) << "a grant inside the grace was not given back";
 
     // ...and granted to a waiter only once it has run out.
     auto b = b_client.acquire(r, {.lease = lease, .wait = 30s});
@@ -136,7 +147,7 @@ TEST(FailoverGrace, RunWhoseLeaseWasLostIsStoppedBeforeTheNextHoldersCommandStar
     runs.add(first);
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir.path() / "a.started"); }, 20s))
         << read_file(dir.path() / "first.err");
-    kill_master_and_promote(group);
+    ASSERT_TRUE(kill_master_and_promote(group)) << "a sentinel still names the old master";
 
     // The next holder waits for the lock; its command fails (flock -n) if A's still runs.
     const pid_t second = start_run(url, r, dir.path(), "second", "echo B > " + (dir.path() / "b.ran").string(),
@@ -165,7 +176,7 @@ TEST(FailoverGrace, RunWhoseLeaseReplicatedKeepsRunningAndTheNextHolderWaitsForI
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir.path() / "a.started"); }, 20s))
         << read_file(dir.path() / "first.err");
     ASSERT_EQ(group.server(0).cli({"WAIT", "1", "5000"}), "1") << "the lease did not reach the replica";
-    kill_master_and_promote(group);
+    ASSERT_TRUE(kill_master_and_promote(group)) << "a sentinel still names the old master";
     const auto promoted_at = steady_clock::now();
 
     const pid_t second = start_run(url, r, dir.path(), "second",
@@ -218,7 +229,7 @@ TEST(FailoverGrace, WorkerWhoseLeaseWasLostStopsBeforeTheRedeliveredJobRunsAgain
     const pid_t first = worker("first");
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(started); }, 20s))
         << read_file(dir.path() / "first.err");
-    kill_master_and_promote(group);
+    ASSERT_TRUE(kill_master_and_promote(group)) << "a sentinel still names the old master";
 
     const pid_t second = worker("second");
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ran); }, 60s))

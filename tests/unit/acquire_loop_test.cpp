@@ -122,6 +122,49 @@ TEST(AcquireLoop, ARetryableErrorAfterAContendedReplyIsNotAnUnknownGrant) {
     EXPECT_EQ(s.log().back(), "finish error");
 }
 
+// Replica acknowledgement: a grant WAIT did not confirm is released at once and never finishes
+// as acquired; not_replicated is retried like any retryable failure.
+detail::AcquireReply unreplicated(std::uint64_t fence, errc why = errc::not_replicated) {
+    auto reply = granted(fence);
+    reply.unreplicated = make_error_code(why);
+    return reply;
+}
+
+TEST(AcquireLoop, AnUnreplicatedGrantIsReleasedAndASingleAttemptFailsWithNotReplicated) {
+    ScriptedAcquire s(plan(0ms));
+    s.reply(unreplicated(7));
+    const auto finish = s.run();
+    EXPECT_EQ(s.log(), (Log{"attempt", "release", "finish error"}));
+    EXPECT_EQ(finish.error, make_error_code(errc::not_replicated));
+    EXPECT_EQ(s.owners().back(), "owner-1");  // compare-and-delete with the same token
+}
+
+TEST(AcquireLoop, AnUnreplicatedGrantIsRetriedWithinTheWait) {
+    ScriptedAcquire s(plan(5s, false));
+    s.reply(unreplicated(7)).reply(granted(8));
+    const auto finish = s.run();
+    EXPECT_EQ(s.log(), (Log{"attempt", "release", "sleep", "attempt", "finish acquired"}));
+    EXPECT_EQ(finish.grant.fence, FencingToken{8});
+    EXPECT_EQ(s.owners(), (Log{"owner-1", "owner-1", "owner-1"}));
+}
+
+TEST(AcquireLoop, UnreplicatedUntilTheDeadlineReleasesEachGrantOnceAndEndsNotReplicated) {
+    ScriptedAcquire s(plan(50ms, false));
+    for (int i = 0; i < 100; ++i) s.reply(unreplicated(7));
+    const auto finish = s.run();
+    EXPECT_EQ(finish.error, make_error_code(errc::not_replicated));
+    EXPECT_EQ(std::ranges::count(s.log(), std::string("release")), std::ranges::count(s.log(), std::string("attempt")));
+    EXPECT_EQ(s.log().back(), "finish error");
+}
+
+TEST(AcquireLoop, AFailedWaitOnAGrantReleasesItAndAFatalOneEndsAtOnce) {
+    ScriptedAcquire s(plan(5s));
+    s.reply(unreplicated(7, errc::protocol_error));
+    const auto finish = s.run();
+    EXPECT_EQ(s.log(), (Log{"attempt", "release", "finish error"}));
+    EXPECT_EQ(finish.error, make_error_code(errc::protocol_error));
+}
+
 TEST(AcquireLoop, AFatalErrorFailsClosedAtOnce) {
     ScriptedAcquire s(plan(5s));
     s.reply(contended(10s)).subscription(true).reply(failure(errc::corrupt_key));

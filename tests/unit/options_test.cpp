@@ -50,6 +50,8 @@ TEST(Options, DocumentedDefaults) {
     EXPECT_EQ(a.wait, 0ms);
     EXPECT_EQ(a.backoff.base, 10ms);
     EXPECT_EQ(a.backoff.max, 1s);
+    EXPECT_EQ(a.replicas, 0u);
+    EXPECT_EQ(a.replica_timeout, 200ms);
 }
 
 TEST(BackoffPolicyValidate, NamesTheField) {
@@ -93,6 +95,28 @@ TEST(AcquireOptionsValidate, NamesTheField) {
     EXPECT_EQ(bad_field(AcquireOptions{.wait = -1ms}), "wait");
     EXPECT_EQ(bad_field(AcquireOptions{.backoff = {.base = 0ms}}), "backoff.base");
     EXPECT_EQ(bad_field(AcquireOptions{.backoff = {.base = 2s}}), "backoff.max");  // default max 1s
+}
+
+TEST(AcquireOptionsValidate, RefusesAbsurdReplicaAcknowledgement) {
+    EXPECT_EQ(bad_field(AcquireOptions{.replicas = 101}), "replicas");
+    EXPECT_EQ(bad_field(AcquireOptions{.replicas = 1, .replica_timeout = 0ms}), "replica_timeout");  // WAIT 0: forever
+    EXPECT_EQ(bad_field(AcquireOptions{.replicas = 1, .replica_timeout = -5ms}), "replica_timeout");
+    EXPECT_EQ(bad_field(AcquireOptions{.replicas = 1, .replica_timeout = 11min}), "replica_timeout");
+    EXPECT_EQ(bad_field(AcquireOptions{.replicas = 100, .replica_timeout = 1ms}), "<valid>");
+    EXPECT_EQ(bad_field(AcquireOptions{.replicas = 1, .replica_timeout = 10min}), "<valid>");
+}
+
+TEST(AcquireOptionsValidate, ReplicaTimeoutLeavesHalfTheCommandTimeoutForTheRoundTrip) {
+    const AcquireOptions half{.replicas = 1, .replica_timeout = 500ms};
+    EXPECT_TRUE(half.validate_for(1s).has_value());
+    const auto over = AcquireOptions{.replicas = 1, .replica_timeout = 501ms}.validate_for(1s);
+    ASSERT_FALSE(over.has_value());
+    EXPECT_EQ(over.error().field, "replica_timeout");
+    EXPECT_NE(over.error().message.find("command timeout"), std::string::npos);
+    // Without replicas the timeout is unused, so it does not have to fit.
+    EXPECT_TRUE(AcquireOptions{.replica_timeout = 900ms}.validate_for(1s).has_value());
+    // validate_for() includes validate().
+    EXPECT_EQ(AcquireOptions{.lease = 1ms}.validate_for(1s).error().field, "lease");
 }
 
 TEST(AcquireOptionsValidate, AcceptsBoundaries) {

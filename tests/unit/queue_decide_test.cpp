@@ -55,6 +55,19 @@ TEST(RetryPolicies, DefaultsAndValidation) {
     EXPECT_EQ(bad.validate().error().field, "retry.max_business_attempts");
 }
 
+TEST(ProcessorOptions, ReplicaAcknowledgementIsOffByDefaultAndChecked) {
+    const ProcessorOptions p;
+    EXPECT_EQ(p.replicas, 0u);
+    EXPECT_EQ(p.replica_timeout, milliseconds(200));
+    EXPECT_TRUE(p.validate());
+    const ProcessorOptions too_many{.replicas = 101};
+    EXPECT_EQ(too_many.validate().error().field, "replicas");
+    const ProcessorOptions forever{.replicas = 1, .replica_timeout = milliseconds(0)};  // WAIT 0 never ends
+    EXPECT_EQ(forever.validate().error().field, "replica_timeout");
+    const ProcessorOptions two{.replicas = 2, .replica_timeout = milliseconds(50)};
+    EXPECT_TRUE(two.validate());
+}
+
 TEST(Decide, ContentionIsCountedApartAndNeverAFailure) {
     std::mt19937_64 rng(2);
     RetryPolicies p;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "replica_flags.hpp"
 
 namespace fencelock::cli {
 
@@ -17,6 +18,7 @@ struct BenchArgs {
     std::string lease = "10s";
     bool fair = false;
     int connections = 1;
+    ReplicaFlags replicas;
 };
 
 /// The value at quantile p (0..1) of a sorted sample; 0 for an empty one.

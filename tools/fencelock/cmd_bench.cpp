@@ -69,11 +69,12 @@ struct ClientStats {
     std::error_code first_error;
 };
 
-int run_bench(const Globals& g, const BenchArgs& a) {
+int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
     if (a.clients < 1 || a.clients > 1024) throw InputError{"--clients", "must be from 1 to 1024"};
     const auto duration = parse_duration_flag("--duration", a.duration);
-    const AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
+    AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
     if (auto ok = options.validate(); !ok) throw InputError{"--lease", ok.error().message};
+    apply_replica_flags(cmd, a.replicas, g, options);
     if (a.connections < 1 || a.connections > 64) throw InputError{"--connections", "must be from 1 to 64"};
     if (a.scenario == "keeper") return run_keeper_bench(g, a, duration, options);
     if (a.scenario == "hot") return run_hot_bench(g, a, duration, options);
@@ -128,6 +129,7 @@ int run_bench(const Globals& g, const BenchArgs& a) {
     std::sort(all.begin(), all.end());
     emit({{"scenario", "distinct"},
           {"clients", a.clients},
+          {"replicas", options.replicas},
           {"duration_s", elapsed},
           {"cycles", all.size()},
           {"cycles_per_sec", static_cast<double>(all.size()) / elapsed},
@@ -157,7 +159,8 @@ void register_bench_command(Program& p) {
     cmd->add_option("--clients", args->clients, "concurrent lockers (threads) sharing one client (default 1)");
     cmd->add_option("--duration", args->duration, "measurement time (default 5s)");
     cmd->add_option("--lease", args->lease, "lease length per cycle (default 10s)");
-    cmd->callback([&p, args] { p.run = [&p, args] { return run_bench(p.globals, *args); }; });
+    add_replica_flags(*cmd, args->replicas);
+    cmd->callback([&p, args, cmd] { p.run = [&p, args, cmd] { return run_bench(p.globals, *args, *cmd); }; });
 }
 
 }  // namespace fencelock::cli

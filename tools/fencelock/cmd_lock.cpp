@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli.hpp"
+#include "replica_flags.hpp"
 
 namespace fencelock::cli {
 namespace {
@@ -14,11 +15,13 @@ using nlohmann::json;
 
 struct AcquireArgs {
     std::string resource, lease, wait, owner, max_hold;
+    ReplicaFlags replicas;
 };
 
 int run_acquire(const Globals& g, const AcquireArgs& a, const CLI::App& cmd) {
     const auto resource = parse_resource(a.resource);
-    const AcquireOptions options = parse_acquire_options(cmd, a.lease, a.wait, a.max_hold);
+    AcquireOptions options = parse_acquire_options(cmd, a.lease, a.wait, a.max_hold);
+    apply_replica_flags(cmd, a.replicas, g, options);
     const auto owner = cmd.count("--owner") ? parse_owner(a.owner) : OwnerToken::generate();
     auto client = make_client(g);
 
@@ -98,6 +101,7 @@ void register_lock_commands(Program& p) {
     cmd->add_option("--wait", acquire->wait, "keep trying this long (default: one attempt)");
     cmd->add_option("--owner", acquire->owner, "owner token to use (retry after a lost reply)");
     cmd->add_option("--max-hold", acquire->max_hold, "renewals refused after this (default max(1h, lease))");
+    add_replica_flags(*cmd, acquire->replicas);
     cmd->callback([&p, acquire, cmd] { p.run = [&p, acquire, cmd] { return run_acquire(p.globals, *acquire, *cmd); }; });
 
     auto renew = std::make_shared<std::array<std::string, 3>>();

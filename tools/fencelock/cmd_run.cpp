@@ -1,6 +1,7 @@
 // run: a command wrapped in a lease.
 //
-//   fencelock run R --lease D [--wait D] [--max-hold D] [--grace D] [--report FILE] -- CMD [ARGS...]
+//   fencelock run R --lease D [--wait D] [--max-hold D] [--grace D] [--report FILE]
+//                 [--replicas N [--replica-timeout D]] -- CMD [ARGS...]
 //
 // Acquires R (waiting up to --wait), runs CMD in a process group of its own with
 // FENCELOCK_RESOURCE, FENCELOCK_OWNER and FENCELOCK_FENCE added to its environment, renews the
@@ -68,6 +69,7 @@
 #include "posix/child.hpp"
 #include "posix/fd.hpp"
 #include "posix/signals.hpp"
+#include "replica_flags.hpp"
 
 namespace fencelock::cli {
 namespace {
@@ -81,6 +83,7 @@ constexpr int exit_lease_lost = 76;
 
 struct RunArgs {
     std::string resource, lease, wait, max_hold, grace = "10s", report;
+    ReplicaFlags replicas;
     std::vector<std::string> command;
     ObserveArgs observe;
 };
@@ -283,7 +286,8 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     const auto resource = parse_resource(a.resource);
     if (resource.str().find('\0') != std::string::npos)
         throw InputError{"RESOURCE", "must not contain NUL: CMD receives it in FENCELOCK_RESOURCE"};
-    const AcquireOptions options = parse_acquire_options(cmd, a.lease, a.wait, a.max_hold);
+    AcquireOptions options = parse_acquire_options(cmd, a.lease, a.wait, a.max_hold);
+    apply_replica_flags(cmd, a.replicas, g, options);
     const milliseconds grace = parse_duration_flag("--grace", a.grace);
     if (a.command.empty()) throw InputError{"CMD", "missing command after --"};
     if (a.command.front().empty()) throw InputError{"CMD", "empty command name"};
@@ -397,6 +401,7 @@ void register_run_command(Program& p) {
     cmd->add_option("--max-hold", args->max_hold, "renewals refused after this (default max(1h, lease))");
     cmd->add_option("--grace", args->grace, "after a lost lease: SIGTERM, then SIGKILL this much later (default 10s)");
     cmd->add_option("--report", args->report, "also write the JSON summary to FILE");
+    add_replica_flags(*cmd, args->replicas);
     add_observe_flags(*cmd, args->observe);
     cmd->footer(
         "Exit codes: CMD's own when the lease was held throughout (128+N: killed by signal N); "

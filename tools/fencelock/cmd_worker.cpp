@@ -40,6 +40,7 @@
 #include "cli.hpp"
 #include "cmd_queue.hpp"
 #include "observe.hpp"
+#include "replica_flags.hpp"
 #include "fencelock/queue.hpp"
 #include "fencelock/queue_metrics.hpp"
 #include "posix/child.hpp"
@@ -59,6 +60,7 @@ struct WorkerArgs {
     std::string queue, db, lease = "30s", visibility = "60s", grace = "30s", kill_grace = "10s";
     std::size_t concurrency = 1;
     unsigned max_attempts = 5;
+    ReplicaFlags replicas;
     std::vector<std::string> command;
     ObserveArgs observe;
 };
@@ -134,7 +136,7 @@ int store_unavailable(const StoreError& e) {
     return exit_unavailable;
 }
 
-int run_worker(const Globals& g, const WorkerArgs& a) {
+int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     // Everything is validated before anything is contacted.
     QueueOptions queue = queue_options(g, a.queue);
     const auto lease = parse_duration_flag("--lease", a.lease);
@@ -154,6 +156,10 @@ int run_worker(const Globals& g, const WorkerArgs& a) {
         if (field == "visibility_timeout") field = "visibility-timeout";
         throw InputError{"--" + field, ok.error().message};
     }
+    AcquireOptions acked{.lease = lease, .max_hold = options.processing.max_hold};
+    apply_replica_flags(cmd, a.replicas, g, acked);
+    options.processing.replicas = acked.replicas;
+    options.processing.replica_timeout = acked.replica_timeout;
     auto store = FencedStore::create(StoreOptions{.url = a.db, .pool_size = a.concurrency * 2});
     if (!store) throw InputError{store.error().field == "url" ? "--db" : "--" + store.error().field, store.error().message};
 
@@ -231,11 +237,12 @@ void register_worker_command(Program& p) {
                     "a job of a crashed worker is redelivered after this (default 60s)");
     cmd->add_option("--grace", args->grace, "on shutdown, running CMDs may finish for this long (default 30s)");
     cmd->add_option("--kill-grace", args->kill_grace, "after SIGTERM to a CMD, SIGKILL this much later (default 10s)");
+    add_replica_flags(*cmd, args->replicas);
     cmd->add_option("command", args->command, "command and its arguments, after --");
     cmd->footer("CMD exit: 0 completes the job, 75 retries later, other fails (dead after --max-attempts). "
                 "Worker exit: 0 after a graceful shutdown (SIGTERM/SIGINT); 2 invalid input; 4 Redis or "
                 "database unavailable.");
-    cmd->callback([&p, args] { p.run = [&p, args] { return run_worker(p.globals, *args); }; });
+    cmd->callback([&p, args, cmd] { p.run = [&p, args, cmd] { return run_worker(p.globals, *args, *cmd); }; });
 }
 
 }  // namespace fencelock::cli

@@ -2,6 +2,7 @@
 
 #include "lock/calls/reply_fields.hpp"
 #include "lock/keys.hpp"
+#include "lock/replica_ack.hpp"
 #include "lock/scripts.hpp"
 #include "redis/script_runner.hpp"
 
@@ -62,12 +63,23 @@ std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::st
     const std::string lease_ms = std::to_string(options.lease.count());
     const std::string max_hold_ms = std::to_string(options.max_hold.count());
     const std::string slot_ms = std::to_string(waiter_slot(options).count());
-    auto reply = run_script(c, scripts::acquire,
-                            {keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines, keys.sleepers},
-                            {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label,
-                             wait_mode(place), slot_ms});
-    if (!reply) return std::unexpected(reply.error());
-    return decode_acquire(*reply);
+    const ScriptCall call{{keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines, keys.sleepers},
+                          {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label,
+                           wait_mode(place), slot_ms}};
+    const ReplicaAck ack = replica_ack(options);
+    if (!ack.on()) {
+        auto reply = run_script(c, scripts::acquire, call);
+        if (!reply) return std::unexpected(reply.error());
+        return decode_acquire(*reply);
+    }
+    const WaitCommand wait(ack);
+    const auto wait_argv = wait.argv();
+    auto batch = run_script_batch_then(c, scripts::acquire, std::span(&call, 1), wait_argv);
+    if (!batch) return std::unexpected(batch.error());
+    if (!batch->results.front()) return std::unexpected(batch->results.front().error());
+    auto decoded = decode_acquire(*batch->results.front());
+    if (decoded && decoded->acquired) decoded->unreplicated = replication_shortfall(ack, decode_wait(batch->then));
+    return decoded;
 }
 
 }  // namespace fencelock::detail

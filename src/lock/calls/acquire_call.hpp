@@ -32,6 +32,9 @@ struct AcquireReply {
     bool reacquired = false;
     /// Not granted although free: an earlier fair waiter's turn (ttl: until its place lapses).
     bool queued = false;
+    /// Granted, but the replica acknowledgement asked for did not come: not_replicated, or
+    /// WAIT's own error (see replica_ack.hpp). The grant must be released, never used.
+    std::error_code unreplicated{};
 };
 
 /// Replies {1, fence, pttl, 0|1} (granted, 1: already ours), {0, pttl} (held) or {0, ms, 1}
@@ -41,7 +44,9 @@ std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply);
 /// How long a fair waiter's place in the line lasts without a new attempt.
 std::chrono::milliseconds waiter_slot(const AcquireOptions& options);
 
-/// One attempt on `c`: encodes the arguments, runs the script, decodes the reply.
+/// One attempt on `c`: encodes the arguments, runs the script, decodes the reply. With
+/// options.replicas, WAIT follows the script in the same write and a grant it does not
+/// confirm comes back with `unreplicated` set.
 std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
                                                           const ResourceName& resource, const OwnerToken& owner,
                                                           const AcquireOptions& options, const HolderMeta& holder,

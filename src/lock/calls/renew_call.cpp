@@ -45,6 +45,15 @@ RenewBatchResults renew_batch(Connection& c, std::span<const ScriptCall> calls) 
     return run_script_batch(c, scripts::renew, calls);
 }
 
+AcknowledgedBatch renew_batch(Connection& c, std::span<const ScriptCall> calls, ReplicaAck ack) {
+    if (!ack.on()) return {renew_batch(c, calls)};
+    const WaitCommand wait(ack);
+    const auto wait_argv = wait.argv();
+    auto batch = run_script_batch_then(c, scripts::renew, calls, wait_argv);
+    if (!batch) return {std::unexpected(batch.error()), std::unexpected(batch.error())};
+    return {std::move(batch->results), decode_wait(batch->then)};
+}
+
 std::expected<RenewReply, std::error_code> decode_renew_result(const RenewBatchResults& results, std::size_t i) {
     if (!results) return std::unexpected(results.error());
     if (i >= results->size()) return malformed_reply();

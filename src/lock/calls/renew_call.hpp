@@ -12,6 +12,7 @@
 #include "fencelock/types.hpp"
 #include "redis/connection.hpp"
 #include "redis/reply.hpp"
+#include "lock/replica_ack.hpp"
 #include "redis/script_runner.hpp"
 
 namespace fencelock::detail {
@@ -36,6 +37,14 @@ std::expected<RenewReply, std::error_code> decode_renew(const Reply& reply);
 
 /// Sends the calls in one pipelined round trip.
 RenewBatchResults renew_batch(Connection& c, std::span<const ScriptCall> calls);
+
+/// A keeper batch's replies and WAIT's answer (0 when no acknowledgement was asked).
+struct AcknowledgedBatch {
+    RenewBatchResults results;
+    std::expected<unsigned, std::error_code> acknowledged{0};
+};
+/// renew_batch, followed in the same write by one WAIT for `ack` when ack.on().
+AcknowledgedBatch renew_batch(Connection& c, std::span<const ScriptCall> calls, ReplicaAck ack);
 /// The decoded reply to call `i` of a batch, or the error that failed it.
 std::expected<RenewReply, std::error_code> decode_renew_result(const RenewBatchResults& results, std::size_t i);
 
