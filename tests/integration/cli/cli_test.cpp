@@ -51,7 +51,7 @@ TEST_F(CliTest, AcquireRenewReleaseInspectRoundTrip) {
     EXPECT_EQ(contended.exit_code, 3);
     json c = parse_one_object(contended);
     EXPECT_EQ(c["acquired"], false);
-    EXPECT_EQ(c["reason"], "contended");
+    EXPECT_EQ(c["result"], "contended");
     EXPECT_GT(c["pttl_ms"].get<long>(), 0);
 
     auto renewed = fencelock({"renew", "order:1", "--owner", owner, "--lease", "60s"});
@@ -70,10 +70,10 @@ TEST_F(CliTest, AcquireRenewReleaseInspectRoundTrip) {
 
     auto wrong = fencelock({"release", "order:1", "--owner", "someone-else"});
     EXPECT_EQ(wrong.exit_code, 3);
-    EXPECT_EQ(parse_one_object(wrong)["reason"], "not_owner");
+    EXPECT_EQ(parse_one_object(wrong)["result"], "not_owner");
     auto wrong_renew = fencelock({"renew", "order:1", "--owner", "someone-else", "--lease", "1s"});
     EXPECT_EQ(wrong_renew.exit_code, 3);
-    EXPECT_EQ(parse_one_object(wrong_renew)["reason"], "not_owner");
+    EXPECT_EQ(parse_one_object(wrong_renew)["result"], "not_owner");
 
     auto released = fencelock({"release", "order:1", "--owner", owner});
     ASSERT_EQ(released.exit_code, 0);
@@ -103,7 +103,7 @@ TEST_F(CliTest, MaxHoldExceededIsANegativeOutcome) {
     json j = parse_one_object(last);
     // The lease may also have expired in between; both are refusals, never a renewal.
     EXPECT_EQ(last.exit_code, 3);
-    EXPECT_TRUE(j["reason"] == "max_hold_exceeded" || j["reason"] == "not_owner") << j;
+    EXPECT_TRUE(j["result"] == "max_hold_exceeded" || j["result"] == "not_owner") << j;
 }
 
 TEST_F(CliTest, BadInputExitsTwoAndChangesNothing) {

@@ -41,6 +41,10 @@ struct SpawnOptions {
     int stdin_fd = -1;              ///< CMD's stdin when >= 0 (default: fencelock's)
     bool stdout_to_stderr = false;  ///< CMD's stdout is fencelock's stderr (default: its stdout)
     bool close_other_fds = false;   ///< close every descriptor above 2 (default: only O_CLOEXEC ones)
+    /// When stdin is a terminal whose foreground process group is fencelock's: make CMD's group
+    /// the foreground one before exec (else CMD stops with SIGTTIN at its first read), and take
+    /// the terminal back in reap() / ~Child. Default: CMD's group stays in the background.
+    bool take_terminal = false;
 };
 
 /// The environment fencelock runs with, minus any variable named in `vars`, plus `vars`.
@@ -73,12 +77,15 @@ private:
     friend std::expected<Child, int> spawn_group(const SpawnOptions&);
     Child(pid_t pid, Fd pidfd, pid_t guard, Fd guard_fd) noexcept;
     void stand_guard_down() noexcept;
+    /// Makes fencelock's group the terminal's foreground group again, if CMD had it.
+    void take_terminal_back() noexcept;
 
     pid_t pid_;
     Fd pidfd_;
     pid_t guard_;
     Fd guard_fd_;  ///< write end of the guard's pipe
     bool reaped_ = false;
+    bool has_terminal_ = false;  ///< CMD's group was made the foreground group of stdin's terminal
 };
 
 /// Starts CMD in a new process group with PR_SET_PDEATHSIG and a group guard (see above), with
