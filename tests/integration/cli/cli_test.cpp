@@ -150,7 +150,13 @@ TEST_F(CliTest, BadInputExitsTwoAndChangesNothing) {
         {"bench", "--clients", "0"},
         {"bench", "--scenario", "hot", "--connections", "0"},
         {"bench", "--connections", "65"},
+        {"bench", "--scenario", "keeper", "--leases", "0"},
         {"no-such-command"},
+#ifdef FENCELOCK_WITH_STORE
+        // Refused before the run: it used to run for half a minute, say "timeline written" and write nothing.
+        {"demo", "--timeline", "/nonexistent/x.html"},
+        {"demo", "--failover", "--timeline", "/nonexistent/x.html"},
+#endif
     };
     for (const auto& args : cases) {
         const long connections = connections_received();
@@ -165,6 +171,27 @@ TEST_F(CliTest, BadInputExitsTwoAndChangesNothing) {
         EXPECT_EQ(connections_received(), connections + 1) << shown;
     }
     EXPECT_EQ(redis->snapshot(), before);
+}
+
+// bench used to leave 10,000 fence:{fencelock-bench-keeper:N} keys that never expire. Its keys
+// (every resource named fencelock-bench*) are removed before and after each run; other keys stay.
+TEST_F(CliTest, BenchLeavesTheDatabaseAsItFoundIt) {
+    redis->cli({"SET", "fence:{fencelock-bench-keeper:7}", "12"});  // left by an interrupted run
+    redis->cli({"SET", "fence:{mine}", "3"});
+    const std::string before = "fence:{mine}\n";
+    auto keeper = fencelock({"bench", "--scenario", "keeper", "--leases", "20", "--lease", "30s", "--duration", "200ms"});
+    ASSERT_EQ(keeper.exit_code, 0) << keeper.err;
+    // A window shorter than a renewal interval used to report zeros without a word.
+    const json k = parse_one_object(keeper);
+    EXPECT_EQ(k["renewals"], 0);
+    EXPECT_NE(k.value("warning", "").find("--duration"), std::string::npos) << k;
+    EXPECT_NE(keeper.err.find("no renewal within the measurement window"), std::string::npos) << keeper.err;
+    EXPECT_EQ(redis->cli({"KEYS", "*"}) + "\n", before);
+    for (const char* scenario : {"distinct", "hot"}) {
+        auto r = fencelock({"bench", "--scenario", scenario, "--clients", "2", "--duration", "200ms"});
+        ASSERT_EQ(r.exit_code, 0) << scenario << ": " << r.err;
+        EXPECT_EQ(redis->cli({"KEYS", "*"}) + "\n", before) << scenario;
+    }
 }
 
 TEST_F(CliTest, AnEvictingRedisIsRefusedWithExitFourNamingThePolicy) {
