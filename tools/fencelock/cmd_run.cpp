@@ -9,7 +9,8 @@
 // pg_dump's bytes and nothing else; every JSON object of run, errors included, goes to stderr.
 // CMD's own stdin/stdout/stderr are fencelock's. When stdin is a terminal whose foreground
 // group is fencelock's, CMD's group becomes the foreground group (CMD can read the terminal
-// and gets ^C) and fencelock takes it back when CMD ends.
+// and gets ^C) and fencelock takes it back when CMD ends; a ^Z that stops CMD stops fencelock
+// too, so the shell's job control works as for any foreground command.
 //
 // The default --max-hold of run is the longest allowed, 720h: a wrapped job is not stopped
 // after an hour as acquire's default would (a job that hangs keeps the lock, as with flock).
@@ -125,7 +126,9 @@ struct Signals {
     sigset_t defaults;   ///< dispositions CMD starts with as SIG_DFL
 };
 
-Signals take_signals() {
+/// `job_control`: stdin is a terminal whose foreground group is fencelock's, so CMD will get it
+/// (posix/child.hpp, take_terminal); SIGCHLD is then watched too, to follow CMD's ^Z.
+Signals take_signals(bool job_control) {
     Signals s{.fd = Fd{}, .defaults = {}};
     // CMD gets default dispositions, except for what our caller ignored (nohup, `cmd &`).
     sigemptyset(&s.defaults);
@@ -144,6 +147,7 @@ Signals take_signals() {
     sigemptyset(&watched);
     for (int sig : forwarded_signals())
         if (sigismember(&s.defaults, sig)) sigaddset(&watched, sig);
+    if (job_control) sigaddset(&watched, SIGCHLD);
     s.fd = block_into_signalfd(watched);
     return s;
 }
@@ -228,7 +232,7 @@ Acquired acquire(LockClient& client, const ResourceName& resource, const Acquire
             wait_readable(fds, 2, -1);
             if (fds[1].revents != 0) break;
             for (int sig : read_signals(sigfd)) {
-                if (out.interrupted != 0) continue;
+                if (out.interrupted != 0 || sig == SIGCHLD) continue;
                 out.interrupted = sig;
                 stop.request_stop();
             }
@@ -278,6 +282,10 @@ Supervision supervise(Child& cmd, int sigfd, int lossfd, milliseconds grace) {
         }
         if (fds[0].revents != 0) {
             for (int sig : read_signals(sigfd)) {
+                if (sig == SIGCHLD) {
+                    cmd.follow_stop();  // ^Z on the terminal stopped CMD: stop with it
+                    continue;
+                }
                 cmd.signal_group(sig);
                 s.forwarded.push_back(signal_name(sig));
             }
@@ -308,7 +316,7 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     if (a.command.front().empty()) throw InputError{"CMD", "empty command name"};
 
     // Before the client (and so before the keeper thread) exists: every thread inherits the mask.
-    Signals signals = take_signals();
+    Signals signals = take_signals(terminal_in_foreground());
     Fd lossfd = make_eventfd();
     // After the mask: the metrics server's threads must not receive our signals either.
     Observability& observe = process_observability(a.observe);

@@ -136,6 +136,7 @@ TEST_F(JsonSchemaTest, LockAndOperationsCommands) {
              {{"bench", "--clients", "0"}, 2, Shape::error, "--clients"},
              {{"demo", "--workers", "1"}, 2, Shape::error, "--workers"},
              {{"frobnicate"}, 2, Shape::error, "SUBCOMMAND"},
+             {{"help"}, 2, Shape::error, "SUBCOMMAND"},
              {{}, 2, Shape::error, "SUBCOMMAND"},
              {{"run", "r", "--lease", "5s", "--", "true"}, 0, Shape::outcome, "", true},
              {{"run", "r", "--lease", "5"}, 2, Shape::error, "--lease", true},
@@ -215,6 +216,8 @@ TEST_F(JsonSchemaTest, QueueCommands) {
              {{"queue", "retry-dead", "--queue", "q", "--id", std::string(32, 'a')}, 3, Shape::outcome},
              {{"queue", "retry-dead", "--queue", "q", "--id", "x"}, 2, Shape::error, "--id"},
              {{"queue"}, 2, Shape::error, "SUBCOMMAND"},
+             {{"worker", "--db", "sqlite://" + dir + "/w.db", "--", "true"}, 2, Shape::error, "--queue"},
+             {{"worker", "--queue", "q", "--", "true"}, 2, Shape::error, "--db"},
          })
         check(c);
 }

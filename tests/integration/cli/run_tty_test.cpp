@@ -66,6 +66,30 @@ TEST_F(RunTtyTest, CmdReadsTheTerminalAndFencelockTakesItBack) {
     EXPECT_FALSE(lock_exists("tty"));
 }
 
+// ^Z stops CMD's group, which has the terminal: fencelock stops too, so a shell sees its job
+// stopped and gets the terminal back (else it waits on a running fencelock and the terminal
+// stays with a stopped group). fg (SIGCONT to fencelock) hands the terminal back to CMD.
+TEST_F(RunTtyTest, SuspendStopsFencelockWithCmdAndContinueResumesBoth) {
+    const pid_t run = start_on_terminal(run_args("suspend", {"--lease", "5s"},
+                                                 std::string(announce) + R"(read line; echo "got:$line" > "$1/read")"));
+    ASSERT_GT(run, 0);
+    ASSERT_GT(wait_started(), 0);
+    termios mode{};
+    ASSERT_EQ(::tcgetattr(master, &mode), 0);
+    const char suspend = static_cast<char>(mode.c_cc[VSUSP]);  // ^Z
+    ASSERT_EQ(::write(master, &suspend, 1), 1);
+    int status = 0;
+    ASSERT_TRUE(eventually([&] { return ::waitpid(run, &status, WNOHANG | WUNTRACED) == run; }))
+        << "fencelock kept running while CMD was stopped";
+    ASSERT_TRUE(WIFSTOPPED(status));
+    ASSERT_EQ(::kill(run, SIGCONT), 0);  // what the shell's fg does (after giving fencelock the terminal)
+    const std::string line = "resumed\n";
+    ASSERT_EQ(::write(master, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+    ASSERT_EQ(wait_exit(run), 0);
+    EXPECT_EQ(slurp(path("read")), "got:resumed\n");
+    EXPECT_NE(drain().find("\"result\":\"completed\""), std::string::npos);
+}
+
 // Without a terminal nothing changes: CMD reads fencelock's stdin from its own group.
 TEST_F(RunTtyTest, WithoutATerminalCmdReadsStdinAsBefore) {
     const std::string input = path("input");

@@ -46,9 +46,6 @@ void set_foreground(pid_t group) noexcept {
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-/// Whether fencelock's stdin is a terminal and fencelock's group is its foreground group.
-bool owns_terminal() noexcept { return ::isatty(0) == 1 && ::tcgetpgrp(0) == ::getpgrp(); }
-
 /// The forked child, up to exec. `report_fd` (O_CLOEXEC) gets errno if exec never happens.
 [[noreturn]] void exec_child(const SpawnOptions& o, bool take_terminal, char* const* argv, char* const* envp,
                              pid_t parent, int report_fd) noexcept {
@@ -101,6 +98,8 @@ void reap_quietly(pid_t pid) noexcept {
 
 }  // namespace
 
+bool terminal_in_foreground() noexcept { return ::isatty(0) == 1 && ::tcgetpgrp(0) == ::getpgrp(); }
+
 std::vector<std::string> environment_with(const std::vector<std::pair<std::string, std::string>>& vars) {
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
@@ -122,7 +121,7 @@ std::expected<Child, int> spawn_group(const SpawnOptions& options) {
     if (::pipe2(report, O_CLOEXEC) != 0) return std::unexpected(errno);
     Fd report_read(report[0]), report_write(above_stdio(report[1]));
     if (report_write.get() < 0) return std::unexpected(errno);
-    const bool take_terminal = options.take_terminal && options.stdin_fd < 0 && owns_terminal();
+    const bool take_terminal = options.take_terminal && options.stdin_fd < 0 && terminal_in_foreground();
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) return std::unexpected(errno);
@@ -182,6 +181,17 @@ void Child::take_terminal_back() noexcept {
 }
 
 void Child::signal_group(int sig) const noexcept { ::kill(-pid_, sig); }
+
+void Child::follow_stop() noexcept {
+    if (!has_terminal_) return;
+    // Consumes the stop report only: an exit stays for the pidfd and reap().
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WNOHANG) != 0 || info.si_pid != pid_) return;
+    set_foreground(::getpgrp());
+    ::kill(::getpid(), SIGSTOP);  // every thread stops here until the shell's SIGCONT
+    if (::tcgetpgrp(0) == ::getpgrp()) set_foreground(pid_);  // fg; after bg CMD stays in the background
+    signal_group(SIGCONT);
+}
 
 void Child::stand_guard_down() noexcept {
     if (guard_ < 0) return;

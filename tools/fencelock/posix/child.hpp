@@ -68,6 +68,12 @@ public:
     int exit_fd() const noexcept { return pidfd_.get(); }
     /// Sends `sig` to CMD's whole group.
     void signal_group(int sig) const noexcept;
+    /// Job control when CMD has the terminal (take_terminal), on SIGCHLD: if CMD was stopped
+    /// (^Z), fencelock takes the terminal back and stops itself, so the shell sees its job
+    /// stopped and gets the terminal; once continued (fg), CMD's group gets the terminal again
+    /// and SIGCONT (after bg, SIGCONT only). Renewals stop meanwhile, as for any stopped
+    /// fencelock. Does nothing otherwise.
+    void follow_stop() noexcept;
     /// Waits for CMD to exit, sends SIGKILL to what is left of its group (nothing of it may
     /// outlive the lease, which is released next), stands the guard down and reaps CMD.
     /// Call once.
@@ -87,6 +93,10 @@ private:
     bool reaped_ = false;
     bool has_terminal_ = false;  ///< CMD's group was made the foreground group of stdin's terminal
 };
+
+/// Whether stdin is a terminal whose foreground process group is fencelock's (take_terminal
+/// then applies).
+bool terminal_in_foreground() noexcept;
 
 /// Starts CMD in a new process group with PR_SET_PDEATHSIG and a group guard (see above), with
 /// an empty signal mask. Returns the Child, or the errno of the failed step (ENOENT / EACCES
