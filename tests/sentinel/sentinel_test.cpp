@@ -111,7 +111,8 @@ TEST(Sentinel, CliAcquireAndRunThroughTheSentinelUrl) {
     auto ran = local::run_process({FENCELOCK_CLI, "run", name + ":run", "--lease", "5s", "--", "sh", "-c", "exit 7"},
                                   {"FENCELOCK_REDIS_URL=" + group.url()});
     EXPECT_EQ(ran.exit_code, 7) << ran.err;
-    const std::string last = ran.out.substr(ran.out.rfind('{'));
+    EXPECT_EQ(ran.out, "") << "stdout is CMD's; run's summary is stderr's last line";
+    const std::string last = ran.err.substr(ran.err.rfind('{'));
     const json summary = json::parse(last);
     EXPECT_EQ(summary["acquired"], true);
     EXPECT_EQ(summary["released"], true);

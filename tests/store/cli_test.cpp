@@ -75,7 +75,7 @@ TEST_P(CliTest, CommandsPrintOneJsonObjectWithDocumentedExitCodes) {
 
     auto read = store_cmd("read", {"--resource", "r"});
     EXPECT_EQ(read.code, 0);
-    EXPECT_EQ(read.out, json::parse(R"({"resource":"r","value":"v9","last_fence":9,"last_owner":"me"})"));
+    EXPECT_EQ(read.out, json::parse(R"({"result":"found","resource":"r","value":"v9","last_fence":9,"last_owner":"me"})"));
     EXPECT_EQ(store_cmd("read", {"--resource", "nope"}).code, 3);
 }
 

@@ -1,6 +1,9 @@
 #pragma once
 // Pieces shared by the bench scenarios (cmd_bench.cpp: distinct and keeper; bench_hot.cpp).
 #include <cstdint>
+#include <expected>
+#include <string_view>
+#include <system_error>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +30,13 @@ std::int64_t percentile(const std::vector<std::int64_t>& sorted, double p);
 /// Commands the server has processed so far (INFO stats), to count commands per acquisition
 /// from the server's side. nullopt when it cannot be read.
 std::optional<std::int64_t> server_commands(const RedisTarget& target);
+
+/// Every bench resource's name starts with this: its keys are bench's alone.
+inline constexpr std::string_view bench_prefix = "fencelock-bench";
+
+/// Deletes every key of a bench resource (SCAN + UNLINK); how many. bench calls it before and
+/// after a run, so an interrupted run leaves nothing behind once the next one starts.
+std::expected<std::size_t, std::error_code> remove_bench_keys(const RedisTarget& target);
 
 int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
                   const AcquireOptions& options);

@@ -26,7 +26,7 @@ struct Contender {
 int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
                   const AcquireOptions& base) {
     auto client = make_client(g, {}, static_cast<std::size_t>(a.connections));
-    const auto resource = *ResourceName::make("fencelock-bench-hot");
+    const auto resource = *ResourceName::make(std::string(bench_prefix) + "-hot");
     AcquireOptions options = base;
     options.wait = duration + std::chrono::seconds(10);  // every contender keeps waiting
     options.fair = a.fair;

@@ -12,26 +12,53 @@ namespace fencelock::cli {
 
 bool caller_ignored_sigpipe = false;
 
-void emit(const nlohmann::json& object) {
-    // Resource names are arbitrary bytes: replace invalid UTF-8 rather than throw.
-    std::cout << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+namespace {
+std::ostream* json_out = &std::cout;
 }
 
-int fail(int exit_code, std::string_view error, std::string_view message, std::string_view field) {
-    nlohmann::json out{{"error", error}, {"message", message}};
+void emit(const nlohmann::json& object) {
+    // Resource names are arbitrary bytes: replace invalid UTF-8 rather than throw.
+    *json_out << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+}
+
+void json_to_stderr() { json_out = &std::cerr; }
+
+int fail(int exit_code, std::string_view error, std::string_view message, std::string_view field,
+         std::string_view code) {
+    nlohmann::json out{{"error", error}, {"code", code.empty() ? error : code}, {"message", message}};
     if (!field.empty()) out["field"] = field;
-    emit(out);
     std::cerr << "fencelock: " << (field.empty() ? "" : std::string(field) + ": ") << message << "\n";
+    emit(out);
     return exit_code;
+}
+
+std::string redis_error_name(std::error_code ec) {
+    if (ec.category() == eviction_category()) return "eviction_policy";
+    if (ec.category() != error_category()) return "system";
+    switch (static_cast<errc>(ec.value())) {
+        case errc::unavailable: return "unavailable";
+        case errc::reply_timeout: return "reply_timeout";
+        case errc::connection_lost: return "connection_lost";
+        case errc::auth_failed: return "auth_failed";
+        case errc::server_busy: return "server_busy";
+        case errc::corrupt_key: return "corrupt_key";
+        case errc::protocol_error: return "protocol_error";
+        case errc::not_master: return "not_master";
+        case errc::replicas_unavailable: return "replicas_unavailable";
+        case errc::is_sentinel: return "is_sentinel";
+        case errc::failover_grace: return "failover_grace";
+        case errc::not_replicated: return "not_replicated";
+    }
+    return "unknown";
 }
 
 int redis_failure(std::error_code ec) {
     nlohmann::json out{{"error", "redis"},
-                       {"code", ec.value()},
+                       {"code", redis_error_name(ec)},
                        {"kind", to_string(classify(ec))},
                        {"message", ec.message()}};
-    emit(out);
     std::cerr << "fencelock: " << ec.message() << " [" << to_string(classify(ec)) << "]\n";
+    emit(out);
     return exit_unavailable;
 }
 

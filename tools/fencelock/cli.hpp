@@ -49,12 +49,23 @@ struct Program {
     std::function<int()> run;
 };
 
-/// Prints exactly one JSON object on stdout.
+/// Prints exactly one JSON object, on stdout (on stderr after json_to_stderr()).
 void emit(const nlohmann::json& object);
-/// Prints an error object on stdout and a diagnostic on stderr; returns the exit code.
-int fail(int exit_code, std::string_view error, std::string_view message, std::string_view field = {});
-/// Reports a Redis failure (exit 4) with its classification.
+/// From now on emit() and fail() print their JSON on stderr: `run` leaves stdout to CMD alone.
+void json_to_stderr();
+/// Prints an error object (README, "JSON output": `error`, `code` as a string, `message`,
+/// `field` when a flag or argument is at fault) and a diagnostic on stderr; returns the exit
+/// code. `code` defaults to `error`.
+int fail(int exit_code, std::string_view error, std::string_view message, std::string_view field = {},
+         std::string_view code = {});
+/// Reports a Redis failure (exit 4) with its classification; `code` names the error.
 int redis_failure(std::error_code ec);
+/// Stable snake_case name of a Redis-side error code ("unavailable", "reply_timeout",
+/// "eviction_policy"...), for the `code` of an error object.
+std::string redis_error_name(std::error_code ec);
+/// A parse error of the command line as an error object (exit 2): names the unknown
+/// subcommand and lists the valid ones, or names the flag at fault in `field`.
+int usage_failure(const CLI::App& root, const CLI::ParseError& e);
 
 std::chrono::milliseconds parse_duration_flag(std::string_view flag, const std::string& text);
 ResourceName parse_resource(const std::string& text);

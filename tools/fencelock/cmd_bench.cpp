@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <iostream>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 namespace fencelock::cli {
 namespace {
 
+using nlohmann::json;
 using clock = std::chrono::steady_clock;
 
 double cpu_seconds() {
@@ -28,12 +30,11 @@ double cpu_seconds() {
 // the process's CPU time is the keeper's.
 int run_keeper_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
                      const AcquireOptions& options) {
-    if (a.leases < 1 || a.leases > 1'000'000) throw InputError{"--leases", "must be from 1 to 1000000"};
     auto client = make_client(g);
     std::vector<HeldLease> held;
     held.reserve(static_cast<std::size_t>(a.leases));
     for (int i = 0; i < a.leases; ++i) {
-        auto got = client.hold(*ResourceName::make("fencelock-bench-keeper:" + std::to_string(i)), options);
+        auto got = client.hold(*ResourceName::make(std::string(bench_prefix) + "-keeper:" + std::to_string(i)), options);
         if (!got) return redis_failure(got.error());
         if (!got->acquired()) throw InputError{"--leases", "bench resources are held by someone else"};
         held.push_back(std::move(*got->lease));
@@ -47,7 +48,7 @@ int run_keeper_bench(const Globals& g, const BenchArgs& a, std::chrono::millisec
     const KeeperStats after = client.keeper_stats();
     const auto renewals = after.renewals_confirmed - before.renewals_confirmed;
     const auto batches = after.batches - before.batches;
-    emit({{"scenario", "keeper"},
+    json out{{"scenario", "keeper"},
           {"leases", a.leases},
           {"lease_ms", options.lease.count()},
           {"duration_s", elapsed},
@@ -58,7 +59,16 @@ int run_keeper_bench(const Globals& g, const BenchArgs& a, std::chrono::millisec
           {"max_send_lateness_us", after.max_send_lateness.count()},
           {"leases_lost", after.leases_lost},
           {"cpu_seconds", cpu},
-          {"cpu_percent_of_one_core", 100.0 * cpu / elapsed}});
+          {"cpu_percent_of_one_core", 100.0 * cpu / elapsed}};
+    if (renewals == 0) {
+        // Renewals come about a third of a lease apart: a window shorter than that sees none.
+        const std::string warning = "no renewal within the measurement window: make --duration longer than a third of "
+                                    "--lease (" + std::to_string(options.lease.count()) + " ms), e.g. --duration " +
+                                    std::to_string(std::max<long long>(1, options.lease.count() / 1000)) + "s";
+        out["warning"] = warning;
+        std::cerr << "fencelock: bench: " << warning << "\n";
+    }
+    emit(out);
     for (auto& h : held) (void)h.release();
     return exit_ok;
 }
@@ -69,17 +79,8 @@ struct ClientStats {
     std::error_code first_error;
 };
 
-int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
-    if (a.clients < 1 || a.clients > 1024) throw InputError{"--clients", "must be from 1 to 1024"};
-    const auto duration = parse_duration_flag("--duration", a.duration);
-    AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
-    if (auto ok = options.validate(); !ok) throw InputError{"--lease", ok.error().message};
-    apply_replica_flags(cmd, a.replicas, g, options);
-    if (a.connections < 1 || a.connections > 64) throw InputError{"--connections", "must be from 1 to 64"};
-    if (a.scenario == "keeper") return run_keeper_bench(g, a, duration, options);
-    if (a.scenario == "hot") return run_hot_bench(g, a, duration, options);
-    if (a.scenario != "distinct") throw InputError{"--scenario", "must be distinct, hot or keeper"};
-
+int run_distinct_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
+                       const AcquireOptions& options) {
     // One client shared by every locker thread, as an application would: its connections
     // multiplex the lockers' commands.
     auto client = make_client(g, {}, static_cast<std::size_t>(a.connections));
@@ -90,7 +91,7 @@ int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
     for (int i = 0; i < a.clients; ++i) {
         threads.emplace_back([&, i] {
             // A fixed name per client index: repeated runs reuse the same fence counters.
-            const auto resource = *ResourceName::make("fencelock-bench:" + std::to_string(i));
+            const auto resource = *ResourceName::make(std::string(bench_prefix) + ":" + std::to_string(i));
             auto& s = stats[static_cast<std::size_t>(i)];
             while (!stop.load(std::memory_order_relaxed)) {
                 const auto t0 = clock::now();
@@ -138,6 +139,31 @@ int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
           {"max_us", all.empty() ? 0 : all.back()},
           {"errors", errors}});
     return exit_ok;
+}
+
+/// Checks every flag, removes what an earlier (perhaps interrupted) run left, runs the
+/// scenario and removes its keys again: bench leaves the Redis it measured as it found it.
+int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
+    if (a.clients < 1 || a.clients > 1024) throw InputError{"--clients", "must be from 1 to 1024"};
+    const auto duration = parse_duration_flag("--duration", a.duration);
+    AcquireOptions options{.lease = parse_duration_flag("--lease", a.lease)};
+    if (auto ok = options.validate(); !ok) throw InputError{"--lease", ok.error().message};
+    apply_replica_flags(cmd, a.replicas, g, options);
+    if (a.connections < 1 || a.connections > 64) throw InputError{"--connections", "must be from 1 to 64"};
+    if (a.leases < 1 || a.leases > 1'000'000) throw InputError{"--leases", "must be from 1 to 1000000"};
+    using Scenario = int (*)(const Globals&, const BenchArgs&, std::chrono::milliseconds, const AcquireOptions&);
+    Scenario scenario = a.scenario == "keeper" ? run_keeper_bench
+                        : a.scenario == "hot"  ? run_hot_bench
+                        : a.scenario == "distinct" ? run_distinct_bench
+                                                   : nullptr;
+    if (scenario == nullptr) throw InputError{"--scenario", "must be distinct, hot or keeper"};
+    const RedisTarget target = redis_target(g);
+    if (auto removed = remove_bench_keys(target); !removed) return redis_failure(removed.error());
+    const int code = scenario(g, a, duration, options);
+    if (auto removed = remove_bench_keys(target); !removed)
+        std::cerr << "fencelock: bench: could not remove its " << bench_prefix << "* keys ("
+                  << removed.error().message() << "); the next bench run removes them\n";
+    return code;
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -202,6 +204,20 @@ void print_table(const Report& fenced, const Report& unfenced) {
     row("workers killed", fenced.kills, unfenced.kills);
 }
 
+/// --timeline must name a file that can be written: checked before the run, which takes
+/// half a minute, rather than found out after it.
+void require_writable_file(const std::string& flag, const std::string& path) {
+    namespace fs = std::filesystem;
+    const fs::path file(path);
+    const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (fs::is_directory(file, ec)) throw InputError{flag, path + " is a directory"};
+    if (!fs::is_directory(dir, ec)) throw InputError{flag, "no such directory: " + dir.string()};
+    const bool exists = fs::exists(file, ec);
+    if (::access(exists ? file.c_str() : dir.c_str(), W_OK) != 0)
+        throw InputError{flag, "cannot write " + path + ": " + std::strerror(errno)};
+}
+
 int run_demo(const DemoArgs& a) {
     if (a.workers < 2 || a.workers > 32) throw InputError{"--workers", "must be from 2 to 32"};
     if (a.records < 1 || a.records > 100) throw InputError{"--records", "must be from 1 to 100"};
@@ -240,6 +256,8 @@ int run_demo(const DemoArgs& a) {
         std::ofstream out(a.timeline);
         out << demo::render_timeline({{"with fencing", results[true].history, f},
                                       {"without fencing", results[false].history, u}});
+        out.close();
+        if (!out) return fail(exit_invalid_input, "invalid_input", "cannot write " + a.timeline, "--timeline");
         std::cerr << "timeline written to " << a.timeline << "\n";
     }
     if (a.json) {
@@ -270,6 +288,7 @@ void register_demo_commands(Program& p) {
                   "Sentinel failover with lost writes: plain INCR fences against fencelock's");
     cmd->callback([&p, args] {
         p.run = [&p, args] {
+            if (!args->timeline.empty()) require_writable_file("--timeline", args->timeline);
             if (!args->failover) return run_demo(*args);
             return demo::run_failover_demo({.seed = args->seed, .workers = args->workers, .duration = args->duration,
                                             .lease = args->lease, .db = args->db, .timeline = args->timeline,

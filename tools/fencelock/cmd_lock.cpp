@@ -28,12 +28,12 @@ int run_acquire(const Globals& g, const AcquireArgs& a, const CLI::App& cmd) {
     auto result = client.acquire(resource, owner, options);
     if (!result) return redis_failure(result.error());
     if (!result->acquired()) {
-        emit({{"acquired", false}, {"resource", resource.str()}, {"reason", "contended"},
+        emit({{"acquired", false}, {"resource", resource.str()}, {"result", "contended"},
               {"pttl_ms", result->holder_ttl.count()}, {"attempts", result->attempts}});
         return exit_negative;
     }
     const Lease& lease = *result->lease;
-    emit({{"acquired", true}, {"resource", resource.str()}, {"owner", lease.owner.str()},
+    emit({{"acquired", true}, {"result", "acquired"}, {"resource", resource.str()}, {"owner", lease.owner.str()},
           {"fence", lease.fence.value()}, {"lease_ms", lease.ttl.count()},
           {"reacquired", lease.reacquired}, {"attempts", result->attempts}});
     return exit_ok;
@@ -49,12 +49,12 @@ int run_renew(const Globals& g, const std::string& r, const std::string& owner_t
     auto result = client.renew(resource, owner, lease);
     if (!result) return redis_failure(result.error());
     if (result->status != RenewStatus::renewed) {
-        json out{{"renewed", false}, {"resource", resource.str()}, {"reason", to_string(result->status)}};
+        json out{{"renewed", false}, {"resource", resource.str()}, {"result", to_string(result->status)}};
         if (result->fence) out["fence"] = result->fence->value();
         emit(out);
         return exit_negative;
     }
-    emit({{"renewed", true}, {"resource", resource.str()}, {"fence", result->fence->value()},
+    emit({{"renewed", true}, {"result", "renewed"}, {"resource", resource.str()}, {"fence", result->fence->value()},
           {"lease_ms", result->ttl.count()}});
     return exit_ok;
 }
@@ -66,10 +66,10 @@ int run_release(const Globals& g, const std::string& r, const std::string& owner
     auto result = client.release(resource, owner);
     if (!result) return redis_failure(result.error());
     if (*result != ReleaseStatus::released) {
-        emit({{"released", false}, {"resource", resource.str()}, {"reason", to_string(*result)}});
+        emit({{"released", false}, {"resource", resource.str()}, {"result", to_string(*result)}});
         return exit_negative;
     }
-    emit({{"released", true}, {"resource", resource.str()}});
+    emit({{"released", true}, {"result", "released"}, {"resource", resource.str()}});
     return exit_ok;
 }
 

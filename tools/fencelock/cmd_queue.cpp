@@ -111,7 +111,7 @@ int run_retry_dead(const Globals& g, const QueueArgs& a, const CLI::App& cmd) {
     auto queue = open_queue(queue_options(g, a.queue));
     auto n = queue.retry_dead(id);
     if (!n) return redis_failure(n.error());
-    emit({{"retried", *n}});
+    emit({{"result", id && *n == 0 ? "not_found" : "retried"}, {"retried", *n}});
     return id && *n == 0 ? exit_negative : exit_ok;
 }
 

@@ -5,8 +5,16 @@
 //
 // Acquires R (waiting up to --wait), runs CMD in a process group of its own with
 // FENCELOCK_RESOURCE, FENCELOCK_OWNER and FENCELOCK_FENCE added to its environment, renews the
-// lease while CMD runs, releases it when CMD ends and prints one JSON summary on stdout (after
-// CMD is gone; CMD's own stdin/stdout/stderr are fencelock's).
+// lease while CMD runs, releases it when CMD ends and prints one JSON summary as the last line
+// of stderr (after CMD is gone). stdout is CMD's alone: `run R -- pg_dump > dump.sql` holds
+// pg_dump's bytes and nothing else; every JSON object of run, errors included, goes to stderr.
+// CMD's own stdin/stdout/stderr are fencelock's. When stdin is a terminal whose foreground
+// group is fencelock's, CMD's group becomes the foreground group (CMD can read the terminal
+// and gets ^C) and fencelock takes it back when CMD ends; a ^Z that stops CMD stops fencelock
+// too, so the shell's job control works as for any foreground command.
+//
+// The default --max-hold of run is the longest allowed, 720h: a wrapped job is not stopped
+// after an hour as acquire's default would (a job that hangs keeps the lock, as with flock).
 //
 // Exit codes of `run` (besides 2 = invalid input and 4 = Redis failure, as for every command):
 //   CMD's own  CMD ran and the lease was held from its start to its end; 128+N when CMD died
@@ -65,6 +73,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "fencelock/limits.hpp"
 #include "observe.hpp"
 #include "posix/child.hpp"
 #include "posix/fd.hpp"
@@ -120,7 +129,9 @@ struct Signals {
     sigset_t defaults;   ///< dispositions CMD starts with as SIG_DFL
 };
 
-Signals take_signals() {
+/// `job_control`: stdin is a terminal whose foreground group is fencelock's, so CMD will get it
+/// (posix/child.hpp, take_terminal); SIGCHLD is then watched too, to follow CMD's ^Z.
+Signals take_signals(bool job_control) {
     Signals s{.fd = Fd{}, .defaults = {}};
     // CMD gets default dispositions, except for what our caller ignored (nohup, `cmd &`).
     sigemptyset(&s.defaults);
@@ -139,6 +150,7 @@ Signals take_signals() {
     sigemptyset(&watched);
     for (int sig : forwarded_signals())
         if (sigismember(&s.defaults, sig)) sigaddset(&watched, sig);
+    if (job_control) sigaddset(&watched, SIGCHLD);
     s.fd = block_into_signalfd(watched);
     return s;
 }
@@ -178,11 +190,20 @@ void write_report(const json& summary, const Fd& report) {
     }
 }
 
-/// Prints the summary on stdout (and to the report); returns its exit code.
+/// Prints the summary on stderr (and to the report); returns its exit code.
 int finish(const json& summary, const Fd& report) {
     write_report(summary, report);
     emit(summary);
     return summary["exit_code"].get<int>();
+}
+
+/// The metrics and logs of run, for the rest of the process: never destroyed. Stopping the
+/// metrics server (civetweb's mg_stop) waits up to 2 s for its listener's poll() to time out;
+/// the process exit closes the socket at once and nothing is left to flush. A static keeps it
+/// reachable, so leak checkers stay quiet.
+Observability& process_observability(const ObserveArgs& args) {
+    static Observability* const kept = new Observability(args);
+    return *kept;
 }
 
 // --- acquisition -----------------------------------------------------------------------------
@@ -214,7 +235,7 @@ Acquired acquire(LockClient& client, const ResourceName& resource, const Acquire
             wait_readable(fds, 2, -1);
             if (fds[1].revents != 0) break;
             for (int sig : read_signals(sigfd)) {
-                if (out.interrupted != 0) continue;
+                if (out.interrupted != 0 || sig == SIGCHLD) continue;
                 out.interrupted = sig;
                 stop.request_stop();
             }
@@ -238,7 +259,8 @@ std::expected<Child, int> spawn(const std::vector<std::string>& command, const H
                         .env = environment_with({{"FENCELOCK_RESOURCE", lease.resource().str()},
                                                  {"FENCELOCK_OWNER", lease.owner().str()},
                                                  {"FENCELOCK_FENCE", std::to_string(lease.fence().value())}}),
-                        .defaults = defaults});
+                        .defaults = defaults,
+                        .take_terminal = true});
 }
 
 struct Supervision {
@@ -263,6 +285,10 @@ Supervision supervise(Child& cmd, int sigfd, int lossfd, milliseconds grace) {
         }
         if (fds[0].revents != 0) {
             for (int sig : read_signals(sigfd)) {
+                if (sig == SIGCHLD) {
+                    cmd.follow_stop();  // ^Z on the terminal stopped CMD: stop with it
+                    continue;
+                }
                 cmd.signal_group(sig);
                 s.forwarded.push_back(signal_name(sig));
             }
@@ -287,16 +313,17 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     if (resource.str().find('\0') != std::string::npos)
         throw InputError{"RESOURCE", "must not contain NUL: CMD receives it in FENCELOCK_RESOURCE"};
     AcquireOptions options = parse_acquire_options(cmd, a.lease, a.wait, a.max_hold);
+    if (cmd.count("--max-hold") == 0) options.max_hold = limits::max_hold;
     apply_replica_flags(cmd, a.replicas, g, options);
     const milliseconds grace = parse_duration_flag("--grace", a.grace);
     if (a.command.empty()) throw InputError{"CMD", "missing command after --"};
     if (a.command.front().empty()) throw InputError{"CMD", "empty command name"};
 
     // Before the client (and so before the keeper thread) exists: every thread inherits the mask.
-    Signals signals = take_signals();
+    Signals signals = take_signals(terminal_in_foreground());
     Fd lossfd = make_eventfd();
     // After the mask: the metrics server's threads must not receive our signals either.
-    Observability observe(a.observe);
+    Observability& observe = process_observability(a.observe);
     auto client = make_client(g, observe.lock_observer());
     Fd report = cmd.count("--report") ? open_report(a.report) : Fd{};
 
@@ -304,8 +331,9 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     Acquired acquired = acquire(client, resource, options, std::move(keep), signals.fd.get());
     json summary{{"resource", resource.str()}};
     if (!*acquired.result) {
-        summary.update({{"acquired", false}, {"error", "redis"}, {"exit_code", int(exit_unavailable)}});
-        write_report(summary, report);  // stdout gets redis_failure()'s error object
+        summary.update({{"acquired", false}, {"error", "redis"}, {"code", redis_error_name(acquired.result->error())},
+                        {"message", acquired.result->error().message()}, {"exit_code", int(exit_unavailable)}});
+        write_report(summary, report);  // stderr gets redis_failure()'s error object
         return redis_failure(acquired.result->error());
     }
     Holding& holding = **acquired.result;
@@ -313,7 +341,7 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     if (!holding.acquired()) {
         const bool interrupted = acquired.interrupted != 0;
         summary.update({{"acquired", false},
-                        {"reason", interrupted ? "interrupted" : "contended"},
+                        {"result", interrupted ? "interrupted" : "contended"},
                         {"pttl_ms", holding.holder_ttl.count()},
                         {"exit_code", interrupted ? 128 + acquired.interrupted : exit_not_acquired}});
         if (interrupted) summary["signal"] = signal_name(acquired.interrupted);
@@ -326,15 +354,18 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     std::optional<Supervision> supervision;
     if (acquired.interrupted != 0) {
         // Granted as the signal came in: give the lease back without running CMD.
-        summary.update({{"signal", signal_name(acquired.interrupted)}, {"exit_code", 128 + acquired.interrupted}});
+        summary.update({{"result", "interrupted"}, {"signal", signal_name(acquired.interrupted)},
+                        {"exit_code", 128 + acquired.interrupted}});
     } else if (!lease.valid()) {
         lost = true;  // lost before CMD could start
         summary["exit_code"] = exit_lease_lost;
     } else if (auto cmd = spawn(a.command, lease, signals.defaults, inherited); !cmd) {
         std::cerr << "fencelock: CMD: cannot run " << a.command.front() << ": " << std::strerror(cmd.error()) << "\n";
-        summary.update({{"error", "spawn"}, {"message", std::strerror(cmd.error())},
-                        {"exit_code", cmd.error() == ENOENT ? 127 : 126}});
+        summary.update({{"result", "not_started"}, {"error", "spawn"},
+                        {"code", cmd.error() == ENOENT ? "not_found" : "not_executable"},
+                        {"message", std::strerror(cmd.error())}, {"exit_code", cmd.error() == ENOENT ? 127 : 126}});
     } else {
+        summary["result"] = "completed";  // unless the lease turns out lost, below
         summary["cmd_pid"] = cmd->pid();
         supervision = supervise(*cmd, signals.fd.get(), lossfd.get(), grace);
         // A loss the keeper reported after CMD's exit, or not yet: either way the lease was
@@ -365,6 +396,7 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     }
     summary["lease_lost"] = lost;
     if (lost) {
+        summary["result"] = "lease_lost";
         summary["loss_reason"] = to_string(reason.value_or(LossReason::expired));
         if (supervision) summary["exit_code"] = exit_lease_lost;
         std::cerr << "fencelock: lease on " << resource.str() << " lost ("
@@ -398,14 +430,19 @@ void register_run_command(Program& p) {
     cmd->validate_positionals();
     cmd->add_option("--lease", args->lease, "lease length, renewed while CMD runs, e.g. 30s")->required();
     cmd->add_option("--wait", args->wait, "keep trying to acquire this long (default: one attempt)");
-    cmd->add_option("--max-hold", args->max_hold, "renewals refused after this (default max(1h, lease))");
+    cmd->add_option("--max-hold", args->max_hold,
+                    "renewals refused this long after acquisition: CMD is then stopped and run exits 76 "
+                    "(default 720h, the longest allowed)");
     cmd->add_option("--grace", args->grace, "after a lost lease: SIGTERM, then SIGKILL this much later (default 10s)");
-    cmd->add_option("--report", args->report, "also write the JSON summary to FILE");
+    cmd->add_option("--report", args->report, "also write the JSON summary (last line of stderr) to FILE");
     add_replica_flags(*cmd, args->replicas);
     add_observe_flags(*cmd, args->observe);
     cmd->footer(
+        "stdout is CMD's alone; run's JSON (summary, errors) goes to stderr. "
         "Exit codes: CMD's own when the lease was held throughout (128+N: killed by signal N); "
         "75 not acquired within --wait; 76 lease lost (CMD stopped); 2 invalid input; 4 Redis failure.");
+    // From the moment run is named, even for a parse error: stdout belongs to CMD.
+    cmd->preparse_callback([](std::size_t) { json_to_stderr(); });
     cmd->callback([&p, args, cmd] { p.run = [&p, args, cmd] { return run_run(p.globals, *args, *cmd); }; });
 }
 

@@ -62,8 +62,8 @@ FencedStore open_store(const std::string& url) {
 int store_failure(const StoreError& e) {
     if (e.code == store_errc::invalid_input) return fail(exit_invalid_input, "invalid_input", e.detail);
     const auto kind = classify_store_error(e.code);
-    emit({{"error", "store"}, {"code", to_name(e.code)}, {"kind", to_string(kind)}, {"message", e.detail}});
     std::cerr << "fencelock: " << e.code.message() << ": " << e.detail << " [" << to_string(kind) << "]\n";
+    emit({{"error", "store"}, {"code", to_name(e.code)}, {"kind", to_string(kind)}, {"message", e.detail}});
     return exit_unavailable;
 }
 
@@ -113,7 +113,8 @@ int run_read(const StoreArgs& a) {
         emit({{"result", "not_found"}, {"resource", resource.str()}, {"last_fence", 0}});
         return exit_negative;
     }
-    json out{{"resource", resource.str()}, {"value", (*r)->value}, {"last_fence", (*r)->last_fence.value()}};
+    json out{{"result", "found"}, {"resource", resource.str()}, {"value", (*r)->value},
+             {"last_fence", (*r)->last_fence.value()}};
     out["last_owner"] = (*r)->last_owner ? json(*(*r)->last_owner) : json(nullptr);
     emit(out);
     return exit_ok;

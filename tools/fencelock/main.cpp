@@ -1,5 +1,5 @@
-// fencelock: command-line entry point. Every command prints one JSON object on stdout;
-// diagnostics go to stderr. Exit codes: see cli.hpp and the README.
+// fencelock: command-line entry point. Every command prints one JSON object on stdout (list
+// and audit: one per record; run: on stderr); diagnostics go to stderr. Exit codes: see cli.hpp and the README.
 #include <csignal>
 #include <exception>
 #include <iostream>
@@ -13,13 +13,18 @@ int main(int argc, char** argv) {
     caller_ignored_sigpipe = std::signal(SIGPIPE, SIG_IGN) == SIG_IGN;
     Program program;
     program.app.require_subcommand(1);
+    // Global options are accepted after the subcommand too (`inspect R --redis URL`): every
+    // subcommand registered below inherits fallthrough and hands options it lacks to the root.
+    program.app.fallthrough();
     program.app.set_version_flag("--version", "fencelock 0.1.0");
     program.app.add_option("--redis", program.globals.redis_url,
                            "redis://[user:password@]host:port[/db] or redis-sentinel://[user:password@]host:port[,...][/db]#master; "
                            "default $FENCELOCK_REDIS_URL, "
-                           "else redis://127.0.0.1:6379");
+                           "else redis://127.0.0.1:6379")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given wins
     program.app.add_option("--timeout", program.globals.timeout,
-                           "limit for each Redis call, e.g. 500ms (default 1s)");
+                           "limit for each Redis call, e.g. 500ms (default 1s)")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     program.app.add_flag("--allow-eviction", program.globals.allow_eviction,
                          "use a Redis whose maxmemory-policy may evict keys (refused by default: an evicted "
                          "key can hand out a fence twice or let a second owner in)");
@@ -44,7 +49,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return program.app.exit(e);
     } catch (const CLI::ParseError& e) {
-        return fail(exit_invalid_input, "invalid_input", e.what());
+        return usage_failure(program.app, e);
     }
     try {
         return program.run();

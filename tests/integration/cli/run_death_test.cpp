@@ -58,7 +58,7 @@ TEST_F(RunTest, SigusrToFencelockIsForwardedAndTheLockReleased) {
     EXPECT_TRUE(eventually([&] { return process_ended(cmd); }, death_bound)) << "SIGUSR1 did not reach CMD";
     EXPECT_EQ(wait_exit(run), 128 + SIGUSR1) << "CMD died from the forwarded signal";
     EXPECT_FALSE(lock_exists("usr1"));
-    json j = summary(slurp(path("fencelock.out")));
+    json j = summary(slurp(path("fencelock.err")));
     EXPECT_EQ(j["forwarded"], json::array({"SIGUSR1"}));
     EXPECT_EQ(j["cmd_signal"], "SIGUSR1");
     EXPECT_EQ(j["released"], true);
@@ -91,7 +91,7 @@ TEST_F(RunTest, EveryTerminatingSignalIsForwardedToCmd) {
     EXPECT_TRUE(lock_exists("all")) << "forwarding leaves the lease held";
     ASSERT_EQ(::kill(run, SIGTERM), 0);
     EXPECT_EQ(wait_exit(run), 0);
-    json j = summary(slurp(path("fencelock.out")));
+    json j = summary(slurp(path("fencelock.err")));
     EXPECT_EQ(j["forwarded"].size(), sent.size() + 1);
     EXPECT_EQ(j["released"], true);
 }

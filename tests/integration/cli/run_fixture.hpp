@@ -61,9 +61,10 @@ protected:
         args.insert(args.end(), {"--", "sh", "-c", script, "sh", dir.string()});
         return cli(args);
     }
-    /// Starts fencelock in the background; its stdout goes to DIR/fencelock.out.
+    /// Starts fencelock in the background; its stdout goes to DIR/fencelock.out, its stderr
+    /// (with the summary) to DIR/fencelock.err.
     pid_t start(const std::vector<std::string>& argv) {
-        pid_t pid = local::start_process(argv, path("fencelock.out"));
+        pid_t pid = local::start_process(argv, path("fencelock.out"), path("fencelock.err"));
         running.push_back(pid);
         return pid;
     }
@@ -102,11 +103,13 @@ protected:
         for (std::string line; std::getline(in, line);) out.push_back(line);
         return out;
     }
-    /// fencelock's summary: the one line on its stdout when CMD printed nothing.
-    static json summary(const std::string& out) {
-        EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
-        json j = json::parse(out, nullptr, false);
-        EXPECT_TRUE(j.is_object()) << out;
+    /// fencelock's summary (or error object): the last line of its stderr, after whatever
+    /// diagnostics and log lines came before it.
+    static json summary(const std::string& err) {
+        const auto all = lines(err);
+        EXPECT_FALSE(all.empty()) << "no summary on stderr";
+        json j = json::parse(all.empty() ? std::string() : all.back(), nullptr, false);
+        EXPECT_TRUE(j.is_object()) << err;
         return j;
     }
     static bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }

@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,10 +35,23 @@ void close_all_but(int keep) noexcept {
     ::_exit(127);
 }
 
+/// tcsetpgrp() from a background group sends SIGTTOU to the caller's group unless the caller
+/// blocks it: block it in this thread around the call (async-signal-safe).
+void set_foreground(pid_t group) noexcept {
+    sigset_t ttou, old;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    ::pthread_sigmask(SIG_BLOCK, &ttou, &old);
+    ::tcsetpgrp(0, group);
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 /// The forked child, up to exec. `report_fd` (O_CLOEXEC) gets errno if exec never happens.
-[[noreturn]] void exec_child(const SpawnOptions& o, char* const* argv, char* const* envp, pid_t parent,
-                             int report_fd) noexcept {
+[[noreturn]] void exec_child(const SpawnOptions& o, bool take_terminal, char* const* argv, char* const* envp,
+                             pid_t parent, int report_fd) noexcept {
     ::setpgid(0, 0);
+    // Before exec, so CMD's first read of the terminal finds its group in the foreground.
+    if (take_terminal) set_foreground(::getpid());
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail_exec(report_fd, errno);
     if (::getppid() != parent) ::_exit(127);  // fencelock died before the request counted
     struct sigaction dfl {};
@@ -84,6 +98,8 @@ void reap_quietly(pid_t pid) noexcept {
 
 }  // namespace
 
+bool terminal_in_foreground() noexcept { return ::isatty(0) == 1 && ::tcgetpgrp(0) == ::getpgrp(); }
+
 std::vector<std::string> environment_with(const std::vector<std::pair<std::string, std::string>>& vars) {
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
@@ -105,14 +121,17 @@ std::expected<Child, int> spawn_group(const SpawnOptions& options) {
     if (::pipe2(report, O_CLOEXEC) != 0) return std::unexpected(errno);
     Fd report_read(report[0]), report_write(above_stdio(report[1]));
     if (report_write.get() < 0) return std::unexpected(errno);
+    const bool take_terminal = options.take_terminal && options.stdin_fd < 0 && terminal_in_foreground();
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) return std::unexpected(errno);
-    if (pid == 0) exec_child(options, argv.data(), envp.data(), parent, report_write.get());
+    if (pid == 0) exec_child(options, take_terminal, argv.data(), envp.data(), parent, report_write.get());
     ::setpgid(pid, pid);  // as the child does: whichever runs first (EACCES once it has exec'd)
     report_write.reset();
-    // From here on every early return leaves it to ~Child to kill CMD's group and reap it.
+    // From here on every early return leaves it to ~Child to kill CMD's group and reap it (and
+    // to take the terminal back).
     Child child(pid, Fd{}, -1, Fd{});
+    child.has_terminal_ = take_terminal;
 
     // The guard, at once: CMD may already be forking children of its own.
     int guard_pipe[2];
@@ -143,16 +162,36 @@ Child::Child(Child&& other) noexcept
       pidfd_(std::move(other.pidfd_)),
       guard_(std::exchange(other.guard_, -1)),
       guard_fd_(std::move(other.guard_fd_)),
-      reaped_(std::exchange(other.reaped_, true)) {}
+      reaped_(std::exchange(other.reaped_, true)),
+      has_terminal_(std::exchange(other.has_terminal_, false)) {}
 
 Child::~Child() {
     if (reaped_) return;
     ::kill(-pid_, SIGKILL);
+    take_terminal_back();
     stand_guard_down();
     reap_quietly(pid_);
 }
 
+void Child::take_terminal_back() noexcept {
+    if (!has_terminal_) return;
+    has_terminal_ = false;
+    // CMD is gone by now (reap) or about to be (~Child): whoever of its group held the terminal.
+    set_foreground(::getpgrp());
+}
+
 void Child::signal_group(int sig) const noexcept { ::kill(-pid_, sig); }
+
+void Child::follow_stop() noexcept {
+    if (!has_terminal_) return;
+    // Consumes the stop report only: an exit stays for the pidfd and reap().
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WNOHANG) != 0 || info.si_pid != pid_) return;
+    set_foreground(::getpgrp());
+    ::kill(::getpid(), SIGSTOP);  // every thread stops here until the shell's SIGCONT
+    if (::tcgetpgrp(0) == ::getpgrp()) set_foreground(pid_);  // fg; after bg CMD stays in the background
+    signal_group(SIGCONT);
+}
 
 void Child::stand_guard_down() noexcept {
     if (guard_ < 0) return;
@@ -168,6 +207,7 @@ Reaped Child::reap() {
     siginfo_t info{};
     while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
     signal_group(SIGKILL);
+    take_terminal_back();
     stand_guard_down();
     Reaped out;
     while (::waitpid(pid_, &out.status, 0) < 0 && errno == EINTR) {}

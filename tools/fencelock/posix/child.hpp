@@ -41,6 +41,10 @@ struct SpawnOptions {
     int stdin_fd = -1;              ///< CMD's stdin when >= 0 (default: fencelock's)
     bool stdout_to_stderr = false;  ///< CMD's stdout is fencelock's stderr (default: its stdout)
     bool close_other_fds = false;   ///< close every descriptor above 2 (default: only O_CLOEXEC ones)
+    /// When stdin is a terminal whose foreground process group is fencelock's: make CMD's group
+    /// the foreground one before exec (else CMD stops with SIGTTIN at its first read), and take
+    /// the terminal back in reap() / ~Child. Default: CMD's group stays in the background.
+    bool take_terminal = false;
 };
 
 /// The environment fencelock runs with, minus any variable named in `vars`, plus `vars`.
@@ -64,6 +68,12 @@ public:
     int exit_fd() const noexcept { return pidfd_.get(); }
     /// Sends `sig` to CMD's whole group.
     void signal_group(int sig) const noexcept;
+    /// Job control when CMD has the terminal (take_terminal), on SIGCHLD: if CMD was stopped
+    /// (^Z), fencelock takes the terminal back and stops itself, so the shell sees its job
+    /// stopped and gets the terminal; once continued (fg), CMD's group gets the terminal again
+    /// and SIGCONT (after bg, SIGCONT only). Renewals stop meanwhile, as for any stopped
+    /// fencelock. Does nothing otherwise.
+    void follow_stop() noexcept;
     /// Waits for CMD to exit, sends SIGKILL to what is left of its group (nothing of it may
     /// outlive the lease, which is released next), stands the guard down and reaps CMD.
     /// Call once.
@@ -73,13 +83,20 @@ private:
     friend std::expected<Child, int> spawn_group(const SpawnOptions&);
     Child(pid_t pid, Fd pidfd, pid_t guard, Fd guard_fd) noexcept;
     void stand_guard_down() noexcept;
+    /// Makes fencelock's group the terminal's foreground group again, if CMD had it.
+    void take_terminal_back() noexcept;
 
     pid_t pid_;
     Fd pidfd_;
     pid_t guard_;
     Fd guard_fd_;  ///< write end of the guard's pipe
     bool reaped_ = false;
+    bool has_terminal_ = false;  ///< CMD's group was made the foreground group of stdin's terminal
 };
+
+/// Whether stdin is a terminal whose foreground process group is fencelock's (take_terminal
+/// then applies).
+bool terminal_in_foreground() noexcept;
 
 /// Starts CMD in a new process group with PR_SET_PDEATHSIG and a group guard (see above), with
 /// an empty signal mask. Returns the Child, or the errno of the failed step (ENOENT / EACCES
