@@ -42,6 +42,9 @@ enum class errc {
     /// The address of a redis:// URL answers as a Redis Sentinel, not as a Redis server. Fatal:
     /// name the sentinels and the master group with redis-sentinel://host:port[,...]#name.
     is_sentinel,
+    /// A redis-cluster:// endpoint reached a server that is not a cluster node (cluster
+    /// support disabled): fatal. Use redis:// for a single server.
+    not_cluster,
 };
 
 /// What a caller should do next after an error.

@@ -32,6 +32,9 @@ public:
             case errc::is_sentinel:
                 return "the address is a Redis Sentinel, not a Redis server: use "
                        "redis-sentinel://host:port[,host:port...]#master-name";
+            case errc::not_cluster:
+                return "a redis-cluster:// seed is not a Redis Cluster node (cluster support disabled): use redis:// "
+                       "for a single server";
         }
         return "unknown fencelock error";
     }
@@ -91,7 +94,8 @@ failure_kind classify(std::error_code ec) noexcept {
         case errc::auth_failed:
         case errc::corrupt_key:
         case errc::protocol_error:
-        case errc::is_sentinel: return failure_kind::fatal;
+        case errc::is_sentinel:
+        case errc::not_cluster: return failure_kind::fatal;
     }
     return failure_kind::fatal;
 }
