@@ -98,10 +98,13 @@ private:
     std::expected<Reply, std::error_code> routed(std::span<const std::string_view> argv, clock::time_point deadline) {
         const auto key = routing_key(argv);
         RedirectPolicy policy(deadline);
-        std::optional<ServerAddress> ask;
+        std::optional<ServerAddress> ask, moved_to;
         for (;;) {
             const std::uint64_t seen = epoch();
-            auto target = ask ? std::expected<ServerAddress, std::error_code>(*ask) : node_for(key);
+            // After MOVED the command goes where the redirect said, whatever key it is
+            // routed by (a command whose key is not argv[1] still reaches its node).
+            const auto named = ask ? ask : moved_to;
+            auto target = named ? std::expected<ServerAddress, std::error_code>(*named) : node_for(key);
             std::expected<Reply, std::error_code> reply = std::unexpected(target ? std::error_code{} : target.error());
             if (target && ask) {
                 // ASKING applies to the next command on the same connection: one pipeline
@@ -114,6 +117,7 @@ private:
                 reply = node(*target).command(argv);
             }
             ask.reset();
+            moved_to.reset();
             const auto step = reply ? policy.on_reply(*reply, *target, clock::now())
                                     : policy.on_transport_error(reply.error(), clock::now());
             switch (step.kind) {
@@ -121,6 +125,7 @@ private:
                 case RedirectStep::Kind::moved: {
                     std::lock_guard lock(map_mutex_);
                     map_.moved(step.redirect.slot, step.redirect.to);
+                    moved_to = step.redirect.to;
                     break;
                 }
                 case RedirectStep::Kind::ask: ask = step.redirect.to; break;

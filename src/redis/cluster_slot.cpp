@@ -54,6 +54,7 @@ std::optional<std::string_view> routing_key(std::span<const std::string_view> ar
         if (ec != std::errc{} || end != n.data() + n.size() || numkeys == 0 || argv.size() < 4) return std::nullopt;
         return argv[3];
     }
+    if ((iequals(verb, "XGROUP") || iequals(verb, "XINFO")) && argv.size() > 2) return argv[2];  // XGROUP CREATE key
     if (iequals(verb, "XREADGROUP") || iequals(verb, "XREAD")) {
         for (std::size_t i = 1; i + 1 < argv.size(); ++i)
             if (iequals(argv[i], "STREAMS")) return argv[i + 1];

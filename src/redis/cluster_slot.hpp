@@ -17,7 +17,9 @@ std::uint16_t key_slot(std::string_view key) noexcept;
 
 /// The key a command is routed by: the first key of EVAL/EVALSHA (none when numkeys is 0),
 /// none for the keyless commands fencelock sends (SCAN, TIME, PING, INFO, CONFIG, SCRIPT,
-/// CLUSTER, ROLE, ASKING, MULTI, EXEC), XREADGROUP/XREAD's first stream, otherwise argv[1].
+/// CLUSTER, ROLE, ASKING, MULTI, EXEC), XREADGROUP/XREAD's first stream, XGROUP/XINFO's
+/// argv[2], otherwise argv[1]. A command routed by the wrong key still arrives: the node
+/// answers MOVED and the resend goes where it says.
 /// fencelock never sends a command whose keys span slots (every key of one call shares its
 /// hash tag), so the first key decides.
 std::optional<std::string_view> routing_key(std::span<const std::string_view> argv) noexcept;

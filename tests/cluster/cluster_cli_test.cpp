@@ -2,7 +2,10 @@
 // `force-release` with its audit entry in the lock's slot (CROSSSLOT before audit:{R}), `run`
 // with the URL from the environment, and the bad inputs' exit codes.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,11 +16,13 @@
 #include "local_servers/child_process.hpp"
 #include "local_servers/cluster_group.hpp"
 #include "local_servers/redis_server.hpp"
+#include "support/eventually.hpp"
 
 namespace fencelock::test_support {
 namespace {
 
 using nlohmann::json;
+using namespace std::chrono_literals;
 
 #ifdef FENCELOCK_CLI
 local::ProcessResult cli(const std::vector<std::string>& args, const std::string& url) {
@@ -78,6 +83,35 @@ TEST(ClusterCli, RunTakesTheUrlFromTheEnvironment) {
     const json summary = json::parse(ran.out.substr(ran.out.rfind('{')));
     EXPECT_EQ(summary["acquired"], true);
     EXPECT_EQ(summary["released"], true);
+}
+
+// The queue's keys share the queue's tag {QUEUE}, its jobs' locks their resources' tags: a
+// worker on a cluster takes jobs from one master and locks on all three.
+TEST(ClusterCli, QueueWorkerCompletesJobsWhoseLocksLiveOnEveryMaster) {
+    auto& cluster = SharedCluster::get();
+    const std::string queue = "cq" + std::to_string(::getpid());
+    const std::string db = "sqlite:///tmp/fencelock-cluster-queue-" + std::to_string(::getpid()) + ".db";
+    auto init = local::run_process({FENCELOCK_CLI, "store", "init", "--db", db});
+    ASSERT_EQ(init.exit_code, 0) << init.err;
+    int jobs = 0;
+    for (std::uint16_t master : local::master_ports(cluster.ports().front())) {
+        for (int i = 0; i < 2; ++i, ++jobs) {
+            const auto r = resource_on(master, "job" + std::to_string(i));
+            auto e = cli({"queue", "enqueue", "--queue", queue, "--resource", r.str(), "--key", r.str()}, cluster.url());
+            ASSERT_EQ(e.exit_code, 0) << e.err;
+        }
+    }
+    const pid_t worker = local::start_process({FENCELOCK_CLI, "--redis", cluster.url(), "worker", "--queue", queue,
+                                               "--db", db, "--lease", "5s", "--", "true"},
+                                              "/tmp/fencelock-cluster-worker.out", "/tmp/fencelock-cluster-worker.err");
+    const bool done = eventually([&] {
+        auto s = cli({"queue", "stats", "--queue", queue}, cluster.url());
+        return s.exit_code == 0 && json::parse(s.out)["completed"] == jobs;
+    }, 60s);
+    ::kill(worker, SIGTERM);
+    EXPECT_EQ(local::wait_process(worker), 0);
+    std::remove(db.substr(std::string("sqlite://").size()).c_str());
+    EXPECT_TRUE(done) << cli({"queue", "stats", "--queue", queue}, cluster.url()).out;
 }
 
 TEST(ClusterCli, BadEndpointsExitFourAndWriteNothing) {

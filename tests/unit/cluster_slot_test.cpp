@@ -61,6 +61,7 @@ TEST(RoutingKey, PlainCommandsAndKeylessOnes) {
     EXPECT_EQ(key_of({"GET", "fence:{r}"}), "fence:{r}");
     EXPECT_EQ(key_of({"XREVRANGE", "audit:{r}", "+", "-"}), "audit:{r}");
     EXPECT_EQ(key_of({"XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "q:{Q}", ">"}), "q:{Q}");
+    EXPECT_EQ(key_of({"XGROUP", "CREATE", "q:{Q}", "g", "0", "MKSTREAM"}), "q:{Q}");
     EXPECT_EQ(key_of({"SCAN", "0", "MATCH", "lock:*"}), std::nullopt);
     EXPECT_EQ(key_of({"TIME"}), std::nullopt);
     EXPECT_EQ(key_of({"CONFIG", "GET", "maxmemory-policy"}), std::nullopt);
