@@ -49,6 +49,25 @@ std::string SharedCluster::url_with_seed(std::uint16_t port) const {
     return "redis-cluster://127.0.0.1:" + std::to_string(port);
 }
 
+LockClient client_for(const std::string& url) {
+    auto ep = parse_redis_url(url);
+    if (!ep) throw std::runtime_error(ep.error().message);
+    auto c = LockClient::create({.endpoint = *ep});
+    if (!c) throw std::runtime_error("LockClient::create: " + c.error().message);
+    return std::move(*c);
+}
+
+std::uint16_t slot_of(const ResourceName& r) { return detail::key_slot("{" + r.str() + "}"); }
+
+std::vector<ResourceName> in_slot_of(const ResourceName& first, const std::string& stem, int n) {
+    std::vector<ResourceName> out{first};
+    for (int i = 0; static_cast<int>(out.size()) < n; ++i) {
+        auto r = *ResourceName::make(stem + std::to_string(::getpid()) + ":" + std::to_string(i));
+        if (slot_of(r) == slot_of(first)) out.push_back(r);
+    }
+    return out;
+}
+
 ResourceName resource_on(std::uint16_t port, const std::string& stem) {
     auto& cluster = SharedCluster::get();
     for (int i = 0;; ++i) {

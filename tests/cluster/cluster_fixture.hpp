@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fencelock/client.hpp"
 #include "fencelock/redis_url.hpp"
 #include "fencelock/types.hpp"
 #include "local_servers/cluster_group.hpp"
@@ -35,6 +36,15 @@ private:
     std::string url_;
     RedisEndpoint endpoint_;
 };
+
+/// A client for `url` (a redis-cluster:// URL); fails the test if it cannot be made.
+LockClient client_for(const std::string& url);
+
+/// The slot of every key of `r`.
+std::uint16_t slot_of(const ResourceName& r);
+
+/// `first` and n - 1 more resources (named after `stem` and the pid) in the same slot.
+std::vector<ResourceName> in_slot_of(const ResourceName& first, const std::string& stem, int n);
 
 /// A resource whose keys live on the master at `port`, named after `stem` (and the pid, so
 /// reruns against a shared cluster never meet old keys).

@@ -20,27 +20,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-LockClient client_for(const std::string& url) {
-    auto c = LockClient::create({.endpoint = *parse_redis_url(url)});
-    EXPECT_TRUE(c.has_value());
-    return std::move(*c);
-}
-
 // How many TRYAGAIN errors the server at `port` has answered (INFO errorstats).
 long tryagain_count(std::uint16_t port) {
     const std::string info = local::cli_at(port, {"INFO", "errorstats"});
     const auto at = info.find("errorstat_TRYAGAIN:count=");
     return at == std::string::npos ? 0 : std::atol(info.c_str() + at + std::string_view("errorstat_TRYAGAIN:count=").size());
-}
-
-std::uint16_t slot_of(const ResourceName& r) { return detail::key_slot("{" + r.str() + "}"); }
-
-// Another resource in the same slot as `r`.
-ResourceName same_slot_as(const ResourceName& r, const std::string& stem) {
-    for (int i = 0;; ++i) {
-        auto other = *ResourceName::make(stem + std::to_string(::getpid()) + ":" + std::to_string(i));
-        if (slot_of(other) == slot_of(r)) return other;
-    }
 }
 
 // Another master than `port`.
@@ -110,7 +94,7 @@ TEST(ClusterRedirect, DuringAMigrationAskIsFollowedAndAcquireWaitsOutTryagain) {
     auto& cluster = SharedCluster::get();
     const auto masters = local::master_ports(cluster.ports().front());
     const auto held = resource_on(masters[1], "ask-held");
-    const auto fresh = same_slot_as(held, "cluster:ask-fresh:");
+    const auto fresh = in_slot_of(held, "cluster:ask-fresh:", 2)[1];
     SlotHome home{cluster.ports(), slot_of(held), masters[1]};
     auto c = client_for(cluster.url());
     auto lease = c.try_acquire(held, {.lease = 30s});

@@ -25,17 +25,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::uint16_t slot_of(const ResourceName& r) { return detail::key_slot("{" + r.str() + "}"); }
-
-std::vector<ResourceName> in_slot_of(const ResourceName& first, const std::string& stem, int n) {
-    std::vector<ResourceName> out{first};
-    for (int i = 0; static_cast<int>(out.size()) < n; ++i) {
-        auto r = *ResourceName::make(stem + std::to_string(::getpid()) + ":" + std::to_string(i));
-        if (slot_of(r) == slot_of(first)) out.push_back(r);
-    }
-    return out;
-}
-
 void migrate(const std::vector<std::uint16_t>& ports, std::uint16_t slot, std::uint16_t to) {
     local::SlotMigration move(ports, slot, to);
     move.begin();

@@ -20,14 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-LockClient client_for(const std::string& url) {
-    auto ep = parse_redis_url(url);
-    EXPECT_TRUE(ep.has_value()) << url;
-    auto c = LockClient::create({.endpoint = *ep});
-    EXPECT_TRUE(c.has_value());
-    return std::move(*c);
-}
-
 std::string lock_key(const ResourceName& r) { return "lock:{" + r.str() + "}"; }
 std::string fence_key(const ResourceName& r) { return "fence:{" + r.str() + "}"; }
 
