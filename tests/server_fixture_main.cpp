@@ -1,11 +1,13 @@
 // server_fixture: servers one whole ctest run shares (ctest fixtures), instead of one per
 // test process: a PostgreSQL for the fault suite (the faults_postgres fixture; an initdb per
 // case would be slow) and a Sentinel group for the Sentinel suite (sentinel_group; a master,
-// a replica and three sentinels take seconds to agree).
+// a replica and three sentinels take seconds to agree) and a Redis Cluster for the cluster
+// suite (cluster_group: three masters and three replicas).
 //
-//   server_fixture start KIND STATE   KIND is postgres or sentinel; starts the servers and
-//                                     returns once they serve; writes STATE: line 1 the URL
-//                                     (PostgreSQL's admin URL, the redis-sentinel:// URL),
+//   server_fixture start KIND STATE   KIND is postgres, sentinel or cluster; starts the servers
+//                                     and returns once they serve; writes STATE: line 1 the URL
+//                                     (PostgreSQL's admin URL, the redis-sentinel:// or
+//                                     redis-cluster:// URL),
 //                                     line 2 the keeper's pid
 //   server_fixture stop STATE         stops them and waits until their directories and STATE
 //                                     are gone
@@ -29,6 +31,7 @@
 #include <string>
 #include <thread>
 
+#include "local_servers/cluster_group.hpp"
 #include "local_servers/postgres_server.hpp"
 #include "local_servers/sentinel_group.hpp"
 
@@ -51,7 +54,11 @@ Served serve(const std::string& kind) {
         auto group = std::make_shared<fencelock::local::SentinelGroup>();
         return {group, group->url()};
     }
-    throw std::runtime_error("unknown server kind '" + kind + "' (postgres or sentinel)");
+    if (kind == "cluster") {
+        auto group = std::make_shared<fencelock::local::ClusterGroup>();
+        return {group, group->url()};
+    }
+    throw std::runtime_error("unknown server kind '" + kind + "' (postgres, sentinel or cluster)");
 }
 
 void write_state(const fs::path& state, const std::string& url) {
@@ -151,6 +158,6 @@ int main(int argc, char** argv) {
     const std::string command = argc >= 2 ? argv[1] : "";
     if (command == "start" && argc == 4) return start(argv[2], argv[3]);
     if (command == "stop" && argc == 3) return stop(argv[2]);
-    std::fprintf(stderr, "usage: server_fixture start postgres|sentinel STATE_FILE | stop STATE_FILE\n");
+    std::fprintf(stderr, "usage: server_fixture start postgres|sentinel|cluster STATE_FILE | stop STATE_FILE\n");
     return 2;
 }

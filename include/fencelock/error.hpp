@@ -51,6 +51,9 @@ enum class errc {
     /// replicas than asked acknowledged it (WAIT) within replica_timeout, so a failover could
     /// forget it. The lease was released (compare-and-delete) and is not held; retry.
     not_replicated,
+    /// A redis-cluster:// endpoint reached a server that is not a cluster node (cluster
+    /// support disabled): fatal. Use redis:// for a single server.
+    not_cluster,
 };
 
 /// What a caller should do next after an error.

@@ -3,6 +3,7 @@
 ///
 ///   redis://[user:password@]host[:port][/db]
 ///   redis-sentinel://[user:password@]host[:port][,host[:port]...][/db][?query]#master-name
+///   redis-cluster://[user:password@]host[:port][,host[:port]...]
 ///
 /// The second form (Lettuce's convention) names the sentinels to ask and the master group
 /// they watch; every connection goes to the master the sentinels name and follows it across
@@ -10,6 +11,10 @@
 /// get them as query parameters `sentinel_user` and `sentinel_password` (percent-encoded, like
 /// the user and password). A sentinel's port defaults to 26379. `failover_grace=DURATION`
 /// (e.g. 30s; 0 turns it off) sets RedisEndpoint::failover_grace.
+///
+/// The third names seed nodes of a Redis Cluster: the client loads the slot map from the first
+/// seed that answers and sends each command to the master of its key's slot, following MOVED
+/// and ASK. A seed's port defaults to 6379; a cluster has only database 0, so no /db.
 
 #include <chrono>
 #include <cstdint>
@@ -60,8 +65,14 @@ struct RedisEndpoint {
     /// renewed through the grace as usual. Zero turns it off. Default 30 s (the default lease).
     std::chrono::milliseconds failover_grace{30'000};
 
+    /// Seed nodes of a Redis Cluster (redis-cluster://), in the order to try them. Empty (the
+    /// default): not a cluster endpoint. host and port are the first seed's.
+    std::vector<HostAndPort> cluster_seeds;
+
     /// True when connections find the master through sentinels.
     bool uses_sentinel() const noexcept { return !sentinels.empty(); }
+    /// True when commands are routed over a Redis Cluster's masters by key slot.
+    bool uses_cluster() const noexcept { return !cluster_seeds.empty(); }
 
     /// The URL with the passwords replaced by `***`, safe for logs and errors.
     std::string redacted() const;
@@ -72,7 +83,7 @@ struct UrlError {
     std::string message;
 };
 
-/// Parses a redis:// or redis-sentinel:// URL. User and passwords may be percent-encoded
+/// Parses a redis://, redis-sentinel:// or redis-cluster:// URL. User and passwords may be percent-encoded
 /// (%40 for '@'); in a password write '?' as %3F, '#' as %23 and '/' as %2F.
 std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url);
 

@@ -38,6 +38,9 @@ public:
             case errc::not_replicated:
                 return "fewer replicas acknowledged the lease (WAIT) than AcquireOptions::replicas asked for within "
                        "replica_timeout; the lease was released and is not held";
+            case errc::not_cluster:
+                return "a redis-cluster:// seed is not a Redis Cluster node (cluster support disabled): use redis:// "
+                       "for a single server";
         }
         return "unknown fencelock error";
     }
@@ -99,7 +102,8 @@ failure_kind classify(std::error_code ec) noexcept {
         case errc::auth_failed:
         case errc::corrupt_key:
         case errc::protocol_error:
-        case errc::is_sentinel: return failure_kind::fatal;
+        case errc::is_sentinel:
+        case errc::not_cluster: return failure_kind::fatal;
     }
     return failure_kind::fatal;
 }

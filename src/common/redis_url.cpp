@@ -15,6 +15,7 @@ using Problem = std::optional<std::string>;
 
 constexpr std::string_view plain_scheme = "redis://";
 constexpr std::string_view sentinel_scheme = "redis-sentinel://";
+constexpr std::string_view cluster_scheme = "redis-cluster://";
 constexpr std::uint16_t default_redis_port = 6379;
 constexpr std::uint16_t default_sentinel_port = 26379;
 
@@ -69,19 +70,22 @@ Problem parse_credentials(std::string_view user_text, std::optional<std::string_
     return std::nullopt;
 }
 
-Problem parse_sentinel_list(std::string_view authority, RedisEndpoint& ep) {
+// `host[:port][,host[:port]...]`: the sentinels or the cluster's seed nodes (`what` names
+// them in messages). The endpoint's host and port become the first one's.
+Problem parse_host_list(std::string_view authority, std::uint16_t default_port, std::string_view what,
+                        std::vector<HostAndPort>& out, RedisEndpoint& ep) {
     for (std::size_t begin = 0;;) {
         const std::size_t comma = authority.find(',', begin);
         const std::string_view item = authority.substr(begin, comma == std::string_view::npos ? comma : comma - begin);
-        if (item.empty()) return "empty host in the sentinel list";
-        HostAndPort sentinel;
-        if (auto problem = parse_host_port(item, default_sentinel_port, sentinel)) return "sentinel: " + *problem;
-        ep.sentinels.push_back(std::move(sentinel));
+        if (item.empty()) return "empty host in the " + std::string(what) + " list";
+        HostAndPort host;
+        if (auto problem = parse_host_port(item, default_port, host)) return std::string(what) + ": " + *problem;
+        out.push_back(std::move(host));
         if (comma == std::string_view::npos) break;
         begin = comma + 1;
     }
-    ep.host = ep.sentinels.front().host;
-    ep.port = ep.sentinels.front().port;
+    ep.host = out.front().host;
+    ep.port = out.front().port;
     return std::nullopt;
 }
 
@@ -122,10 +126,11 @@ Problem parse_sentinel_query(std::string_view query, RedisEndpoint& ep) {
 }  // namespace
 
 std::string RedisEndpoint::redacted() const {
-    std::string url(uses_sentinel() ? sentinel_scheme : plain_scheme);
+    std::string url(uses_sentinel() ? sentinel_scheme : uses_cluster() ? cluster_scheme : plain_scheme);
     if (!user.empty() || !password.empty()) url += user + (password.empty() ? "" : ":***") + "@";
-    if (uses_sentinel()) {
-        for (std::size_t i = 0; i < sentinels.size(); ++i) url += (i ? "," : "") + show(sentinels[i]);
+    if (uses_sentinel() || uses_cluster()) {
+        const auto& hosts = uses_sentinel() ? sentinels : cluster_seeds;
+        for (std::size_t i = 0; i < hosts.size(); ++i) url += (i ? "," : "") + show(hosts[i]);
     } else {
         url += show({host, port});
     }
@@ -145,8 +150,11 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
     auto fail = [](std::string why) { return std::unexpected(UrlError{"invalid Redis URL: " + why}); };
     if (url.starts_with("rediss://")) return fail("TLS (rediss://) is not supported");
     const bool sentinel = url.starts_with(sentinel_scheme);
-    if (!sentinel && !url.starts_with(plain_scheme)) return fail("must start with redis:// or redis-sentinel://");
-    std::string_view rest = url.substr(sentinel ? sentinel_scheme.size() : plain_scheme.size());
+    const bool cluster = url.starts_with(cluster_scheme);
+    if (!sentinel && !cluster && !url.starts_with(plain_scheme))
+        return fail("must start with redis://, redis-sentinel:// or redis-cluster://");
+    std::string_view rest =
+        url.substr(sentinel ? sentinel_scheme.size() : cluster ? cluster_scheme.size() : plain_scheme.size());
 
     RedisEndpoint ep;
     std::string_view query;
@@ -190,8 +198,14 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
 
     if (sentinel) {
         if (authority.empty()) return fail("empty sentinel list (redis-sentinel://host:port[,host:port...]#name)");
-        if (auto problem = parse_sentinel_list(authority, ep)) return fail(*problem);
+        if (auto problem = parse_host_list(authority, default_sentinel_port, "sentinel", ep.sentinels, ep))
+            return fail(*problem);
         if (auto problem = parse_sentinel_query(query, ep)) return fail(*problem);
+    } else if (cluster) {
+        if (authority.empty()) return fail("empty seed list (redis-cluster://host:port[,host:port...])");
+        if (auto problem = parse_host_list(authority, default_redis_port, "seed node", ep.cluster_seeds, ep))
+            return fail(*problem);
+        if (!path.empty()) return fail("a Redis Cluster has only database 0: no /db in a redis-cluster:// URL");
     } else {
         HostAndPort server;
         if (auto problem = parse_host_port(authority, default_redis_port, server)) return fail(*problem);

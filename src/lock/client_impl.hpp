@@ -7,6 +7,7 @@
 #include "lock/keeper.hpp"
 #include "lock/calls/acquire_call.hpp"
 #include "lock/calls/release_call.hpp"
+#include "redis/cluster_connection.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
 #include "redis/multiplexed_connection.hpp"
@@ -24,7 +25,7 @@ struct LockClient::Impl {
           settings{options.endpoint, options.connect_timeout, options.command_timeout,
                    detail::topology_for(options.endpoint)},
           pool(std::make_shared<detail::ConnectionPool>(
-              [s = settings] { return detail::make_multiplexed_connection(s); }, options.pool_size)),
+              [s = settings] { return detail::make_endpoint_connection(s, detail::make_multiplexed_connection); }, options.pool_size)),
           holder{host_name(), std::to_string(::getpid()), options.holder_label} {}
 
     // One attempt; `sent` receives the moment the request went out (safe-until counts from it).
@@ -61,8 +62,9 @@ struct LockClient::Impl {
     std::shared_ptr<detail::Keeper> keeper_instance() {
         std::lock_guard lock(keeper_mutex);
         if (!keeper)
-            keeper = std::make_shared<detail::Keeper>(detail::make_multiplexed_connection(settings), pool,
-                                                      options.key_prefix, options.observer);
+            keeper = std::make_shared<detail::Keeper>(
+                detail::make_endpoint_connection(settings, detail::make_multiplexed_connection), pool,
+                options.key_prefix, options.observer);
         return keeper;
     }
 

@@ -15,6 +15,7 @@ struct LockKeys {
     std::string waiter_deadlines;  ///< <prefix>waiter-deadlines:{R}: hash owner -> slot lapse (ms)
     std::string sleepers;          ///< <prefix>sleepers:{R}: other waiters, zset owner -> arrival (us)
     std::string released;          ///< <prefix>released:{R}: pub/sub channel, one message per release
+    std::string audit;             ///< <prefix>audit:{R}: stream of forced releases (force_release.lua)
 };
 
 LockKeys make_keys(std::string_view prefix, const ResourceName& resource);

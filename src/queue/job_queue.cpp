@@ -6,6 +6,7 @@
 #include "fencelock/store_error.hpp"
 #include "fencelock/store_text.hpp"
 #include "queue/streams_transport.hpp"
+#include "redis/cluster_connection.hpp"
 #include "redis/hiredis_connection.hpp"
 
 namespace fencelock {
@@ -19,8 +20,9 @@ struct JobQueue::Impl {
 
 std::expected<JobQueue, OptionError> JobQueue::create(QueueOptions options) {
     if (auto ok = options.validate(); !ok) return std::unexpected(ok.error());
-    auto connection = detail::make_hiredis_connection(
-        detail::ConnectionSettings{options.endpoint, options.connect_timeout, options.command_timeout});
+    auto connection = detail::make_endpoint_connection(
+        detail::ConnectionSettings{options.endpoint, options.connect_timeout, options.command_timeout},
+        detail::make_hiredis_connection);
     detail::StreamsTransport transport(detail::queue_keys(options.key_prefix, options.queue), options.queue);
     return JobQueue(std::unique_ptr<Impl>(
         new Impl{std::move(options), std::move(transport), {}, std::move(connection)}));

@@ -30,6 +30,7 @@
 #include "fencelock/queue.hpp"
 #include "queue/decide.hpp"
 #include "queue/streams_transport.hpp"
+#include "redis/cluster_connection.hpp"
 #include "redis/hiredis_connection.hpp"
 
 namespace fencelock {
@@ -144,8 +145,9 @@ struct QueueWorker::Impl {
     std::string reclaim_cursor = "0-0";
 
     std::unique_ptr<detail::Connection> connect(milliseconds extra = milliseconds(0)) const {
-        return detail::make_hiredis_connection(
-            detail::ConnectionSettings{queue.endpoint, queue.connect_timeout, queue.command_timeout + extra});
+        return detail::make_endpoint_connection(
+            detail::ConnectionSettings{queue.endpoint, queue.connect_timeout, queue.command_timeout + extra},
+            detail::make_hiredis_connection);
     }
     void transport_error(std::error_code ec) {
         ++counters.transport_errors;

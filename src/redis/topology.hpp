@@ -3,8 +3,9 @@
 // Topology at connect time, and tells it when a server failed it, so the lock logic never
 // knows whether it talks to one server, a Sentinel-managed master or a Cluster shard. Two
 // implementations: a single fixed server, and Sentinel (redis/sentinel_topology.hpp: ask the
-// sentinels for the master, re-resolve after a failure or READONLY). Cluster (a slot map)
-// would plug in here too.
+// sentinels for the master, re-resolve after a failure or READONLY). Redis Cluster picks a
+// server per command, not per connection, so it is a Connection instead
+// (redis/cluster_connection.hpp), whose node connections each use a single_server().
 #include <chrono>
 #include <cstdint>
 #include <expected>

@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "redis/cluster_connection.hpp"
 #include "redis/hiredis_connection.hpp"
 #include "store/sql.hpp"
 #include "store/store_impl.hpp"
@@ -60,8 +61,9 @@ struct OutboxRelay::Impl {
 
 std::expected<OutboxRelay, OptionError> OutboxRelay::create(FencedStore& store, RelayOptions options) {
     if (auto ok = options.validate(); !ok) return std::unexpected(ok.error());
-    auto redis = detail::make_hiredis_connection(
-        detail::ConnectionSettings{options.endpoint, options.connect_timeout, options.command_timeout});
+    auto redis = detail::make_endpoint_connection(
+        detail::ConnectionSettings{options.endpoint, options.connect_timeout, options.command_timeout},
+        detail::make_hiredis_connection);
     return OutboxRelay(std::make_unique<Impl>(Impl{&store, std::move(options), std::move(redis)}));
 }
 

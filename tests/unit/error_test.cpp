@@ -96,7 +96,7 @@ TEST(ErrorCategory, NameMessagesAndEnumConversion) {
     EXPECT_STREQ(error_category().name(), "fencelock");
     const std::error_code ec = errc::corrupt_key;  // implicit, via is_error_code_enum
     EXPECT_EQ(&ec.category(), &error_category());
-    for (int v = 1; v <= static_cast<int>(errc::not_replicated); ++v) {
+    for (int v = 1; v <= static_cast<int>(errc::not_cluster); ++v) {
         const std::string m = error_category().message(v);
         EXPECT_FALSE(m.empty());
         EXPECT_NE(m, "unknown fencelock error") << v;

@@ -48,6 +48,7 @@ std::string redis_error_name(std::error_code ec) {
         case errc::is_sentinel: return "is_sentinel";
         case errc::failover_grace: return "failover_grace";
         case errc::not_replicated: return "not_replicated";
+        case errc::not_cluster: return "not_cluster";
     }
     return "unknown";
 }

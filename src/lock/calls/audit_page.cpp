@@ -29,7 +29,7 @@ void read_field(AuditEntry& a, const std::string& name, const std::string& value
 
 }  // namespace
 
-std::string audit_stream(std::string_view prefix) { return std::string(prefix) + "fencelock:audit"; }
+std::string legacy_audit_stream(std::string_view prefix) { return std::string(prefix) + "fencelock:audit"; }
 
 std::expected<std::vector<AuditEntry>, std::error_code> decode_audit_page(const Reply& reply) {
     if (reply.kind == Reply::Kind::error) return std::unexpected(error_from_reply(reply.str));

@@ -17,8 +17,10 @@ namespace fencelock::detail {
 /// Entries a page asks for; a shorter page is the stream's last.
 inline constexpr std::size_t audit_page_size = 200;
 
-/// The audit stream of a key prefix (one per prefix).
-std::string audit_stream(std::string_view prefix);
+/// The one audit stream of a key prefix that fencelock wrote before the audit moved next to
+/// each resource (`audit:{R}`, see keys.hpp, so force_release's script can write it on Redis
+/// Cluster): still read, never written.
+std::string legacy_audit_stream(std::string_view prefix);
 
 /// An XREVRANGE reply: {{id, {field, value, ...}}, ...}, newest first.
 std::expected<std::vector<AuditEntry>, std::error_code> decode_audit_page(const Reply& reply);

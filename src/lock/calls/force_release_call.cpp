@@ -53,12 +53,11 @@ std::expected<ForceReleaseOutcome, std::error_code> decode_force_release(const R
 }
 
 std::expected<ForceReleaseOutcome, std::error_code> force_release_once(Connection& c, std::string_view prefix,
-                                                                       std::string_view audit_stream,
                                                                        const ResourceName& resource,
                                                                        const ForceReleaseRequest& request) {
     const auto keys = make_keys(prefix, resource);
     const std::string expected = request.expected_owner ? request.expected_owner->str() : "";
-    auto reply = run_script(c, scripts::force_release, {keys.lock, audit_stream},
+    auto reply = run_script(c, scripts::force_release, {keys.lock, keys.audit},
                             {resource.str(), request.reason, request.operator_name, expected,
                              request.even_if_active ? "1" : "0", keys.released});
     if (!reply) return std::unexpected(reply.error());

@@ -16,9 +16,8 @@ namespace fencelock::detail {
 /// (refused: still active).
 std::expected<ForceReleaseOutcome, std::error_code> decode_force_release(const Reply& reply);
 
-/// Deletes the lock and appends the audit entry to `audit_stream`, in one script.
+/// Deletes the lock and appends the audit entry to the resource's audit stream, in one script.
 std::expected<ForceReleaseOutcome, std::error_code> force_release_once(Connection& c, std::string_view prefix,
-                                                                       std::string_view audit_stream,
                                                                        const ResourceName& resource,
                                                                        const ForceReleaseRequest& request);
 

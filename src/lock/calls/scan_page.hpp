@@ -20,9 +20,9 @@ struct ScanPage {
 /// A SCAN reply: {cursor, {key, ...}}.
 std::expected<ScanPage, std::error_code> decode_scan_page(Reply reply);
 
-/// One SCAN step over hashes whose names match the glob `pattern`.
-std::expected<ScanPage, std::error_code> scan_hashes(Connection& c, std::string_view cursor,
-                                                     std::string_view pattern);
+/// One SCAN step over keys of `type` (hash, stream...) whose names match the glob `pattern`.
+std::expected<ScanPage, std::error_code> scan_keys(Connection& c, std::string_view cursor, std::string_view pattern,
+                                                   std::string_view type);
 
 /// `s` with the glob syntax SCAN MATCH knows (* ? [ ] \) escaped, to match literally.
 std::string glob_escape(std::string_view s);

@@ -2,8 +2,8 @@
 -- the delete and the audit entry happen together or not at all.
 --
 -- KEYS[1]  lock key     lock:{R}
--- KEYS[2]  audit stream fencelock:audit  (one stream per key prefix; on Redis Cluster it would
---          need the resource's hash tag, like the other keys)
+-- KEYS[2]  audit stream audit:{R}  (one per resource: it shares the lock's hash tag, so on Redis
+--          Cluster it lives in the lock's slot and this script can write both)
 -- ARGV[1]  resource name (for the audit entry)
 -- ARGV[2]  reason (non-empty, checked by the client)
 -- ARGV[3]  operator (user@host of whoever ran the command)

@@ -1,0 +1,129 @@
+// Slots moving under a client that already learned the map: MOVED after a slot changed
+// master, ASK while it is being migrated. The client follows both with the same owner token,
+// the lease survives the move (its keys move with the slot), and fences keep increasing.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "cluster/cluster_fixture.hpp"
+#include "fencelock/client.hpp"
+#include "local_servers/cluster_group.hpp"
+#include "local_servers/sentinel_group.hpp"
+#include "redis/cluster_slot.hpp"
+#include "support/eventually.hpp"
+
+namespace fencelock::test_support {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How many TRYAGAIN errors the server at `port` has answered (INFO errorstats).
+long tryagain_count(std::uint16_t port) {
+    const std::string info = local::cli_at(port, {"INFO", "errorstats"});
+    const auto at = info.find("errorstat_TRYAGAIN:count=");
+    return at == std::string::npos ? 0 : std::atol(info.c_str() + at + std::string_view("errorstat_TRYAGAIN:count=").size());
+}
+
+// Another master than `port`.
+std::uint16_t other_master(std::uint16_t port) {
+    for (std::uint16_t m : local::master_ports(port))
+        if (m != port) return m;
+    throw std::runtime_error("one master only");
+}
+
+// Moves the slot back to its first master when the test ends, passed or not.
+struct SlotHome {
+    std::vector<std::uint16_t> ports;
+    std::uint16_t slot, home;
+    ~SlotHome() {
+        try {
+            if (local::slot_master_port(home, slot) == home) return;
+            local::SlotMigration back(ports, slot, home);
+            back.begin();
+            back.move_keys();
+            back.finish();
+            local::wait_cluster_ready(ports, 3, std::chrono::seconds(30));
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << "could not move slot " << slot << " home: " << e.what();
+        }
+    }
+};
+
+TEST(ClusterRedirect, MovedAfterTheSlotChangedMasterIsFollowedAndTheLeaseKept) {
+    auto& cluster = SharedCluster::get();
+    const auto masters = local::master_ports(cluster.ports().front());
+    const auto r = resource_on(masters[0], "moved");
+    SlotHome home{cluster.ports(), slot_of(r), masters[0]};
+    auto c = client_for(cluster.url());
+    auto got = c.try_acquire(r, {.lease = 30s});
+    ASSERT_TRUE(got && got->acquired()) << (got ? "contended" : got.error().message());
+    const Lease lease = *got->lease;
+
+    const std::uint16_t target = other_master(masters[0]);
+    local::SlotMigration move(cluster.ports(), slot_of(r), target);
+    move.begin();
+    EXPECT_EQ(move.move_keys(), 2);  // lock:{r} and fence:{r}
+    move.finish();
+
+    // The client still maps the slot to the old master, which now answers MOVED.
+    auto renewed = c.renew(r, lease.owner, 30s);
+    ASSERT_TRUE(renewed) << renewed.error().message();
+    EXPECT_EQ(renewed->status, RenewStatus::renewed);
+    EXPECT_EQ(local::cli_at(target, {"EXISTS", "lock:{" + r.str() + "}"}), "1");
+    auto contended = c.try_acquire(r, {.lease = 30s});
+    ASSERT_TRUE(contended.has_value()) << contended.error().message();
+    EXPECT_FALSE(contended->acquired());  // the moved lease still excludes others
+    auto released = c.release(r, lease.owner);
+    ASSERT_TRUE(released) << released.error().message();
+    EXPECT_EQ(*released, ReleaseStatus::released);
+    auto next = c.try_acquire(r, {.lease = 30s});
+    ASSERT_TRUE(next && next->acquired()) << (next ? "contended" : next.error().message());
+    EXPECT_GT(next->lease->fence.value(), lease.fence.value());
+    (void)c.release(r, next->lease->owner);
+}
+
+// Redis's rule during a migration (cluster.c, getNodeByQuery): the source serves a command
+// whose keys it all has, and answers ASK when a key is missing; the target, after ASKING,
+// serves a single-key command, and answers TRYAGAIN to a multi-key one with missing keys
+// until the slot is assigned. acquire names five keys (some, like the fair line, usually
+// absent), so a fresh acquire waits out the migration; renew names one.
+TEST(ClusterRedirect, DuringAMigrationAskIsFollowedAndAcquireWaitsOutTryagain) {
+    auto& cluster = SharedCluster::get();
+    const auto masters = local::master_ports(cluster.ports().front());
+    const auto held = resource_on(masters[1], "ask-held");
+    const auto fresh = in_slot_of(held, "cluster:ask-fresh:", 2)[1];
+    SlotHome home{cluster.ports(), slot_of(held), masters[1]};
+    auto c = client_for(cluster.url());
+    auto lease = c.try_acquire(held, {.lease = 30s});
+    ASSERT_TRUE(lease && lease->acquired());
+
+    const std::uint16_t target = other_master(masters[1]);
+    local::SlotMigration move(cluster.ports(), slot_of(held), target);
+    move.begin();
+    EXPECT_EQ(move.move_keys(), 2);
+    // The keys are on the target, the slot still the source's: ASK, then ASKING + renew there.
+    auto renewed = c.renew(held, lease->lease->owner, 30s);
+    ASSERT_TRUE(renewed) << renewed.error().message();
+    EXPECT_EQ(renewed->status, RenewStatus::renewed);
+
+    const auto tryagain_before = tryagain_count(target);
+    Result<Acquisition> got = std::unexpected(make_error_code(errc::unavailable));
+    std::thread contender([&] { got = c.acquire(fresh, {.lease = 30s, .wait = 30s}); });
+    const bool refused = eventually([&] { return tryagain_count(target) > tryagain_before; }, 20s);
+    move.finish();  // the slot is the target's: the next resend is MOVED there and runs
+    contender.join();
+    ASSERT_TRUE(refused) << "the target never answered TRYAGAIN";
+    ASSERT_TRUE(got && got->acquired()) << (got ? "contended" : got.error().message());
+    EXPECT_EQ(local::cli_at(target, {"EXISTS", "lock:{" + fresh.str() + "}"}), "1");
+    for (const auto* a : {&*lease, &*got}) {
+        auto released = c.release(a->lease->resource, a->lease->owner);
+        ASSERT_TRUE(released) << released.error().message();
+        EXPECT_EQ(*released, ReleaseStatus::released);
+    }
+}
+
+}  // namespace
+}  // namespace fencelock::test_support
