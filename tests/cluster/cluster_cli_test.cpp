@@ -80,7 +80,8 @@ TEST(ClusterCli, RunTakesTheUrlFromTheEnvironment) {
     auto ran = local::run_process({FENCELOCK_CLI, "run", name, "--lease", "5s", "--", "sh", "-c", "exit 7"},
                                   {"FENCELOCK_REDIS_URL=" + cluster.url()});
     EXPECT_EQ(ran.exit_code, 7) << ran.err;
-    const json summary = json::parse(ran.out.substr(ran.out.rfind('{')));
+    EXPECT_EQ(ran.out, "");  // stdout is CMD's; run's summary is stderr's last line
+    const json summary = json::parse(ran.err.substr(ran.err.rfind('{')));
     EXPECT_EQ(summary["acquired"], true);
     EXPECT_EQ(summary["released"], true);
 }
