@@ -61,6 +61,7 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
     watched_ = watched;
     replied_at_ = now;
     if (reply) {
+        ++contended_;
         holder_ttl_ = reply->ttl;
         last_error_.clear();
         maybe_granted_ = false;
@@ -69,6 +70,7 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         // waiter's whose place in Redis's line is ahead of ours: hand it on.
         if (woken_ && reply->queued) queued_.push_back({.kind = Kind::pass_on});
     } else {
+        ++failed_;
         last_error_ = reply.error();
         const failure_kind kind = classify(last_error_);
         if (kind == failure_kind::fatal) return {.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_};

@@ -30,8 +30,12 @@ int redis_failure(std::error_code ec) {
                        {"code", ec.value()},
                        {"kind", to_string(classify(ec))},
                        {"message", ec.message()}};
+    // The server's own reply (and the keys), which the error code cannot carry.
+    const std::string detail = error_detail(ec);
+    if (!detail.empty()) out["detail"] = detail;
     emit(out);
-    std::cerr << "fencelock: " << ec.message() << " [" << to_string(classify(ec)) << "]\n";
+    std::cerr << "fencelock: " << ec.message() << (detail.empty() ? "" : ": " + detail) << " ["
+              << to_string(classify(ec)) << "]\n";
     return exit_unavailable;
 }
 
