@@ -242,6 +242,23 @@ TEST_P(QueueCliTest, WorkerServesMetricsThatMatchTheScenario) {
     EXPECT_EQ(log.find("bad-1"), std::string::npos);
 }
 
+/// SIGKILLs and reaps a worker the test did not stop itself (a failed ASSERT left early).
+struct StopIfLeft {
+    pid_t pid;
+    bool stopped = false;
+    int stop(int sig) {
+        ::kill(pid, sig);
+        stopped = true;
+        return wait_process(pid);
+    }
+    ~StopIfLeft() {
+        if (!stopped) {
+            ::kill(pid, SIGKILL);
+            wait_process(pid);
+        }
+    }
+};
+
 // A command that records its effect with the idempotency key it is given (as the key is meant
 // to be used) completes its job: the worker's own completion record finds the key under this
 // execution's fence and owner, which is this job's completion, not a duplicate. Once counted
@@ -263,6 +280,7 @@ TEST_P(QueueCliTest, CommandRecordingItsKeyCountsAsCompletedNotDuplicate) {
                                         db->url(), "--metrics-addr", "127.0.0.1:" + std::to_string(port), "--", "sh",
                                         "-c", cmd},
                                        d + "/worker.out", d + "/worker.err");
+    StopIfLeft running{worker};
     queue_name = "kq";
     auto kq = JobQueue::create(queue_options()).value();
     const bool done = eventually([&] {
@@ -270,8 +288,7 @@ TEST_P(QueueCliTest, CommandRecordingItsKeyCountsAsCompletedNotDuplicate) {
         return s && s->counter("completed") + s->counter("duplicates") == jobs;
     }, 60s);
     const std::string text = "\n" + http_get(port, "/metrics");
-    ::kill(worker, SIGTERM);
-    EXPECT_EQ(wait_process(worker), 0);
+    EXPECT_EQ(running.stop(SIGTERM), 0);
     ASSERT_TRUE(done) << slurp(dir / "worker.err") << describe(kq.stats().value());
     const auto summary = json::parse(slurp(dir / "worker.out"));
     EXPECT_EQ(summary["completed"], jobs) << summary;
@@ -299,6 +316,7 @@ TEST_P(QueueCliTest, WorkerWithRedisDownCountsEveryTransportError) {
                                         "--queue", "dq", "--db", db->url(), "--metrics-addr",
                                         "127.0.0.1:" + std::to_string(port), "--", "true"},
                                        d + "/worker.out", d + "/worker.err");
+    StopIfLeft running{worker};
     auto scrape = [&] { return "\n" + http_get(port, "/metrics"); };
     ASSERT_TRUE(eventually([&] { return sample(scrape(), "fencelock_redis_errors_total{source=\"worker\"}") == 0; }, 30s))
         << slurp(dir / "worker.err");
@@ -315,8 +333,7 @@ TEST_P(QueueCliTest, WorkerWithRedisDownCountsEveryTransportError) {
     ASSERT_TRUE(eventually([&] { return logged() >= 2; }, 30s)) << slurp(dir / "worker.err");
     const std::size_t seen = logged();
     const std::string text = scrape();
-    ::kill(worker, SIGTERM);
-    EXPECT_EQ(wait_process(worker), 0);
+    EXPECT_EQ(running.stop(SIGTERM), 0);
     // Counted before logged, so the counter holds every error logged so far, and this
     // scrape's own failed depth sample.
     EXPECT_GE(sample(text, "fencelock_redis_errors_total{source=\"worker\"}"), static_cast<double>(seen + 1)) << text;
