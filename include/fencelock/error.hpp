@@ -5,6 +5,7 @@
 /// Expected outcomes of the protocol (contended, not owner, max hold reached) are NOT errors:
 /// they come back as values. An error here means Redis did not give us an answer we can act on.
 
+#include <string>
 #include <string_view>
 #include <system_error>
 
@@ -86,6 +87,19 @@ failure_kind classify(std::error_code ec) noexcept;
 
 /// Stable snake_case name of a failure kind ("retryable", "outcome_unknown", "fatal").
 std::string_view to_string(failure_kind kind) noexcept;
+
+/// The server's own words for the most recent error of code `ec` in this process: the error
+/// reply Redis sent (e.g. "OOM command not allowed when used memory > 'maxmemory'.", "ERR DB
+/// index is out of range") and, for a script, the keys it was called on. Empty when no error
+/// reply of that code was seen. A std::error_code cannot carry text, so the transport records
+/// it where it classifies the reply; the code stays what callers act on, this is for people
+/// (log lines and the CLI's `detail`). Thread-safe.
+std::string error_detail(std::error_code ec);
+
+namespace detail {
+/// Records `text` as the detail of `ec` (what error_detail returns next). Thread-safe.
+void remember_error_detail(std::error_code ec, std::string text) noexcept;
+}  // namespace detail
 
 }  // namespace fencelock
 

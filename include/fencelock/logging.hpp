@@ -1,9 +1,11 @@
 #pragma once
 /// Structured logs for lock events (library fencelock::obs): one JSON object per line.
 ///
-/// Each line carries the event name, the resource type and a hash of the resource id (the raw
-/// id only when `raw_resource_ids` is set), the owner token, fence, lease length, the result and
-/// durations. Secrets never appear: the library never logs connection URLs or passwords.
+/// Each line carries an RFC 3339 UTC timestamp (`ts`, milliseconds), the level, the event name,
+/// the resource type and a hash of the resource id (the raw id only when `raw_resource_ids` is
+/// set), the owner token, fence, lease length, the result and durations. Numbers are JSON
+/// numbers (`"fence":17`, `"wait_ms":0.25`), booleans JSON booleans. Secrets never appear: the
+/// library never logs connection URLs or passwords.
 
 #include <functional>
 #include <initializer_list>
@@ -14,7 +16,9 @@
 #include <string>
 #include <string_view>
 
+#include "fencelock/log_value.hpp"
 #include "fencelock/observer.hpp"
+#include "fencelock/store_observer.hpp"
 
 namespace fencelock {
 
@@ -39,7 +43,7 @@ struct LogOptions {
 /// without printing it. Not a secret: ids from a small space can be found by trying them.
 std::string resource_hash(std::string_view resource);
 
-class JsonLogObserver final : public LockObserver {
+class JsonLogObserver final : public LockObserver, public StoreObserver {
 public:
     explicit JsonLogObserver(LogOptions options = {});
 
@@ -47,10 +51,13 @@ public:
     void on_renew(const RenewEvent& e) noexcept override;
     void on_release(const ReleaseEvent& e) noexcept override;
     void on_lease_lost(const LossEvent& e) noexcept override;
+    /// A stale write, claim or transaction the store refused (warn `fence_rejected`).
+    void on_fence_rejected(const FenceRejectedEvent& e) noexcept override;
 
-    /// For other layers (stores, queue): writes {"level","event",<resource fields>,<fields>}.
+    /// For other layers (queue, tools): writes {"ts","level","event",<resource fields>,<fields>};
+    /// absent fields (and empty texts) are left out.
     void log(LogLevel level, std::string_view event, std::string_view resource,
-             std::initializer_list<std::pair<std::string_view, std::string>> fields) noexcept;
+             std::initializer_list<LogField> fields) noexcept;
 
 private:
     LogOptions options_;

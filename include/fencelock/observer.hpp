@@ -42,6 +42,11 @@ struct AcquireEvent {
     std::chrono::microseconds waited;
     std::chrono::milliseconds lease;
     std::error_code error;
+    /// Attempts that found the lock held (or a fair waiter first), whatever the outcome: an
+    /// acquisition that waited and then got the lock was contended too.
+    unsigned contended_attempts = 0;
+    /// Attempts that failed with a Redis error, the retried ones included (`error` is the last).
+    unsigned failed_attempts = 0;
 };
 
 struct RenewEvent {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <expected>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -11,6 +12,7 @@
 
 #include "fencelock/options.hpp"
 #include "fencelock/redis_url.hpp"
+#include "fencelock/store_observer.hpp"
 
 namespace fencelock {
 
@@ -75,6 +77,9 @@ struct StoreOptions {
     /// (the caller's fence and owner are still stored, so last_fence can go backwards): ONLY to
     /// demonstrate or measure what fencing prevents (the demo's unfenced run). Default true.
     bool enforce_fencing = true;
+    /// Told of every fence the store refuses (for metrics and logs; PrometheusMetrics and
+    /// JsonLogObserver are both StoreObservers). Default none.
+    std::shared_ptr<StoreObserver> observer{};
 
     /// Checks every field (the URL included, without connecting); names the offending field.
     std::expected<void, OptionError> validate() const;

@@ -1,6 +1,8 @@
 #include "fencelock/error.hpp"
 
 #include <array>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -106,6 +108,34 @@ failure_kind classify(std::error_code ec) noexcept {
         case errc::not_cluster: return failure_kind::fatal;
     }
     return failure_kind::fatal;
+}
+
+namespace {
+// One entry per error code (a bounded table): the latest reply text seen for it.
+struct Details {
+    std::mutex mutex;
+    std::map<std::pair<const std::error_category*, int>, std::string> by_code;
+};
+Details& details() {
+    static Details d;
+    return d;
+}
+}  // namespace
+
+void detail::remember_error_detail(std::error_code ec, std::string text) noexcept {
+    try {
+        auto& d = details();
+        std::lock_guard lock(d.mutex);
+        d.by_code[{&ec.category(), ec.value()}] = std::move(text);
+    } catch (...) {
+    }
+}
+
+std::string error_detail(std::error_code ec) {
+    auto& d = details();
+    std::lock_guard lock(d.mutex);
+    const auto it = d.by_code.find({&ec.category(), ec.value()});
+    return it == d.by_code.end() ? std::string() : it->second;
 }
 
 std::string_view to_string(failure_kind kind) noexcept {

@@ -65,6 +65,7 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         // Granted, but not acknowledged by the replicas asked for: a failover could forget
         // it, so it is nobody's. Free it at once (compare-and-delete with our token), then
         // fail like any error: not_replicated is retried until the deadline.
+        ++failed_;
         queued_.push_back({.kind = Kind::release, .owner = &plan_.owner});
         last_error_ = reply->unreplicated;
         maybe_granted_ = false;
@@ -73,6 +74,7 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
             return next_queued();
         }
     } else if (reply) {
+        ++contended_;
         holder_ttl_ = reply->ttl;
         last_error_.clear();
         maybe_granted_ = false;
@@ -81,6 +83,7 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         // waiter's whose place in Redis's line is ahead of ours: hand it on.
         if (woken_ && reply->queued) queued_.push_back({.kind = Kind::pass_on});
     } else {
+        ++failed_;
         last_error_ = reply.error();
         const failure_kind kind = classify(last_error_);
         if (kind == failure_kind::fatal) return {.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_};

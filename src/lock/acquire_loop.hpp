@@ -88,6 +88,10 @@ public:
     AcquireStep done();
 
     unsigned attempts() const noexcept { return attempts_; }
+    /// Attempts Redis refused because another owner held the lock or a fair waiter came first.
+    unsigned contended_attempts() const noexcept { return contended_; }
+    /// Attempts that failed with a transport or server error (retried or not).
+    unsigned failed_attempts() const noexcept { return failed_; }
     std::chrono::milliseconds holder_ttl() const noexcept { return holder_ttl_; }
     /// Whether the loop may join the local line at all.
     bool may_wait() const noexcept;
@@ -108,6 +112,8 @@ private:
     steady_time deadline_{};
     steady_time replied_at_{};  // when the last attempt came back: waits are counted from it
     unsigned attempts_ = 0;
+    unsigned contended_ = 0;
+    unsigned failed_ = 0;
     std::chrono::milliseconds holder_ttl_{0};
     std::error_code last_error_;
     bool in_line_ = false;        // joined the local line

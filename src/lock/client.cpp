@@ -115,10 +115,10 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 if (step.result == AcquireResult::acquired) {
                     if (line) line->granted();
                     on_granted(out, step.grant, sent);
-                    report(step.result, r, owner, o, step.grant.fence, out.attempts, started, {});
+                    report(step.result, r, owner, o, step.grant.fence, loop, started, {});
                     return out;
                 }
-                report(step.result, r, owner, o, std::nullopt, out.attempts, started, step.error);
+                report(step.result, r, owner, o, std::nullopt, loop, started, step.error);
                 if (step.error) return std::unexpected(step.error);
                 return out;
             }

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "fencelock/client.hpp"
+#include "lock/acquire_loop.hpp"
 #include "lock/keeper.hpp"
 #include "lock/calls/acquire_call.hpp"
 #include "lock/calls/release_call.hpp"
@@ -80,11 +81,13 @@ struct LockClient::Impl {
     }
 
     void report(AcquireResult result, const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,
-                std::optional<FencingToken> fence, unsigned attempts, steady_time started, std::error_code ec) {
+                std::optional<FencingToken> fence, const detail::AcquireLoop& loop, steady_time started,
+                std::error_code ec) {
         if (!options.observer) return;
         options.observer->on_acquire(AcquireEvent{
-            r, owner, result, fence, attempts,
-            std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started), o.lease, ec});
+            r, owner, result, fence, loop.attempts(),
+            std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started), o.lease, ec,
+            loop.contended_attempts(), loop.failed_attempts()});
     }
 
     ClientOptions options;

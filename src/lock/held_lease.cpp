@@ -53,7 +53,7 @@ HeldLease::~HeldLease() {
     detail::log_event("warn", "lease_release_failed",
                       {{"resource", state_->resource.str()},
                        {"owner", state_->owner.str()},
-                       {"fence", std::to_string(state_->fence.load())},
+                       {"fence", state_->fence.load()},
                        {"error", result ? std::string("not_owner") : problem.message()}});
     if (state_->keep.on_release_error) {
         try {

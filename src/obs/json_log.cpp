@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <string>
 
+#include "fencelock/error.hpp"
 #include "fencelock/logging.hpp"
 #include "common/log.hpp"
 
@@ -18,7 +19,7 @@ std::string_view level_name(LogLevel l) {
     return "info";
 }
 
-std::string ms(std::chrono::microseconds d) { return std::to_string(static_cast<double>(d.count()) / 1000.0); }
+double ms(std::chrono::microseconds d) { return static_cast<double>(d.count()) / 1000.0; }
 
 }  // namespace
 
@@ -42,30 +43,16 @@ std::string resource_hash(std::string_view resource) {
 JsonLogObserver::JsonLogObserver(LogOptions options) : options_(std::move(options)) {}
 
 void JsonLogObserver::log(LogLevel level, std::string_view event, std::string_view resource,
-                          std::initializer_list<std::pair<std::string_view, std::string>> fields) noexcept {
+                          std::initializer_list<LogField> fields) noexcept {
     if (level < options_.level || options_.level == LogLevel::off) return;
     try {
-        std::string line = "{\"level\":";
-        detail::append_json_string(line, level_name(level));
-        line += ",\"event\":";
-        detail::append_json_string(line, event);
+        std::string line = detail::log_line_head(level_name(level), event);
         const auto sep = resource.find(options_.resource_type_separator);
-        line += ",\"resource_type\":";
-        detail::append_json_string(line, sep == std::string_view::npos || sep == 0 ? "untyped" : resource.substr(0, sep));
-        if (options_.raw_resource_ids) {
-            line += ",\"resource\":";
-            detail::append_json_string(line, resource);
-        } else {
-            line += ",\"resource_hash\":";
-            detail::append_json_string(line, resource_hash(resource));
-        }
-        for (const auto& [key, value] : fields) {
-            if (value.empty()) continue;  // not applicable to this event
-            line += ',';
-            detail::append_json_string(line, key);
-            line += ':';
-            detail::append_json_string(line, value);
-        }
+        detail::append_json_field(line, "resource_type",
+                                  sep == std::string_view::npos || sep == 0 ? "untyped" : resource.substr(0, sep));
+        if (options_.raw_resource_ids) detail::append_json_field(line, "resource", std::string(resource));
+        else detail::append_json_field(line, "resource_hash", resource_hash(resource));
+        for (const auto& [key, value] : fields) detail::append_json_field(line, key, value);
         line += '}';
         if (options_.sink) {
             options_.sink(line);
@@ -83,11 +70,13 @@ void JsonLogObserver::on_acquire(const AcquireEvent& e) noexcept {
     log(level, "lock_acquire", e.resource.str(),
         {{"result", std::string(to_string(e.result))},
          {"owner", e.owner.str()},
-         {"fence", e.fence ? std::to_string(e.fence->value()) : ""},
-         {"lease_ms", std::to_string(e.lease.count())},
-         {"attempts", std::to_string(e.attempts)},
+         {"fence", e.fence ? LogValue(e.fence->value()) : LogValue()},
+         {"lease_ms", e.lease.count()},
+         {"attempts", e.attempts},
+         {"contended_attempts", e.contended_attempts},
          {"wait_ms", ms(e.waited)},
-         {"error", failed ? e.error.message() : ""}});
+         {"error", failed ? e.error.message() : ""},
+         {"detail", failed ? error_detail(e.error) : ""}});
 }
 
 void JsonLogObserver::on_renew(const RenewEvent& e) noexcept {
@@ -95,10 +84,11 @@ void JsonLogObserver::on_renew(const RenewEvent& e) noexcept {
     log(level, "lock_renew", e.resource.str(),
         {{"result", std::string(result_label(e.result))},
          {"owner", e.owner.str()},
-         {"fence", e.fence ? std::to_string(e.fence->value()) : ""},
-         {"lease_ms", std::to_string(e.lease.count())},
-         {"kept", e.kept ? "true" : "false"},
-         {"error", e.result ? "" : e.result.error().message()}});
+         {"fence", e.fence ? LogValue(e.fence->value()) : LogValue()},
+         {"lease_ms", e.lease.count()},
+         {"kept", e.kept},
+         {"error", e.result ? "" : e.result.error().message()},
+         {"detail", e.result ? "" : error_detail(e.result.error())}});
 }
 
 void JsonLogObserver::on_release(const ReleaseEvent& e) noexcept {
@@ -106,16 +96,22 @@ void JsonLogObserver::on_release(const ReleaseEvent& e) noexcept {
     log(level, "lock_release", e.resource.str(),
         {{"result", std::string(result_label(e.result))},
          {"owner", e.owner.str()},
-         {"held_ms", e.held_for ? ms(*e.held_for) : ""},
-         {"error", e.result ? "" : e.result.error().message()}});
+         {"held_ms", e.held_for ? LogValue(ms(*e.held_for)) : LogValue()},
+         {"error", e.result ? "" : e.result.error().message()},
+         {"detail", e.result ? "" : error_detail(e.result.error())}});
 }
 
 void JsonLogObserver::on_lease_lost(const LossEvent& e) noexcept {
     log(LogLevel::warn, "lock_lease_lost", e.resource.str(),
         {{"reason", std::string(to_string(e.reason))},
          {"owner", e.owner.str()},
-         {"fence", std::to_string(e.fence.value())},
+         {"fence", e.fence.value()},
          {"held_ms", ms(e.held_for)}});
+}
+
+void JsonLogObserver::on_fence_rejected(const FenceRejectedEvent& e) noexcept {
+    log(LogLevel::warn, "fence_rejected", e.resource,
+        {{"operation", to_string(e.operation)}, {"fence", e.fence.value()}, {"last_fence", e.last_fence.value()}});
 }
 
 }  // namespace fencelock

@@ -3,7 +3,9 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <mutex>
 #include <stdexcept>
+#include <vector>
 
 #include "fencelock/metrics.hpp"
 
@@ -42,11 +44,19 @@ struct PrometheusMetrics::Families {
           job_aborted(prometheus::BuildCounter().Name(p + "job_aborted_total").Help("Job executions abandoned, by reason").Register(r)),
           job_duplicate(prometheus::BuildCounter().Name(p + "job_duplicate_total")
                             .Help("Jobs whose idempotency key was already completed").Register(r)),
+          job_completed(prometheus::BuildCounter().Name(p + "job_completed_total")
+                            .Help("Jobs completed and acknowledged by this process").Register(r)),
+          job_dead(prometheus::BuildCounter().Name(p + "job_dead_total")
+                       .Help("Jobs this process moved to the dead-letter stream").Register(r)),
+          redis_errors(prometheus::BuildCounter().Name(p + "redis_errors_total")
+                           .Help("Redis calls that failed (transport or server errors), by who sent them").Register(r)),
           acquire_seconds(acquire_duration.Add({}, seconds_buckets())),
           hold_seconds(hold_duration.Add({}, seconds_buckets())),
           fence_rejected_count(fence_rejected.Add({})),
           requeued(job_requeue.Add({})),
-          duplicates(job_duplicate.Add({})) {
+          duplicates(job_duplicate.Add({})),
+          completed(job_completed.Add({})),
+          dead(job_dead.Add({})) {
         // Every label value that is known in advance exists from the start, so dashboards and
         // alerts see zeros instead of missing series.
         for (auto r : {AcquireResult::acquired, AcquireResult::contended, AcquireResult::timeout, AcquireResult::error})
@@ -63,6 +73,7 @@ struct PrometheusMetrics::Families {
             lease_lost.Add({{"reason", std::string(to_string(reason))}});
         for (const char* reason : {"contention", "business", "infrastructure"}) job_retry.Add({{"reason", reason}});
         for (const char* reason : {"lease_lost", "shutdown"}) job_aborted.Add({{"reason", reason}});
+        for (const char* source : {"client", "keeper", "worker"}) redis_errors.Add({{"source", source}});
     }
 
     Family<Counter>& acquire;
@@ -77,15 +88,22 @@ struct PrometheusMetrics::Families {
     Family<Counter>& job_requeue;
     Family<Counter>& job_aborted;
     Family<Counter>& job_duplicate;
+    Family<Counter>& job_completed;
+    Family<Counter>& job_dead;
+    Family<Counter>& redis_errors;
     Histogram& acquire_seconds;
     Histogram& hold_seconds;
     Counter& fence_rejected_count;
     Counter& requeued;
     Counter& duplicates;
+    Counter& completed;
+    Counter& dead;
 };
 
 PrometheusMetrics::PrometheusMetrics(prometheus::Registry& registry, MetricsOptions options)
-    : f_(std::make_unique<Families>(registry, options.name_prefix)), options_(std::move(options)) {}
+    : f_(std::make_unique<Families>(registry, options.name_prefix)), options_(std::move(options)) {
+    for (const auto& type : options_.resource_types) f_->contention.Add({{"resource_type", type}});
+}
 
 PrometheusMetrics::~PrometheusMetrics() = default;
 
@@ -97,12 +115,15 @@ std::string PrometheusMetrics::resource_type(std::string_view resource) const {
 
 // The observer methods must not throw: prometheus-cpp only allocates here, and a failed
 // allocation is not worth taking a worker down for.
+// Contention counts attempts, not outcomes: an acquisition that waited through three refusals
+// and then got the lock adds three. Each failed attempt is a Redis error of the client.
 void PrometheusMetrics::on_acquire(const AcquireEvent& e) noexcept {
     try {
         f_->acquire.Add({{"result", std::string(to_string(e.result))}}).Increment();
         if (e.result != AcquireResult::error) f_->acquire_seconds.Observe(seconds(e.waited));
-        if (e.result != AcquireResult::acquired && e.result != AcquireResult::error)
-            f_->contention.Add({{"resource_type", resource_type(e.resource.str())}}).Increment();
+        if (e.contended_attempts > 0)
+            f_->contention.Add({{"resource_type", resource_type(e.resource.str())}}).Increment(e.contended_attempts);
+        if (e.failed_attempts > 0) f_->redis_errors.Add({{"source", "client"}}).Increment(e.failed_attempts);
     } catch (...) {
     }
 }
@@ -110,6 +131,7 @@ void PrometheusMetrics::on_acquire(const AcquireEvent& e) noexcept {
 void PrometheusMetrics::on_renew(const RenewEvent& e) noexcept {
     try {
         f_->renew.Add({{"result", std::string(result_label(e.result))}}).Increment();
+        if (!e.result) redis_error(e.kept ? "keeper" : "client");
     } catch (...) {
     }
 }
@@ -118,6 +140,7 @@ void PrometheusMetrics::on_release(const ReleaseEvent& e) noexcept {
     try {
         f_->release.Add({{"result", std::string(result_label(e.result))}}).Increment();
         if (e.held_for && e.result == ReleaseStatus::released) f_->hold_seconds.Observe(seconds(*e.held_for));
+        if (!e.result) redis_error("client");
     } catch (...) {
     }
 }
@@ -130,7 +153,20 @@ void PrometheusMetrics::on_lease_lost(const LossEvent& e) noexcept {
     }
 }
 
+void PrometheusMetrics::on_fence_rejected(const FenceRejectedEvent& e) noexcept { fence_rejected(e.resource); }
+
 void PrometheusMetrics::fence_rejected(std::string_view) noexcept { f_->fence_rejected_count.Increment(); }
+
+void PrometheusMetrics::redis_error(std::string_view source) noexcept {
+    try {
+        f_->redis_errors.Add({{"source", std::string(source)}}).Increment();
+    } catch (...) {
+    }
+}
+
+void PrometheusMetrics::job_completed() noexcept { f_->completed.Increment(); }
+
+void PrometheusMetrics::job_dead() noexcept { f_->dead.Increment(); }
 
 void PrometheusMetrics::job_retry(std::string_view reason) noexcept {
     try {
@@ -150,22 +186,48 @@ void PrometheusMetrics::job_aborted(std::string_view reason) noexcept {
 
 void PrometheusMetrics::job_duplicate() noexcept { f_->duplicates.Increment(); }
 
+namespace {
+// What the exposer serves: the registry, read after the samplers ran.
+class SampledRegistry final : public prometheus::Collectable {
+public:
+    explicit SampledRegistry(std::shared_ptr<prometheus::Registry> registry) : registry_(std::move(registry)) {}
+    void add(std::function<void()> sample) {
+        std::lock_guard lock(mutex_);
+        samplers_.push_back(std::move(sample));
+    }
+    std::vector<prometheus::MetricFamily> Collect() const override {
+        {
+            std::lock_guard lock(mutex_);
+            for (const auto& sample : samplers_) sample();
+        }
+        return registry_->Collect();
+    }
+
+private:
+    std::shared_ptr<prometheus::Registry> registry_;
+    mutable std::mutex mutex_;
+    std::vector<std::function<void()>> samplers_;
+};
+}  // namespace
+
 struct MetricsServer::Impl {
-    // The registry is declared first: the exposer must be destroyed before it.
-    std::shared_ptr<prometheus::Registry> registry;
+    // The registry (in the collectable) is declared first: the exposer must be destroyed before it.
+    std::shared_ptr<SampledRegistry> collectable;
     std::unique_ptr<prometheus::Exposer> exposer;
 };
 
 MetricsServer::MetricsServer(const std::string& address, std::shared_ptr<prometheus::Registry> registry)
     : impl_(std::make_unique<Impl>()) {
-    impl_->registry = std::move(registry);
+    impl_->collectable = std::make_shared<SampledRegistry>(std::move(registry));
     try {
         impl_->exposer = std::make_unique<prometheus::Exposer>(address);
     } catch (const std::exception& e) {
         throw std::runtime_error("cannot serve metrics on " + address + ": " + e.what());
     }
-    impl_->exposer->RegisterCollectable(impl_->registry);
+    impl_->exposer->RegisterCollectable(impl_->collectable);
 }
+
+void MetricsServer::on_scrape(std::function<void()> sample) { impl_->collectable->add(std::move(sample)); }
 
 MetricsServer::~MetricsServer() = default;
 

@@ -191,6 +191,12 @@ Decision decide_transact(const Job& job, FencingToken fence, const StoreResult<T
     switch (r->status) {
         case TransactStatus::committed: return make(Verdict::completed, DecisionCause::none, job, fence);
         case TransactStatus::duplicate: {
+            // The key recorded under this execution's own fence is this execution's completion
+            // (an external command records it with FENCELOCK_IDEMPOTENCY_KEY, as it should), not
+            // an earlier one: a fence is issued to one ownership only, and each execution of a
+            // job holds a lease of its own (DESIGN.md, invariants 1 and 2).
+            if (r->first && r->first->fence == fence && r->first->resource == job.resource.str())
+                return make(Verdict::completed, DecisionCause::none, job, fence);
             Decision d = make(Verdict::duplicate, DecisionCause::none, job, fence);
             if (r->first) d.reason = "already completed with fence " + std::to_string(r->first->fence.value());
             return d;

@@ -25,6 +25,13 @@ std::string_view code_of(std::string_view m) {
 }  // namespace
 
 std::error_code error_from_reply(const std::string& message) {
+    const std::error_code code = classify_reply(message);
+    // The code is what callers act on; the server's words are kept for people (error_detail).
+    remember_error_detail(code, message);
+    return code;
+}
+
+std::error_code classify_reply(const std::string& message) {
     const std::string_view m = message;
     auto has = [&](std::string_view s) { return m.find(s) != std::string_view::npos; };
     // Compare the whole error code: BUSYKEY and BUSYGROUP are not BUSY. These come first, so a

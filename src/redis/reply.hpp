@@ -26,7 +26,10 @@ struct Reply {
 /// script raised them); LOADING/BUSY/TRYAGAIN/... are server_busy; WRONGTYPE, non-integer
 /// values and failing scripts are corrupt_key; authentication errors auth_failed; anything
 /// else protocol_error.
+/// Records the reply text as the code's error_detail().
 std::error_code error_from_reply(const std::string& message);
+/// The same mapping without recording anything.
+std::error_code classify_reply(const std::string& message);
 
 /// True when `reply` (or an element of it) is READONLY, MASTERDOWN or LOADING: the server the
 /// connection reached cannot act as the master now, and a connection that follows a master

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "fencelock/error.hpp"
+
 namespace fencelock::detail {
 namespace {
 
@@ -16,9 +18,16 @@ std::vector<std::string_view> eval_argv(std::string_view verb, std::string_view 
 
 bool is_noscript(const Reply& r) { return r.kind == Reply::Kind::error && r.str.starts_with("NOSCRIPT"); }
 
-std::expected<Reply, std::error_code> as_result(Reply r) {
-    if (r.kind == Reply::Kind::error) return std::unexpected(error_from_reply(r.str));
-    return r;
+// An error reply's text names the script's keys, so an operator knows which key to look at
+// (WRONGTYPE does not say which).
+template <typename Keys>
+std::expected<Reply, std::error_code> as_result(Reply r, const Keys& keys) {
+    if (r.kind != Reply::Kind::error) return r;
+    const std::error_code code = classify_reply(r.str);
+    std::string text = r.str + " (keys:";
+    for (std::string_view key : keys) text.append(" ").append(key);
+    remember_error_detail(code, text + ")");
+    return std::unexpected(code);
 }
 
 // The one batch runner; `then` (may be empty) follows the calls in each pipeline sent.
@@ -59,7 +68,8 @@ std::expected<BatchThen, std::error_code> run_batch(Connection& connection, cons
     }
 
     out.results.reserve(replies->size());
-    for (auto& r : *replies) out.results.push_back(as_result(std::move(r)));
+    for (std::size_t i = 0; i < replies->size(); ++i)
+        out.results.push_back(as_result(std::move((*replies)[i]), calls[i].keys));
     return out;
 }
 
@@ -77,7 +87,7 @@ std::expected<Reply, std::error_code> run_script(Connection& connection, const S
     auto reply = connection.command(eval_argv("EVALSHA", script.sha1, numkeys, call));
     if (reply && is_noscript(*reply)) reply = connection.command(eval_argv("EVAL", script.body, numkeys, call));
     if (!reply) return reply;
-    return as_result(std::move(*reply));
+    return as_result(std::move(*reply), call.keys);
 }
 
 std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code> run_script_batch(

@@ -216,6 +216,8 @@ StoreResult<TransactResult> FencedStore::transact(const ResourceName& resource, 
         auto r = detail::TransactAttempt{**s, so, resource, fence, options, mutation}.run();
         if (r) {
             r->attempts = n;
+            if (r->status == TransactStatus::stale)
+                detail::report_rejection(so, StoreOperation::transact, resource.str(), fence, r->last_fence);
             return r;
         }
         if (!detail::is(r.error(), store_errc::conflict)) return r;

@@ -166,11 +166,12 @@ StoreResult<WriteResult> FencedStore::write(const ResourceName& resource, Fencin
         return std::unexpected(ok.error());
     auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
-    return with_attempts(impl_->pool.options(),
-                         [&](unsigned) {
-                             return write_once(**s, resource, fence, value, options,
-                                               impl_->pool.options().enforce_fencing);
-                         });
+    auto r = with_attempts(impl_->pool.options(), [&](unsigned) {
+        return write_once(**s, resource, fence, value, options, impl_->pool.options().enforce_fencing);
+    });
+    if (r && r->status == WriteStatus::stale)
+        detail::report_rejection(impl_->pool.options(), StoreOperation::write, resource.str(), fence, r->last_fence);
+    return r;
 }
 
 /*
@@ -185,7 +186,7 @@ StoreResult<ClaimResult> FencedStore::claim(const ResourceName& resource, Fencin
     if (auto ok = detail::check_text("resource name", resource.str()); !ok) return std::unexpected(ok.error());
     auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
-    return with_attempts(impl_->pool.options(), [&](unsigned) -> StoreResult<ClaimResult> {
+    auto result = with_attempts(impl_->pool.options(), [&](unsigned) -> StoreResult<ClaimResult> {
         const auto stmt = impl_->pool.options().enforce_fencing ? detail::sql::claim : detail::sql::claim_unfenced;
         auto r = (*s)->exec(stmt, {Param(resource.str()), Param(fence_param(fence)),
                                                  Param(std::string_view(owner.str()))});
@@ -199,6 +200,10 @@ StoreResult<ClaimResult> FencedStore::claim(const ResourceName& resource, Fencin
             return std::unexpected(detail::store_error(store_errc::conflict, "resource created concurrently"));
         return ClaimResult{ClaimStatus::stale, cur->rows[0][0].value_or(""), last};
     });
+    if (result && result->status == ClaimStatus::stale)
+        detail::report_rejection(impl_->pool.options(), StoreOperation::claim, resource.str(), fence,
+                                 result->last_fence);
+    return result;
 }
 
 std::string_view to_string(WriteStatus s) noexcept {

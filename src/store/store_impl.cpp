@@ -70,6 +70,11 @@ void check_arguments(FencingToken fence, const std::optional<std::string>& key) 
         throw std::invalid_argument("idempotency key must be 1..256 bytes");
 }
 
+void report_rejection(const StoreOptions& options, StoreOperation operation, const std::string& resource,
+                      FencingToken fence, FencingToken last_fence) noexcept {
+    if (options.observer) options.observer->on_fence_rejected(FenceRejectedEvent{resource, fence, last_fence, operation});
+}
+
 void backoff_sleep(const StoreOptions& options, unsigned attempt) {
     thread_local std::mt19937_64 rng{std::random_device{}()};
     std::this_thread::sleep_for(full_jitter(options.retry_backoff, attempt, rng));

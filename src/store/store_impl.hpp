@@ -48,6 +48,10 @@ struct TextArg {
 StoreResult<void> check_text(std::string_view what, std::string_view text);
 StoreResult<void> check_text(std::initializer_list<TextArg> args);
 
+/// Tells the options' observer (if any) that `operation` on `resource` was refused as stale.
+void report_rejection(const StoreOptions& options, StoreOperation operation, const std::string& resource,
+                      FencingToken fence, FencingToken last_fence) noexcept;
+
 /// Sleeps the full-jitter delay before attempt `attempt` + 1.
 void backoff_sleep(const StoreOptions& options, unsigned attempt);
 

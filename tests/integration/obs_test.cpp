@@ -4,7 +4,9 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <regex>
 
 #include "fencelock/logging.hpp"
@@ -58,6 +60,59 @@ TEST_F(LockTest, PrometheusMetricsCountAScriptedScenarioAndServeThemOverHttp) {
     EXPECT_EQ(sample(text, "fencelock_job_retry_total{reason=\"infrastructure\"}"), 0);
     EXPECT_EQ(sample(text, "fencelock_job_duplicate_total"), 1);
     EXPECT_EQ(text.find("order:1"), std::string::npos) << "resource ids must never become labels";
+}
+
+// Contention counts attempts, not outcomes: an acquisition that waited for a holder and then
+// got the lock was contended (it once counted nothing: the contention panel and alert stayed
+// empty for `run` users).
+TEST_F(LockTest, WaitingAcquisitionThatSucceedsCountsItsContendedAttempts) {
+    auto registry = std::make_shared<prometheus::Registry>();
+    auto metrics = std::make_shared<PrometheusMetrics>(*registry, MetricsOptions{.resource_types = {"invoice"}});
+    ClientOptions options;
+    options.observer = metrics;
+    auto c = client(options);
+    auto holder = client();
+    auto held = holder.try_acquire(resource("order:5"), {.lease = 30s});
+    ASSERT_TRUE(held && held->acquired());
+    std::thread waiter([&] {
+        auto got = c.acquire(resource("order:5"), {.lease = 10s, .wait = 30s});
+        EXPECT_TRUE(got && got->acquired());
+    });
+    // The waiter's refused attempt left it among the sleepers: it has been contended.
+    ASSERT_TRUE(eventually([&] { return redis->cli({"ZCARD", "sleepers:{order:5}"}) == "1"; }, 10s));
+    ASSERT_TRUE(holder.release(resource("order:5"), held->lease->owner));
+    waiter.join();
+    const std::string text = "\n" + prometheus::TextSerializer().Serialize(registry->Collect());
+    EXPECT_EQ(sample(text, "fencelock_lock_acquire_total{result=\"acquired\"}"), 1);
+    EXPECT_EQ(sample(text, "fencelock_lock_acquire_total{result=\"contended\"}"), 0);
+    EXPECT_GE(sample(text, "fencelock_lock_contention_total{resource_type=\"order\"}"), 1);
+    EXPECT_EQ(sample(text, "fencelock_lock_contention_total{resource_type=\"invoice\"}"), 0)
+        << "a type named in advance is exported at zero";
+    EXPECT_EQ(sample(text, "fencelock_redis_errors_total{source=\"client\"}"), 0);
+}
+
+// Every failed Redis call of the client and the keeper is counted, each retried attempt too.
+TEST_F(LockTest, EveryRedisErrorOfClientAndKeeperIsCounted) {
+    auto registry = std::make_shared<prometheus::Registry>();
+    auto metrics = std::make_shared<PrometheusMetrics>(*registry);
+    struct FailedAttempts final : LockObserver {
+        std::atomic<unsigned> n{0};
+        void on_acquire(const AcquireEvent& e) noexcept override { n += e.failed_attempts; }
+    };
+    auto failed = std::make_shared<FailedAttempts>();
+    ClientOptions options{.command_timeout = 200ms};
+    options.observer = std::make_shared<ObserverChain>(std::vector<std::shared_ptr<LockObserver>>{metrics, failed});
+    auto c = client(options);
+    auto held = c.hold(resource("order:6"), {.lease = 600ms});
+    ASSERT_TRUE(held && held->acquired());
+    redis->kill();
+    ASSERT_TRUE(eventually([&] { return held->lease->loss().has_value(); }, 10s));
+    EXPECT_FALSE(c.acquire(resource("order:7"), {.lease = 1s, .wait = 300ms}));
+    const std::string text = "\n" + prometheus::TextSerializer().Serialize(registry->Collect());
+    EXPECT_GE(failed->n.load(), 2u) << "a wait of 300 ms retries";
+    EXPECT_EQ(sample(text, "fencelock_redis_errors_total{source=\"client\"}"), failed->n.load());
+    EXPECT_GE(sample(text, "fencelock_redis_errors_total{source=\"keeper\"}"), 1);
+    EXPECT_EQ(sample(text, "fencelock_lock_acquire_total{result=\"error\"}"), 1);
 }
 
 struct CapturedLog {

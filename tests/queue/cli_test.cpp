@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -239,6 +240,108 @@ TEST_P(QueueCliTest, WorkerServesMetricsThatMatchTheScenario) {
     const std::string log = slurp(dir / "worker.err");
     EXPECT_NE(log.find("\"event\":\"job_decision\""), std::string::npos) << log;
     EXPECT_EQ(log.find("bad-1"), std::string::npos);
+}
+
+/// SIGKILLs and reaps a worker the test did not stop itself (a failed ASSERT left early).
+struct StopIfLeft {
+    pid_t pid;
+    bool stopped = false;
+    int stop(int sig) {
+        ::kill(pid, sig);
+        stopped = true;
+        return wait_process(pid);
+    }
+    ~StopIfLeft() {
+        if (!stopped) {
+            ::kill(pid, SIGKILL);
+            wait_process(pid);
+        }
+    }
+};
+
+// A command that records its effect with the idempotency key it is given (as the key is meant
+// to be used) completes its job: the worker's own completion record finds the key under this
+// execution's fence and owner, which is this job's completion, not a duplicate. Once counted
+// 30 jobs that each ran once as `completed: 0, duplicates: 30`.
+TEST_P(QueueCliTest, CommandRecordingItsKeyCountsAsCompletedNotDuplicate) {
+    const auto d = dir.string();
+    constexpr int jobs = 6;
+    for (int i = 0; i < jobs; ++i)
+        ASSERT_EQ(cli({"queue", "enqueue", "--queue", "kq", "--resource", "acct:" + std::to_string(i), "--key",
+                       "pay-" + std::to_string(i)}).exit_code, 0);
+    const std::string store_cmd = std::string(FENCELOCK_CLI) + " store ";
+    const std::string at_db = " --db '" + db->url() + "'";
+    const std::string cmd = store_cmd + "create" + at_db + " --resource \"$FENCELOCK_RESOURCE\" >/dev/null; " +
+                            store_cmd + "write" + at_db + " --resource \"$FENCELOCK_RESOURCE\" --fence \"$FENCELOCK_FENCE\" "
+                            "--owner \"$FENCELOCK_OWNER\" --value paid --idempotency-key \"$FENCELOCK_IDEMPOTENCY_KEY\" "
+                            ">/dev/null && echo \"$FENCELOCK_JOB_ID\" >> " + d + "/runs";
+    const auto port = free_port();
+    const pid_t worker = start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "kq", "--db",
+                                        db->url(), "--metrics-addr", "127.0.0.1:" + std::to_string(port), "--", "sh",
+                                        "-c", cmd},
+                                       d + "/worker.out", d + "/worker.err");
+    StopIfLeft running{worker};
+    queue_name = "kq";
+    auto kq = JobQueue::create(queue_options()).value();
+    const bool done = eventually([&] {
+        auto s = kq.stats();
+        return s && s->counter("completed") + s->counter("duplicates") == jobs;
+    }, 60s);
+    const std::string text = "\n" + http_get(port, "/metrics");
+    EXPECT_EQ(running.stop(SIGTERM), 0);
+    ASSERT_TRUE(done) << slurp(dir / "worker.err") << describe(kq.stats().value());
+    const auto summary = json::parse(slurp(dir / "worker.out"));
+    EXPECT_EQ(summary["completed"], jobs) << summary;
+    EXPECT_EQ(summary["duplicates"], 0) << summary;
+    EXPECT_EQ(kq.stats()->counter("duplicates"), 0u);
+    EXPECT_EQ(sample(text, "fencelock_job_completed_total"), jobs);
+    EXPECT_EQ(sample(text, "fencelock_job_duplicate_total"), 0);
+    // Queue depth, sampled when scraped: everything done, nothing waiting.
+    EXPECT_EQ(sample(text, "fencelock_queue_jobs{queue=\"kq\",state=\"ready\"}"), 0) << text;
+    EXPECT_EQ(sample(text, "fencelock_queue_jobs{queue=\"kq\",state=\"in_flight\"}"), 0);
+    EXPECT_EQ(sample(text, "fencelock_queue_jobs{queue=\"kq\",state=\"dead\"}"), 0);
+    // Each job ran its command once.
+    std::istringstream runs(slurp(dir / "runs"));
+    int ran = 0;
+    for (std::string id; runs >> id;) ++ran;
+    EXPECT_EQ(ran, jobs);
+}
+
+// A worker whose Redis goes away counts every failed call of its transport as a Redis error
+// (the critical alert reads that counter), logs each, and reports the queue depth as unknown.
+TEST_P(QueueCliTest, WorkerWithRedisDownCountsEveryTransportError) {
+    const auto d = dir.string();
+    const auto port = free_port();
+    const pid_t worker = start_process({FENCELOCK_CLI, "--redis", redis->url(), "--timeout", "200ms", "worker",
+                                        "--queue", "dq", "--db", db->url(), "--metrics-addr",
+                                        "127.0.0.1:" + std::to_string(port), "--", "true"},
+                                       d + "/worker.out", d + "/worker.err");
+    StopIfLeft running{worker};
+    auto scrape = [&] { return "\n" + http_get(port, "/metrics"); };
+    ASSERT_TRUE(eventually([&] { return sample(scrape(), "fencelock_redis_errors_total{source=\"worker\"}") == 0; }, 30s))
+        << slurp(dir / "worker.err");
+    EXPECT_EQ(sample(scrape(), "fencelock_queue_jobs{queue=\"dq\",state=\"ready\"}"), 0);
+    auto logged = [&] {
+        const std::string log = slurp(dir / "worker.err");
+        std::size_t n = 0;
+        for (auto at = log.find("\"queue_transport_error\""); at != std::string::npos;
+             at = log.find("\"queue_transport_error\"", at + 1))
+            ++n;
+        return n;
+    };
+    redis->kill();
+    ASSERT_TRUE(eventually([&] { return logged() >= 2; }, 30s)) << slurp(dir / "worker.err");
+    const std::size_t seen = logged();
+    const std::string text = scrape();
+    EXPECT_EQ(running.stop(SIGTERM), 0);
+    // Counted before logged, so the counter holds every error logged so far, and this
+    // scrape's own failed depth sample.
+    EXPECT_GE(sample(text, "fencelock_redis_errors_total{source=\"worker\"}"), static_cast<double>(seen + 1)) << text;
+    EXPECT_TRUE(std::isnan(sample(text, "fencelock_queue_jobs{queue=\"dq\",state=\"ready\"}"))) << text;
+    const auto summary = json::parse(slurp(dir / "worker.out"));
+    EXPECT_EQ(logged(), summary["transport_errors"].get<std::size_t>()) << "each transport error is logged once";
+    const std::string log = slurp(dir / "worker.err");
+    EXPECT_NE(log.find("\"kind\":\""), std::string::npos) << "each says what the caller must do: " << log;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, QueueCliTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "fencelock/metrics.hpp"
+#include "fencelock/queue_metrics.hpp"
 
 namespace fencelock::test_support {
 namespace {
@@ -35,15 +36,17 @@ std::set<std::string> referenced_metrics(const std::string& text) {
     return names;
 }
 
-/// Families PrometheusMetrics exports once it has seen traffic (every `# TYPE` line). A family
-/// whose labels come from traffic (contention per resource type) appears after its first event.
+/// Families PrometheusMetrics and QueueDepthMetrics export once they have seen traffic (every
+/// `# TYPE` line). A family whose labels come from traffic (contention per resource type)
+/// appears after its first event.
 std::set<std::string> exported_families() {
     auto registry = std::make_shared<prometheus::Registry>();
     PrometheusMetrics metrics(*registry);
+    QueueDepthMetrics depth(*registry, QueueOptions{.queue = "q"});  // connects only when sampled
     const auto resource = *ResourceName::make("order:1");
     const auto owner = OwnerToken::generate();
     metrics.on_acquire({resource, owner, AcquireResult::contended, std::nullopt, 1, std::chrono::microseconds(5),
-                        std::chrono::milliseconds(1000), {}});
+                        std::chrono::milliseconds(1000), {}, 1, 0});
     const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
     std::set<std::string> names;
     static const std::regex type_line(R"(# TYPE (\S+) )");
@@ -61,7 +64,8 @@ TEST(Dashboards, AlertRulesReferenceOnlyExportedMetrics) {
     for (const auto& name : used) EXPECT_TRUE(exported.count(name)) << name << " is not exported";
     // The alerts the runbook promises exist.
     for (const char* alert : {"FencelockContentionRising", "FencelockHoldNearLease", "FencelockRenewalFailures",
-                              "FencelockLeasesLost", "FencelockFenceRejections"})
+                              "FencelockLeasesLost", "FencelockFenceRejections", "FencelockRedisErrors",
+                              "FencelockDeadLetters"})
         EXPECT_NE(rules.find("alert: " + std::string(alert)), std::string::npos) << alert;
 }
 

@@ -155,6 +155,28 @@ TEST(Decide, TransactVerdicts) {
     EXPECT_EQ(aborted(detail::abort_reason::handler_failed, failed).verdict, Verdict::cancelled);
 }
 
+// External mode: the command records its effect with FENCELOCK_IDEMPOTENCY_KEY, so the
+// worker's completion record finds the key. Recorded under this execution's fence, it is this
+// job's completion; recorded under another fence (an earlier execution), a duplicate.
+TEST(Decide, KeyRecordedUnderOwnFenceIsThisCompletion) {
+    std::mt19937_64 rng(5);
+    const RetryPolicies p;
+    const FencingToken f(8);
+    auto recorded_with = [&](FencingToken fence, std::string resource) {
+        TransactResult r;
+        r.status = TransactStatus::duplicate;
+        r.last_fence = f;
+        r.first = Completion{.key = "k", .resource = std::move(resource), .fence = fence, .outcome = "v"};
+        return detail::decide_transact(job(), f, r, {}, p, rng);
+    };
+    const std::string own = job().resource.str();
+    EXPECT_EQ(recorded_with(f, own).verdict, Verdict::completed);
+    const Decision earlier = recorded_with(FencingToken(5), own);
+    EXPECT_EQ(earlier.verdict, Verdict::duplicate);
+    EXPECT_EQ(earlier.reason, "already completed with fence 5");
+    EXPECT_EQ(recorded_with(f, own + "-other").verdict, Verdict::duplicate);
+}
+
 // The cause is the typed contract observers read: a stale fence and a lost lease share the
 // verdict lease_lost and differ only by cause; the reason text is for people.
 TEST(Decide, CauseSaysWhatTheVerdictMerges) {

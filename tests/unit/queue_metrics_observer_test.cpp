@@ -1,6 +1,8 @@
 // QueueMetricsObserver, the library's adapter from job decisions to Prometheus metrics, fed
-// decisions by hand: fence rejections are counted by the decision's cause, never by its text. No
-// servers; the adapter inside a running worker is tests/queue/queue_metrics_test.cpp.
+// decisions by hand: a stale fence and a lost lease are told apart by the decision's cause,
+// never by its text, and fence rejections are left to the store that refused them (counting
+// them here too would count each twice). No servers; the adapter inside a running worker is
+// tests/queue/queue_metrics_test.cpp.
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
@@ -27,28 +29,33 @@ Decision decision(Verdict v, DecisionCause cause, std::string reason) {
                     .delay = milliseconds(250), .reason = std::move(reason), .fence = FencingToken(8), .error = {}};
 }
 
-TEST(QueueMetricsObserver, CountsFenceRejectionsByCauseNotByReason) {
+TEST(QueueMetricsObserver, CountsDecisionsAndLeavesFenceRejectionsToTheStore) {
     prometheus::Registry registry;
     auto metrics = std::make_shared<PrometheusMetrics>(registry);
     QueueMetricsObserver observer(metrics, nullptr);
-    // A lost lease whose text happens to read like a fence rejection is not one...
     observer.on_decision(decision(Verdict::lease_lost, DecisionCause::lease_lost, "stale fence, or so it says"));
     std::string text = scrape(registry);
-    EXPECT_EQ(sample(text, "fencelock_fence_rejected_total"), 0);
     EXPECT_EQ(sample(text, "fencelock_job_aborted_total{reason=\"lease_lost\"}"), 1);
-    // ...and a rejection is one whatever its text says.
     observer.on_decision(decision(Verdict::lease_lost, DecisionCause::stale_fence, "refused"));
     observer.on_decision(decision(Verdict::requeue_contended, DecisionCause::contention, ""));
     observer.on_decision(decision(Verdict::duplicate, DecisionCause::none, ""));
     observer.on_decision(decision(Verdict::cancelled, DecisionCause::shutdown, ""));
+    observer.on_decision(decision(Verdict::completed, DecisionCause::none, ""));
+    observer.on_decision(decision(Verdict::completed, DecisionCause::none, ""));
+    observer.on_decision(decision(Verdict::dead, DecisionCause::handler, "failed 5 times"));
+    observer.on_transport_error(make_error_code(errc::unavailable));
+    observer.on_transport_error(make_error_code(errc::reply_timeout));
     text = scrape(registry);
-    EXPECT_EQ(sample(text, "fencelock_fence_rejected_total"), 1);
+    EXPECT_EQ(sample(text, "fencelock_fence_rejected_total"), 0) << "the store counts its own refusals";
     EXPECT_EQ(sample(text, "fencelock_job_aborted_total{reason=\"lease_lost\"}"), 2);
     EXPECT_EQ(sample(text, "fencelock_job_aborted_total{reason=\"shutdown\"}"), 1);
     EXPECT_EQ(sample(text, "fencelock_job_retry_total{reason=\"infrastructure\"}"), 2);
     EXPECT_EQ(sample(text, "fencelock_job_retry_total{reason=\"contention\"}"), 1);
     EXPECT_EQ(sample(text, "fencelock_job_requeue_total"), 3);
     EXPECT_EQ(sample(text, "fencelock_job_duplicate_total"), 1);
+    EXPECT_EQ(sample(text, "fencelock_job_completed_total"), 2);
+    EXPECT_EQ(sample(text, "fencelock_job_dead_total"), 1);
+    EXPECT_EQ(sample(text, "fencelock_redis_errors_total{source=\"worker\"}"), 2);
     EXPECT_EQ(text.find("order:1"), std::string::npos) << "resource ids must never become labels";
 
     QueueMetricsObserver neither(nullptr, nullptr);  // both optional

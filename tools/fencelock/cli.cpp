@@ -58,8 +58,12 @@ int redis_failure(std::error_code ec) {
                        {"code", redis_error_name(ec)},
                        {"kind", to_string(classify(ec))},
                        {"message", ec.message()}};
-    std::cerr << "fencelock: " << ec.message() << " [" << to_string(classify(ec)) << "]\n";
-    emit(out);
+    // The server's own reply (and the keys), which the error code cannot carry.
+    const std::string detail = error_detail(ec);
+    if (!detail.empty()) out["detail"] = detail;
+    std::cerr << "fencelock: " << ec.message() << (detail.empty() ? "" : ": " + detail) << " ["
+              << to_string(classify(ec)) << "]\n";
+    emit(out);  // last: for run, stderr's last line is the JSON
     return exit_unavailable;
 }
 

@@ -160,8 +160,6 @@ int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     apply_replica_flags(cmd, a.replicas, g, acked);
     options.processing.replicas = acked.replicas;
     options.processing.replica_timeout = acked.replica_timeout;
-    auto store = FencedStore::create(StoreOptions{.url = a.db, .pool_size = a.concurrency * 2});
-    if (!store) throw InputError{store.error().field == "url" ? "--db" : "--" + store.error().field, store.error().message};
 
     // Signals are read from a signalfd by this thread only: block them before any thread exists.
     ::signal(SIGPIPE, SIG_IGN);
@@ -176,6 +174,14 @@ int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     Observability observe(a.observe);
     options.processing.observer = std::make_shared<QueueMetricsObserver>(observe.metrics(), observe.log());
     auto client = make_client(g, observe.lock_observer());
+    auto store = FencedStore::create(
+        StoreOptions{.url = a.db, .pool_size = a.concurrency * 2, .observer = observe.store_observer()});
+    if (!store) throw InputError{store.error().field == "url" ? "--db" : "--" + store.error().field, store.error().message};
+    // Queue depth is read from Redis when Prometheus asks, not per job.
+    if (observe.registry()) {
+        auto depth = std::make_shared<QueueDepthMetrics>(*observe.registry(), queue, observe.metrics());
+        observe.on_scrape([depth] { (void)depth->sample(); });
+    }
     // Fail fast when Redis or the database cannot be reached at all (later outages are retried).
     auto probe = JobQueue::create(queue).value();
     if (auto s = probe.stats(); !s) return redis_failure(s.error());

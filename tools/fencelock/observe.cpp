@@ -5,6 +5,24 @@
 #include <stdexcept>
 
 namespace fencelock::cli {
+namespace {
+
+// The store's events to the metrics and the log lines alike.
+class StoreObservers final : public StoreObserver {
+public:
+    StoreObservers(std::shared_ptr<PrometheusMetrics> metrics, std::shared_ptr<JsonLogObserver> log)
+        : metrics_(std::move(metrics)), log_(std::move(log)) {}
+    void on_fence_rejected(const FenceRejectedEvent& e) noexcept override {
+        metrics_->on_fence_rejected(e);
+        log_->on_fence_rejected(e);
+    }
+
+private:
+    std::shared_ptr<PrometheusMetrics> metrics_;
+    std::shared_ptr<JsonLogObserver> log_;
+};
+
+}  // namespace
 
 void add_observe_flags(CLI::App& command, ObserveArgs& args) {
     command.add_option("--metrics-addr", args.metrics_addr, "serve Prometheus /metrics on HOST:PORT");
@@ -20,11 +38,13 @@ Observability::Observability(const ObserveArgs& args) {
     log_ = std::make_shared<JsonLogObserver>(LogOptions{.level = *level, .raw_resource_ids = args.log_raw_ids});
     if (args.metrics_addr.empty()) {
         lock_observer_ = log_;
+        store_observer_ = log_;
         return;
     }
     registry_ = std::make_shared<prometheus::Registry>();
     metrics_ = std::make_shared<PrometheusMetrics>(*registry_);
     lock_observer_ = std::make_shared<ObserverChain>(std::vector<std::shared_ptr<LockObserver>>{metrics_, log_});
+    store_observer_ = std::make_shared<StoreObservers>(metrics_, log_);
     try {
         server_ = std::make_unique<MetricsServer>(args.metrics_addr, registry_);
     } catch (const std::runtime_error& e) {
@@ -33,5 +53,9 @@ Observability::Observability(const ObserveArgs& args) {
 }
 
 Observability::~Observability() = default;
+
+void Observability::on_scrape(std::function<void()> sample) {
+    if (server_) server_->on_scrape(std::move(sample));
+}
 
 }  // namespace fencelock::cli

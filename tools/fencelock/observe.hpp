@@ -1,6 +1,7 @@
 #pragma once
 // Metrics and logs for long-running commands (run, worker): --metrics-addr serves Prometheus
 // /metrics, --log-level and --log-raw-ids shape the JSON log lines on stderr.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,12 @@ public:
 
     /// For ClientOptions::observer: metrics (when served) and logs.
     std::shared_ptr<LockObserver> lock_observer() const { return lock_observer_; }
+    /// For StoreOptions::observer: the store's fence rejections into the same metrics and logs.
+    std::shared_ptr<StoreObserver> store_observer() const { return store_observer_; }
+    /// Null when no metrics server runs.
+    prometheus::Registry* registry() const { return registry_.get(); }
+    /// Runs `sample` before each scrape (nothing when no metrics server runs).
+    void on_scrape(std::function<void()> sample);
     /// Null when no metrics server runs.
     std::shared_ptr<PrometheusMetrics> metrics() const { return metrics_; }
     std::shared_ptr<JsonLogObserver> log() const { return log_; }
@@ -41,6 +48,7 @@ private:
     std::shared_ptr<PrometheusMetrics> metrics_;
     std::shared_ptr<JsonLogObserver> log_;
     std::shared_ptr<LockObserver> lock_observer_;
+    std::shared_ptr<StoreObserver> store_observer_;
     std::unique_ptr<MetricsServer> server_;
 };
 
