@@ -72,13 +72,27 @@ namespace detail {
 /*
  * Why the guarded transaction is safe.
  *
- * PostgreSQL: `SELECT ... FOR UPDATE` takes the guard row's lock before the fence is compared,
- * and the lock is held until COMMIT or ROLLBACK. Every other transact(), write() or claim() on
- * the same resource updates that row and so waits for us; it then sees our raised last_fence
- * (FOR UPDATE and UPDATE read the newest committed row version even in READ COMMITTED). So the
- * check, the caller's mutations and the fence update form one critical section ordered by
- * fence. SQLite: BEGIN IMMEDIATE takes the database write lock before anything is read, which
- * serializes all writers outright.
+ * The guard is one UPDATE, the first statement after BEGIN: it raises last_fence to our fence
+ * only where the fence check holds (`last_fence < $fence`, or the same-owner rule) and returns
+ * the value. The database evaluates that condition on the newest row version under the row's
+ * write lock (PostgreSQL re-checks it after waiting for a concurrent writer, even in READ
+ * COMMITTED; SQLite's BEGIN IMMEDIATE has taken the database write lock before anything is
+ * read). The lock is held until COMMIT or ROLLBACK, so every other transact(), write() or
+ * claim() on the resource waits for us and then sees our raised fence, or, after a rollback,
+ * the old one: a rollback undoes the raise. That is what `SELECT ... FOR UPDATE` followed by a
+ * fence UPDATE before COMMIT gave, with one statement and one round trip fewer, and nobody can
+ * tell the raise came first: no other transaction sees the row before we end.
+ *
+ * Zero rows: a read of last_fence in the same transaction tells stale from not found. Fences
+ * never decrease, so a value >= ours was already there when the guard looked; a smaller one
+ * means the row was created after the guard looked (PostgreSQL), and the attempt is run again.
+ *
+ * The mutation runs under the lock. It must leave the guard row with our fence: guard_intact,
+ * sent with the COMMIT, fails the transaction when the row was deleted or its fence changed.
+ *
+ * On PostgreSQL the opening (BEGIN, the idempotency key, the guard) and the closing (the key's
+ * outcome, guard_intact, COMMIT) each go in one round trip (Session::exec_batch): a failed
+ * statement stops the rest of its batch, so a COMMIT never runs behind a failed check.
  *
  * Everything - key, mutations, outbox events, fence - is in one transaction: a failure at any
  * point before COMMIT rolls it all back, and a failed attempt (deadlock, serialization
@@ -104,33 +118,25 @@ struct TransactAttempt {
 
     StoreResult<TransactResult> run() {
         const std::string& r = resource.str();
-        if (auto b = detail::begin(s, options.isolation); !b) return std::unexpected(b.error());
-        if (o.idempotency_key) {
-            auto ins = s.exec(detail::sql::key_insert,
-                              {Param(*o.idempotency_key), Param(r), Param(fence_param(fence)), Param("")});
-            if (!ins) return fail(ins.error());
-            if (ins->affected == 0) {
-                auto first = detail::lookup_key(s, *o.idempotency_key);
-                if (!first) return fail(first.error());
-                auto cur = detail::current_fence(s, r);
-                if (!cur) return fail(cur.error());
-                if (!*first) return fail(detail::store_error(store_errc::conflict, "idempotency key vanished"));
-                auto result = done(TransactStatus::duplicate, cur->value_or(FencingToken(0)));
-                result.first = std::move(*first);
-                return result;
-            }
-        }
-        const auto guard_sql = s.backend() == StoreBackend::postgresql ? detail::sql::guard_postgres
-                                                                        : detail::sql::guard_sqlite;
-        auto guard = s.exec(guard_sql, {Param(r)});
-        if (!guard) return fail(guard.error());
-        if (guard->rows.empty()) return done(TransactStatus::not_found, FencingToken(0));
-        const auto& row = guard->rows[0];
-        const FencingToken last(detail::parse_u64(row[0]));
-        const bool same_owner = o.owner && last == fence && row[1] && *row[1] == o.owner->str();
-        if (options.enforce_fencing && !(last < fence || same_owner)) return done(TransactStatus::stale, last);
+        const Param owner = o.owner ? Param(std::string_view(o.owner->str())) : Param();
+        const std::string key = o.idempotency_key.value_or("");  // Param views it: it must outlive the batch
+        const Param key_params[] = {Param(key), Param(r), Param(fence_param(fence)), Param("")};
+        const Param guard_params[] = {Param(r), Param(fence_param(fence)), owner};
+        const bool strict = options.enforce_fencing && !o.owner;
+        const std::string_view guard_sql = !options.enforce_fencing ? detail::sql::guard_unfenced
+                                           : strict                 ? detail::sql::guard_strict
+                                                                    : detail::sql::guard_same_owner;
+        std::vector<detail::Statement> opening{{detail::begin_statement(s.backend(), options.isolation), {}}};
+        if (o.idempotency_key) opening.push_back({detail::sql::key_insert, key_params});
+        opening.push_back({guard_sql, std::span<const Param>(guard_params, strict ? 2 : 3)});
+        auto opened = s.exec_batch(opening);
+        if (opened.error && opened.rows.empty()) return std::unexpected(std::move(*opened.error));  // BEGIN
+        if (opened.error) return fail(std::move(*opened.error));
+        if (o.idempotency_key && opened.rows[1].affected == 0) return duplicate(r);
+        const Rows& guard = opened.rows.back();
+        if (guard.rows.empty()) return refused(r);
 
-        Transaction tx(s, r, fence, row[2].value_or(""), s.backend());
+        Transaction tx(s, r, fence, guard.rows[0][0].value_or(""), s.backend());
         std::expected<void, StoreError> m;
         try {
             m = mutation(tx);
@@ -142,61 +148,77 @@ struct TransactAttempt {
         if (tx.poisoned_) return fail(*tx.poisoned_);
         if (!m) {
             if (m.error().code.category() == store_error_category()) return fail(m.error());
-            auto result = done(TransactStatus::aborted, last);
+            auto result = done(TransactStatus::aborted, FencingToken(0));
             result.cause = m.error();
             return result;
         }
         if (auto text = detail::check_text("outcome", tx.outcome_); !text) return fail(text.error());
-        if (auto open = still_open("raising the fence"); !open) return fail(open.error());
-        if (auto up = raise(r); !up) return fail(up.error());
-        if (o.idempotency_key) {
-            if (auto k = s.exec(detail::sql::key_outcome, {Param(*o.idempotency_key), Param(tx.outcome_)}); !k)
-                return fail(k.error());
-        }
-        if (auto open = still_open("COMMIT"); !open) return fail(open.error());
-        if (auto c = detail::commit(s); !c) return std::unexpected(c.error());
-        return TransactResult{TransactStatus::committed, fence, std::nullopt, std::nullopt, 0};
+        if (auto open = still_open(); !open) return fail(open.error());
+        return close(r, tx.outcome_);
+    }
+
+    /// The key's outcome, the guard-row check and COMMIT, in one batch.
+    StoreResult<TransactResult> close(const std::string& r, const std::string& outcome) {
+        const std::string key = o.idempotency_key.value_or("");
+        const Param outcome_params[] = {Param(key), Param(outcome)};
+        const Param intact_params[] = {Param(r), Param(fence_param(fence))};
+        std::vector<detail::Statement> closing;
+        if (o.idempotency_key) closing.push_back({detail::sql::key_outcome, outcome_params});
+        closing.push_back({detail::sql::guard_intact, intact_params});
+        closing.push_back({detail::sql::commit, {}});
+        auto closed = s.exec_batch(closing);
+        if (!closed.error) return TransactResult{TransactStatus::committed, fence, std::nullopt, std::nullopt, 0};
+        StoreError e = std::move(*closed.error);
+        // The COMMIT was sent with the batch: a connection lost anywhere in it may have committed.
+        if (closed.rows.size() + 1 == closing.size() || detail::is(e, store_errc::connection_lost))
+            return std::unexpected(detail::failed_commit(s, std::move(e)));
+        if (closed.rows.size() + 2 == closing.size() && detail::is(e, store_errc::statement_failed))
+            return fail(detail::store_error(store_errc::transaction_broken,
+                                            "the mutation deleted the guard row or changed its fence: "
+                                            "rolled back, nothing committed"));
+        return fail(std::move(e));
+    }
+
+    /// Zero rows from the guard: stale, or no such resource.
+    StoreResult<TransactResult> refused(const std::string& r) {
+        auto cur = detail::current_fence(s, r);
+        if (!cur) return fail(cur.error());
+        if (!*cur) return done(TransactStatus::not_found, FencingToken(0));
+        if (**cur < fence) return fail(detail::store_error(store_errc::conflict, "resource created concurrently"));
+        return done(TransactStatus::stale, **cur);
+    }
+
+    /// The key was there: the first completion, read after rolling back (our guard raised the
+    /// fence inside this transaction; the fence reported is the committed one).
+    StoreResult<TransactResult> duplicate(const std::string& r) {
+        detail::rollback(s);
+        auto first = detail::lookup_key(s, *o.idempotency_key);
+        if (!first) return std::unexpected(first.error());
+        auto cur = detail::current_fence(s, r);
+        if (!cur) return std::unexpected(cur.error());
+        if (!*first) return std::unexpected(detail::store_error(store_errc::conflict, "idempotency key vanished"));
+        TransactResult result{TransactStatus::duplicate, cur->value_or(FencingToken(0)), std::nullopt, std::nullopt, 0};
+        result.first = std::move(*first);
+        return result;
     }
 
     /// The guarded transaction must still be open: a mutation that ran COMMIT or ROLLBACK has
     /// given up the row lock, and what follows would run in autocommit, unguarded.
-    StoreResult<void> still_open(std::string_view before) {
+    StoreResult<void> still_open() {
         using State = detail::Session::TxState;
         switch (s.transaction_state()) {
             case State::open: return {};
             case State::idle:
                 return std::unexpected(detail::store_error(
                     store_errc::transaction_broken,
-                    "the mutation ended the transaction (COMMIT or ROLLBACK) before " + std::string(before) +
-                        ": the fence was not raised and transact() committed nothing; what the mutation committed "
-                        "itself is not guarded"));
+                    "the mutation ended the transaction (COMMIT or ROLLBACK): transact() committed nothing; "
+                    "what the mutation committed itself is not transact()'s"));
             case State::failed:
-                return std::unexpected(detail::store_error(
-                    store_errc::transaction_broken, "the transaction failed inside the mutation before " +
-                                                        std::string(before) + "; rolled back"));
+                return std::unexpected(detail::store_error(store_errc::transaction_broken,
+                                                           "the transaction failed inside the mutation; rolled back"));
             case State::broken: break;
         }
-        return std::unexpected(detail::store_error(store_errc::connection_lost,
-                                                   "connection lost before " + std::string(before)));
-    }
-
-    /// Raises last_fence with the same condition the guard checked; exactly one row must change
-    /// (none: the mutation changed or deleted the guard row, or the lock was lost in between).
-    StoreResult<void> raise(const std::string& r) {
-        const Param owner = o.owner ? Param(std::string_view(o.owner->str())) : Param();
-        const Param all[] = {Param(r), Param(fence_param(fence)), owner};
-        const bool strict = options.enforce_fencing && !o.owner;
-        const std::string_view stmt = !options.enforce_fencing ? detail::sql::raise_fence_unfenced
-                                      : strict                 ? detail::sql::raise_fence_strict
-                                                               : detail::sql::raise_fence_same_owner;
-        auto up = s.exec(stmt, std::span<const Param>(all, strict ? 2 : 3));
-        if (!up) return std::unexpected(up.error());
-        if (up->affected != 1)
-            return std::unexpected(detail::store_error(
-                store_errc::transaction_broken,
-                "the guard row changed under the mutation (updated, deleted, or its lock lost): the fence "
-                "cannot be raised; rolled back"));
-        return {};
+        return std::unexpected(detail::store_error(store_errc::connection_lost, "connection lost before COMMIT"));
     }
 };
 

@@ -35,40 +35,99 @@ std::string trim(std::string s) {
     return s;
 }
 
+/// Parameters as libpq wants them: C strings, NULL for SQL NULL, alive as long as this is.
+class TextParams {
+public:
+    explicit TextParams(std::span<const Param> params) {
+        text_.reserve(params.size());
+        values_.reserve(params.size());
+        for (const Param& p : params) {
+            if (std::holds_alternative<std::monostate>(p)) {
+                text_.emplace_back();
+                values_.push_back(nullptr);
+                continue;
+            }
+            if (auto* i = std::get_if<std::int64_t>(&p)) text_.push_back(std::to_string(*i));
+            else text_.emplace_back(std::get<std::string_view>(p));
+            // Pointers into text_ stay valid: it was reserved, so push_back never reallocates.
+            values_.push_back(text_.back().c_str());
+        }
+    }
+    int count() const noexcept { return static_cast<int>(values_.size()); }
+    const char* const* values() const noexcept { return values_.data(); }
+
+private:
+    std::vector<std::string> text_;
+    std::vector<const char*> values_;
+};
+
 class PostgresSession final : public Session {
 public:
     PostgresSession(PGconn* conn, std::vector<std::string> secrets) : conn_(conn), secrets_(std::move(secrets)) {}
     ~PostgresSession() override { PQfinish(conn_); }
 
     StoreResult<Rows> exec(std::string_view sql, std::span<const Param> params) override {
-        std::vector<std::string> text;
-        std::vector<const char*> values;
-        text.reserve(params.size());
-        values.reserve(params.size());
-        for (const Param& p : params) {
-            if (std::holds_alternative<std::monostate>(p)) {
-                text.emplace_back();
-                values.push_back(nullptr);
-                continue;
-            }
-            if (auto* i = std::get_if<std::int64_t>(&p)) text.push_back(std::to_string(*i));
-            else text.emplace_back(std::get<std::string_view>(p));
-            values.push_back(text.back().c_str());
-        }
-        // Pointers into `text` stay valid: it was reserved, so push_back never reallocated.
+        const TextParams text(params);
         auto name = prepared(sql);
         if (!name) return std::unexpected(name.error());
         ResultPtr res;
         if (*name != nullptr) {
-            res.reset(PQexecPrepared(conn_, (*name)->c_str(), static_cast<int>(values.size()), values.data(),
-                                     nullptr, nullptr, 0));
+            res.reset(PQexecPrepared(conn_, (*name)->c_str(), text.count(), text.values(), nullptr, nullptr, 0));
         } else {
             if (!connected()) return std::unexpected(failure(nullptr));
             std::string owned(sql);
-            res.reset(PQexecParams(conn_, owned.c_str(), static_cast<int>(values.size()), nullptr,
-                                   values.data(), nullptr, nullptr, 0));
+            res.reset(PQexecParams(conn_, owned.c_str(), text.count(), nullptr, text.values(), nullptr, nullptr, 0));
         }
         return collect(res.get());
+    }
+
+    /*
+     * The batch in one round trip: pipeline mode queues every statement, one Sync ends the
+     * pipeline and flushes it. The server runs the statements in order; after an error it skips
+     * the rest up to the Sync (libpq reports them PGRES_PIPELINE_ABORTED), so a COMMIT queued
+     * behind a failed statement never runs and the transaction stays open in its failed state.
+     * Statements are prepared before the pipeline starts (once per connection, as in exec()).
+     */
+    BatchResult exec_batch(std::span<const Statement> batch) override {
+        BatchResult out;
+        std::vector<const std::string*> names;
+        for (const Statement& st : batch) {
+            auto name = prepared(st.sql);
+            if (!name) return lost_before_sending(out, name.error());
+            names.push_back(*name);
+        }
+        if (!connected() || PQenterPipelineMode(conn_) != 1) return lost_before_sending(out, failure(nullptr));
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            const TextParams text(batch[i].params);
+            const int sent = names[i] != nullptr
+                                 ? PQsendQueryPrepared(conn_, names[i]->c_str(), text.count(), text.values(), nullptr,
+                                                       nullptr, 0)
+                                 : PQsendQueryParams(conn_, std::string(batch[i].sql).c_str(), text.count(), nullptr,
+                                                     text.values(), nullptr, nullptr, 0);
+            if (sent != 1) return lost_before_sending(out, failure(nullptr));
+        }
+        if (PQpipelineSync(conn_) != 1) return lost_before_sending(out, failure(nullptr));
+        // Results come statement by statement, each closed by a NULL, then the Sync's result.
+        std::size_t done = 0;
+        for (;;) {
+            ResultPtr res(PQgetResult(conn_));
+            if (!connected()) {
+                if (!out.error) out.error = failure(res.get());
+                return out;  // broken: the pool drops the session, pipeline mode and all
+            }
+            if (!res) {
+                if (++done > batch.size()) break;  // nothing more will come (should not happen)
+                continue;
+            }
+            const auto status = PQresultStatus(res.get());
+            if (status == PGRES_PIPELINE_SYNC) break;
+            if (status == PGRES_PIPELINE_ABORTED || out.error) continue;
+            auto rows = collect(res.get());
+            if (rows) out.rows.push_back(std::move(*rows));
+            else out.error = std::move(rows.error());
+        }
+        if (PQexitPipelineMode(conn_) != 1 && !out.error) out.error = failure(nullptr);
+        return out;
     }
 
     StoreResult<void> exec_script(std::string_view sql) override {
@@ -91,6 +150,13 @@ public:
 
 private:
     bool connected() const noexcept { return PQstatus(conn_) == CONNECTION_OK; }
+
+    /// A batch that failed before anything was sent: leave pipeline mode if it was entered.
+    BatchResult& lost_before_sending(BatchResult& out, StoreError e) {
+        if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF) (void)PQexitPipelineMode(conn_);
+        out.error = std::move(e);
+        return out;
+    }
 
     /// Prepares `sql` once per connection and returns its statement name, or nullptr when the
     /// cache is full (ad-hoc SQL from many different mutations): then it runs unnamed. A

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +19,19 @@ namespace fencelock::detail {
 /// A bound parameter: NULL, an integer or text (viewed, not copied: valid during exec()).
 using Param = std::variant<std::monostate, std::int64_t, std::string_view>;
 
+/// One statement of a batch, its parameters viewed (valid during exec_batch()).
+struct Statement {
+    std::string_view sql;
+    std::span<const Param> params;
+};
+
+/// What a batch did: the rows of each statement that succeeded, in order. `error`, when set, is
+/// the failure of statement `rows.size()`; the statements after it did not run.
+struct BatchResult {
+    std::vector<Rows> rows;
+    std::optional<StoreError> error;
+};
+
 class Session {
 public:
     virtual ~Session() = default;
@@ -25,6 +39,21 @@ public:
     /// Errors are mapped to store_errc; connection_lost means the connection is gone (and
     /// healthy() is false from then on).
     virtual StoreResult<Rows> exec(std::string_view sql, std::span<const Param> params) = 0;
+    /// Runs `batch` in order, stopping at the first failure. PostgreSQL sends it in one round
+    /// trip (libpq pipeline mode); this default runs one statement after the other, which costs
+    /// nothing more in process (SQLite). Either way a statement never runs after a failed one.
+    virtual BatchResult exec_batch(std::span<const Statement> batch) {
+        BatchResult out;
+        for (const Statement& st : batch) {
+            auto r = exec(st.sql, st.params);
+            if (!r) {
+                out.error = std::move(r.error());
+                break;
+            }
+            out.rows.push_back(std::move(*r));
+        }
+        return out;
+    }
     /// Runs several statements without parameters (DDL).
     virtual StoreResult<void> exec_script(std::string_view sql) = 0;
     /// Where the session stands. PostgreSQL: PQtransactionStatus (a broken connection is

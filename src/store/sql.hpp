@@ -103,27 +103,27 @@ inline constexpr std::string_view claim =
     "UPDATE fencelock_resources SET last_fence = $2, last_owner = $3, updated_at = CURRENT_TIMESTAMP "
     "WHERE resource = $1 AND (last_fence < $2 OR (last_fence = $2 AND last_owner = $3)) RETURNING value";
 
-// Guarded transactions.
+// Guarded transactions (see "Why the guarded transaction is safe" in guarded_transaction.cpp).
 inline constexpr std::string_view begin_sqlite = "BEGIN IMMEDIATE";
-inline constexpr std::string_view guard_postgres =
-    "SELECT last_fence, last_owner, value FROM fencelock_resources WHERE resource = $1 FOR UPDATE";
-inline constexpr std::string_view guard_sqlite =
-    "SELECT last_fence, last_owner, value FROM fencelock_resources WHERE resource = $1";
-/// The fence raise at the end of transact(), as conditional as the write: under the guard's
-/// row lock it always matches the one row; a row that changed after the guard check (the
-/// mutation ended the transaction and lost the lock, or changed the row itself) matches none
-/// and last_fence never goes down. $1 resource, $2 fence.
-inline constexpr std::string_view raise_fence_strict =
+inline constexpr std::string_view commit = "COMMIT";
+/// The guard, the first statement after BEGIN: locks the row, checks the fence and raises
+/// last_fence in one UPDATE, returning the value. The row lock is held to COMMIT, and a
+/// rollback undoes the raise. No row: stale or not found, told apart by read_fence.
+/// $1 resource, $2 fence.
+inline constexpr std::string_view guard_strict =
     "UPDATE fencelock_resources SET last_fence = $2, last_owner = NULL, updated_at = CURRENT_TIMESTAMP "
-    "WHERE resource = $1 AND last_fence < $2";
-/// Same-owner variant: $3 owner.
-inline constexpr std::string_view raise_fence_same_owner =
-    "UPDATE fencelock_resources SET last_fence = $2, last_owner = $3, updated_at = CURRENT_TIMESTAMP "
-    "WHERE resource = $1 AND (last_fence < $2 OR (last_fence = $2 AND last_owner = $3))";
-/// enforce_fencing = false only: the raise without any check. $3 owner or NULL.
-inline constexpr std::string_view raise_fence_unfenced =
-    "UPDATE fencelock_resources SET last_fence = $2, last_owner = $3, updated_at = CURRENT_TIMESTAMP "
-    "WHERE resource = $1";
+    "WHERE resource = $1 AND last_fence < $2 RETURNING value";
+/// The guard with the same-owner rule ($3 owner): the claim's own statement.
+inline constexpr std::string_view guard_same_owner = claim;
+/// enforce_fencing = false only: the raise without any check ($3 owner or NULL).
+inline constexpr std::string_view guard_unfenced = claim_unfenced;
+/// Sent with the COMMIT, after the mutation: the guard row must still carry our fence. If the
+/// mutation deleted the row or changed its last_fence, this tries to insert a row with
+/// last_fence = -1, which CHECK (last_fence >= 0) or the primary key refuses: an error, so the
+/// COMMIT behind it does not run. An intact row inserts nothing. $1 resource, $2 fence.
+inline constexpr std::string_view guard_intact =
+    "INSERT INTO fencelock_resources (resource, last_fence) SELECT $1, -1 "
+    "WHERE NOT EXISTS (SELECT 1 FROM fencelock_resources WHERE resource = $1 AND last_fence = $2)";
 inline constexpr std::string_view set_value =
     "UPDATE fencelock_resources SET value = $2, updated_at = CURRENT_TIMESTAMP WHERE resource = $1";
 

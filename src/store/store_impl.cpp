@@ -11,16 +11,19 @@
 
 namespace fencelock::detail {
 
-StoreResult<void> begin(Session& s, Isolation isolation) {
-    std::string_view stmt = sql::begin_sqlite;
-    if (s.backend() == StoreBackend::postgresql) {
+std::string_view begin_statement(StoreBackend backend, Isolation isolation) noexcept {
+    if (backend == StoreBackend::postgresql) {
         switch (isolation) {
-            case Isolation::read_committed: stmt = "BEGIN ISOLATION LEVEL READ COMMITTED"; break;
-            case Isolation::repeatable_read: stmt = "BEGIN ISOLATION LEVEL REPEATABLE READ"; break;
-            case Isolation::serializable: stmt = "BEGIN ISOLATION LEVEL SERIALIZABLE"; break;
+            case Isolation::read_committed: return "BEGIN ISOLATION LEVEL READ COMMITTED";
+            case Isolation::repeatable_read: return "BEGIN ISOLATION LEVEL REPEATABLE READ";
+            case Isolation::serializable: return "BEGIN ISOLATION LEVEL SERIALIZABLE";
         }
     }
-    auto r = s.exec(stmt, std::span<const Param>{});
+    return sql::begin_sqlite;
+}
+
+StoreResult<void> begin(Session& s, Isolation isolation) {
+    auto r = s.exec(begin_statement(s.backend(), isolation), std::span<const Param>{});
     if (!r) return std::unexpected(r.error());
     return {};
 }
@@ -33,13 +36,16 @@ void rollback(Session& s) noexcept {
 }
 
 StoreResult<void> commit(Session& s) {
-    auto r = s.exec("COMMIT", std::span<const Param>{});
+    auto r = s.exec(sql::commit, std::span<const Param>{});
     if (r) return {};
-    if (is(r.error(), store_errc::connection_lost))
-        return std::unexpected(store_error(store_errc::commit_unknown, r.error().detail));
+    return std::unexpected(failed_commit(s, std::move(r.error())));
+}
+
+StoreError failed_commit(Session& s, StoreError e) {
+    if (is(e, store_errc::connection_lost)) return store_error(store_errc::commit_unknown, std::move(e.detail));
     // SQLite keeps the transaction open after a failed COMMIT (e.g. busy): end it.
     rollback(s);
-    return std::unexpected(r.error());
+    return e;
 }
 
 std::uint64_t parse_u64(const std::optional<std::string>& text) {

@@ -20,10 +20,15 @@ namespace detail {
 /// Opens a write transaction: PostgreSQL at the given isolation, SQLite BEGIN IMMEDIATE
 /// (the database write lock taken up front, waiting up to busy_timeout).
 StoreResult<void> begin(Session& s, Isolation isolation);
+/// The statement begin() runs.
+std::string_view begin_statement(StoreBackend backend, Isolation isolation) noexcept;
 /// Best-effort ROLLBACK; a broken connection has rolled back already (server side).
 void rollback(Session& s) noexcept;
 /// COMMIT. A connection that breaks here leaves the outcome unknown: commit_unknown.
 StoreResult<void> commit(Session& s);
+/// What a failed COMMIT means: connection_lost becomes commit_unknown; otherwise the
+/// transaction is rolled back and the error returned as it is.
+StoreError failed_commit(Session& s, StoreError e);
 
 /// A fence column or parameter. Fences are stored as signed 64-bit (BIGINT/INTEGER).
 std::uint64_t parse_u64(const std::optional<std::string>& text);

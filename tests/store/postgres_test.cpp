@@ -1,7 +1,10 @@
 // PostgreSQL-only behaviour: a COMMIT whose connection dies is *unknown*, a connection lost
-// before COMMIT is rolled back, deadlocks are retried.
+// before COMMIT is rolled back, deadlocks are retried, a second transaction waits for ours.
 #include <atomic>
 #include <barrier>
+#include <chrono>
+#include <future>
+#include <semaphore>
 #include <thread>
 
 #include "store_fixture.hpp"
@@ -113,6 +116,95 @@ TEST_F(PostgresTest, DeadlockWithoutRetriesIsExhausted) {
     EXPECT_EQ(lost.error().code, store_errc::serialization_exhausted) << lost.error().detail;
     // The loser changed nothing: its resource still has last_fence 0.
     EXPECT_EQ(db->query("SELECT count(*) FROM fencelock_resources WHERE last_fence = 0 AND resource IN ('a','b')"), "1\n");
+}
+
+// What a second transact() sees while ours is open. The guard raises last_fence in the
+// transaction's first statement; the row lock it takes is held to COMMIT, so the other
+// transaction waits, then sees our raised fence, or after our rollback the old one: the raise
+// is never visible early and a rollback takes it back.
+class GuardWaitTest : public PostgresTest {
+protected:
+    void SetUp() override {
+        PostgresTest::SetUp();
+        ASSERT_EQ(store->write(res("r"), F(3), "v3")->status, WriteStatus::applied);
+    }
+
+    /// Blocks until `n` backends of this database wait for a lock (the second guard on ours).
+    void wait_for_lock_waiters(int n) {
+        const std::string want = std::to_string(n) + "\n";
+        while (db->query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                         "AND wait_event_type = 'Lock'") != want)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+
+    struct Second {
+        StoreResult<TransactResult> result;
+        std::string value_seen;  ///< tx.value() in the second mutation: the row its guard locked
+    };
+
+    /// transact(5) sets "v5" and holds its transaction open until the second transact(fence)
+    /// waits on the row; then it commits (or, `roll_back`, fails and rolls back).
+    Second race(FencingToken second_fence, bool roll_back) {
+        std::binary_semaphore inside(0), release(0);
+        auto first = std::async(std::launch::async, [&] {
+            return store->transact(res("r"), F(5), {}, [&](Transaction& tx) -> Outcome {
+                if (auto r = tx.set_value("v5"); !r) return std::unexpected(r.error());
+                inside.release();
+                release.acquire();
+                if (roll_back) return std::unexpected(StoreError{std::make_error_code(std::errc::operation_canceled), "no"});
+                return {};
+            });
+        });
+        inside.acquire();
+        EXPECT_EQ(read_fence_outside(), 3u) << "the raise is not visible before COMMIT";
+        auto second = std::async(std::launch::async, [&] {
+            Second out;
+            out.result = store->transact(res("r"), second_fence, {}, [&](Transaction& tx) -> Outcome {
+                out.value_seen = std::string(tx.value());
+                return tx.set_value("v" + std::to_string(tx.fence().value()));
+            });
+            return out;
+        });
+        wait_for_lock_waiters(1);
+        release.release();
+        auto f = first.get();
+        EXPECT_TRUE(f) << f.error().detail;
+        EXPECT_EQ(f->status, roll_back ? TransactStatus::aborted : TransactStatus::committed);
+        return second.get();
+    }
+
+    std::uint64_t read_fence_outside() {
+        return std::stoull(db->query("SELECT last_fence FROM fencelock_resources WHERE resource = 'r'"));
+    }
+
+};
+
+TEST_F(GuardWaitTest, ANewerFenceWaitsAndThenSeesOurCommit) {
+    auto s = race(F(7), false);
+    ASSERT_TRUE(s.result) << s.result.error().detail;
+    EXPECT_EQ(s.result->status, TransactStatus::committed);
+    EXPECT_EQ(s.value_seen, "v5") << "its guard locked the row version our COMMIT left";
+    EXPECT_EQ(read_fence_outside(), 7u);
+}
+
+TEST_F(GuardWaitTest, AnOlderFenceWaitsAndIsStaleAfterOurCommit) {
+    auto s = race(F(4), false);
+    ASSERT_TRUE(s.result) << s.result.error().detail;
+    EXPECT_EQ(s.result->status, TransactStatus::stale);
+    EXPECT_EQ(s.result->last_fence, F(5));
+    EXPECT_EQ(read_fence_outside(), 5u);
+    EXPECT_EQ(db->query("SELECT value FROM fencelock_resources WHERE resource = 'r'"), "v5\n");
+}
+
+// Fence 4 is older than ours (5) but newer than the committed 3: once we roll back, it is the
+// newest fence the store ever accepted, and it must be accepted. It would be refused if the
+// raise to 5 survived the rollback.
+TEST_F(GuardWaitTest, AfterOurRollbackTheWaiterSeesTheOldFence) {
+    auto s = race(F(4), true);
+    ASSERT_TRUE(s.result) << s.result.error().detail;
+    EXPECT_EQ(s.result->status, TransactStatus::committed);
+    EXPECT_EQ(s.value_seen, "v3") << "our value was rolled back with the raise";
+    EXPECT_EQ(read_fence_outside(), 4u);
 }
 
 }  // namespace
