@@ -54,8 +54,9 @@ TEST(DemoTimeline, ReportNamesTheLostUpdates) {
 
 TEST(DemoTimeline, MarksEachLostUpdateAndRejectedWrite) {
     TimelineRun run{"without fencing", {}, {}};
-    run.history.operations = {op(0, "r0", 1, "w0-1", 0, 2 * s, "applied"), op(1, "r0", 2, "w1-1", 1 * s, 3 * s, "applied"),
-                              op(1, "r0", 3, "w1-2", 3 * s, 4 * s, "applied"), op(0, "r0", 4, "w0-2", 4 * s, 5 * s, "stale")};
+    run.history.operations = {
+        op(0, "r0", 1, "w0-1", 0, 2 * s, "applied"), op(1, "r0", 2, "w1-1", 1 * s, 3 * s, "applied"),
+        op(1, "r0", 3, "w1-2", 3 * s, 4 * s, "applied"), op(0, "r0", 4, "w0-2", 4 * s, 5 * s, "stale")};
     run.report = make_report(run.history, {{"r0", "w1-1"}});  // w0-1 and w1-2 overwritten
     const std::string html = render_timeline({run});
     // One of each in the legend, then one per operation.
@@ -69,16 +70,21 @@ TEST(DemoTimeline, MarksEachLostUpdateAndRejectedWrite) {
     EXPECT_NE(html.find(rejected_colour), std::string::npos);
 }
 
-TEST(DemoTimeline, LostUpdatesCloseTogetherShareOneLabel) {
+TEST(DemoTimeline, MarksCloseTogetherShareOneLabel) {
     TimelineRun run{"without fencing", {}, {}};
-    run.history.operations = {op(1, "r0", 1, "a", 1000 * ms, 1010 * ms, "applied"), op(1, "r0", 2, "b", 1020 * ms, 1030 * ms, "applied"),
-                              op(1, "r0", 3, "c", 1040 * ms, 1050 * ms, "applied"), op(1, "r0", 4, "d", 9 * s, 10 * s, "applied"),
-                              op(0, "r0", 5, "e", 0, 10 * s, "applied")};
+    run.history.operations = {op(1, "r0", 1, "a", 1000 * ms, 1010 * ms, "applied"),
+                              op(1, "r0", 2, "b", 1020 * ms, 1030 * ms, "applied"),
+                              op(1, "r0", 3, "c", 1040 * ms, 1050 * ms, "applied"),
+                              op(1, "r0", 4, "d", 9 * s, 10 * s, "applied"),
+                              op(0, "r0", 5, "e", 0, 10 * s, "applied"),
+                              op(1, "r0", 6, "f", 9400 * ms, 9600 * ms, "stale")};
     run.report = make_report(run.history, {{"r0", "e"}});
     const std::string html = render_timeline({run});
     EXPECT_EQ(count(html, "class='mark-lost'"), 1 + 4u) << "every lost update keeps its diamond";
     EXPECT_EQ(count(html, ">3 LOST</text>"), 1u);
-    EXPECT_EQ(count(html, ">LOST</text>"), 1 + 1u) << "the legend's and d's";
+    EXPECT_EQ(count(html, ">1 LOST 1 REJECTED</text>"), 1u) << "d and f, written at the same moment";
+    EXPECT_EQ(count(html, ">LOST</text>"), 1u) << "the legend's";
+    EXPECT_EQ(count(html, ">REJECTED</text>"), 1u) << "the legend's";
 }
 
 TEST(DemoTimeline, BothRunsShareTheLongerRunsScale) {

@@ -19,8 +19,8 @@
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
 using local::run_process;
+using nlohmann::json;
 
 std::string find_on_path(const std::vector<std::string>& names) {
     const char* path = std::getenv("PATH");
@@ -52,7 +52,8 @@ Image read_png(const std::filesystem::path& file) {
 // colour management; filled shapes keep their exact colour inside the antialiased edge.
 std::vector<int> rows_with(const Image& image, const std::string& hex, int& pixels) {
     const long value = std::strtol(hex.c_str() + 1, nullptr, 16);
-    const int want[3] = {static_cast<int>(value >> 16 & 0xff), static_cast<int>(value >> 8 & 0xff), static_cast<int>(value & 0xff)};
+    const int want[3] = {static_cast<int>(value >> 16 & 0xff), static_cast<int>(value >> 8 & 0xff),
+                         static_cast<int>(value & 0xff)};
     std::vector<int> rows;
     pixels = 0;
     for (png_uint_32 y = 0; y < image.height; ++y) {
@@ -90,7 +91,8 @@ TEST(DemoTimelineTest, ScreenshotShowsAcceptedRejectedAndLostWrites) {
     const auto page = dir.path() / "timeline.html";
     const auto shot = dir.path() / "timeline.png";
 
-    auto demo = run_process({FENCELOCK_CLI, "demo", "--json", "--duration", "8s", "--seed", "7", "--timeline", page.string()});
+    auto demo =
+        run_process({FENCELOCK_CLI, "demo", "--json", "--duration", "8s", "--seed", "7", "--timeline", page.string()});
     ASSERT_EQ(demo.exit_code, 0) << demo.err;
     const json report = json::parse(demo.out);
     const json& fenced = report.at("fenced");
@@ -103,10 +105,10 @@ TEST(DemoTimelineTest, ScreenshotShowsAcceptedRejectedAndLostWrites) {
     std::stringstream html;
     html << in.rdbuf();
     // One mark per counted outcome, plus the legend's own.
-    EXPECT_EQ(count(html.str(), "class='mark-lost'"), 1 + fenced["lost_updates"].get<std::size_t>() +
-                                                          unfenced["lost_updates"].get<std::size_t>());
-    EXPECT_EQ(count(html.str(), "class='mark-rejected'"), 1 + fenced["stale_rejected"].get<std::size_t>() +
-                                                              unfenced["stale_rejected"].get<std::size_t>());
+    EXPECT_EQ(count(html.str(), "class='mark-lost'"),
+              1 + fenced["lost_updates"].get<std::size_t>() + unfenced["lost_updates"].get<std::size_t>());
+    EXPECT_EQ(count(html.str(), "class='mark-rejected'"),
+              1 + fenced["stale_rejected"].get<std::size_t>() + unfenced["stale_rejected"].get<std::size_t>());
 
     auto browser = run_process({"timeout", "120", chromium, "--headless", "--no-sandbox", "--disable-gpu",
                                 "--user-data-dir=" + (dir.path() / "profile").string(), "--screenshot=" + shot.string(),
@@ -118,8 +120,9 @@ TEST(DemoTimelineTest, ScreenshotShowsAcceptedRejectedAndLostWrites) {
     const Image image = read_png(shot);
     ASSERT_EQ(image.width, 1400u);
 
-    for (const auto& [name, colour] : {std::pair{"accepted", demo::accepted_colour}, std::pair{"rejected", demo::rejected_colour},
-                                       std::pair{"lost update", demo::lost_colour}}) {
+    for (const auto& [name, colour] :
+         {std::pair{"accepted", demo::accepted_colour}, std::pair{"rejected", demo::rejected_colour},
+          std::pair{"lost update", demo::lost_colour}}) {
         int pixels = 0;
         const auto rows = rows_with(image, colour, pixels);
         std::printf("%s %s: %d pixels in %d bands\n", name, colour, pixels, bands(rows));

@@ -51,58 +51,72 @@ std::string bar(double x0, double x1, int y, Outcome o, const std::string& toolt
     const double w = std::max(x1 - x0, 1.5);
     switch (o) {
         case Outcome::rejected:  // hollow: nothing reached the record
-            return fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='10' fill='white' stroke='{}' "
-                               "stroke-width='1.5'><title>{}</title></rect>\n", x0, y + 14, w, rejected_colour, tooltip);
+            return fmt::format(
+                "<rect x='{:.1f}' y='{}' width='{:.1f}' height='10' fill='white' stroke='{}' "
+                "stroke-width='1.5'><title>{}</title></rect>\n",
+                x0, y + 14, w, rejected_colour, tooltip);
         case Outcome::lost:
-            return fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='10' fill='{}' stroke='black' "
-                               "stroke-width='1'><title>{}</title></rect>\n", x0, y + 14, w, lost_colour, tooltip);
+            return fmt::format(
+                "<rect x='{:.1f}' y='{}' width='{:.1f}' height='10' fill='{}' stroke='black' "
+                "stroke-width='1'><title>{}</title></rect>\n",
+                x0, y + 14, w, lost_colour, tooltip);
         case Outcome::accepted:
         case Outcome::no_write:
-            return fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='10' fill='{}'><title>{}</title></rect>\n",
-                               x0, y + 14, w, o == Outcome::accepted ? accepted_colour : no_write_colour, tooltip);
+            return fmt::format(
+                "<rect x='{:.1f}' y='{}' width='{:.1f}' height='10' fill='{}'><title>{}</title></rect>\n", x0, y + 14,
+                w, o == Outcome::accepted ? accepted_colour : no_write_colour, tooltip);
     }
     return {};
 }
 
-// A red square with a white cross where the stale write hit the store.
-std::string rejected_mark(double x, int y, const std::string& tooltip) {
-    return fmt::format("<g class='mark-rejected'><title>{4}</title><rect x='{0:.1f}' y='{1}' width='12' height='12' fill='{2}'/>"
-                       "<path d='M{5:.1f} {6} l8 8 m0 -8 l-8 8' stroke='white' stroke-width='2'/>"
-                       "<text x='{3:.1f}' y='{7}' fill='{2}' font-size='9' font-weight='bold' text-anchor='middle'>REJECTED</text></g>\n",
-                       x - 6, y + 13, rejected_colour, x, tooltip, x - 4, y + 15, y + 10);
-}
-
-// A diamond where the overwritten write was acknowledged, under a label ("LOST", "3 LOST") that
-// the first mark of a tight cluster carries for the whole cluster.
-std::string lost_mark(double x, int y, const std::string& tooltip, const std::string& label) {
-    std::string text;
-    if (!label.empty())
-        text = fmt::format("<text x='{:.1f}' y='{}' fill='{}' font-size='11' font-weight='bold' text-anchor='middle'>{}</text>",
-                           x, y + 10, lost_colour, label);
-    return fmt::format("<g class='mark-lost'><title>{3}</title><path d='M{0:.1f} {1} l8 8 l-8 8 l-8 -8 z' fill='{2}' "
-                       "stroke='black' stroke-width='1'/>{4}</g>\n",
-                       x, y + 11, lost_colour, tooltip, text);
-}
-
-struct LostMark {
+// Where a write's outcome needs a second look: the moment a stale write hit the store (a red
+// square with a white cross) or a lost update was acknowledged (a magenta diamond).
+struct Mark {
+    Outcome outcome;  ///< rejected or lost
     double x;
-    int y;
+    int y;  ///< the row's top
     std::string tooltip;
 };
 
-// Lost updates of one row closer than a label's width share one label.
-std::string lost_marks(std::vector<LostMark> marks) {
-    constexpr double label_width = 34;
-    std::sort(marks.begin(), marks.end(), [](const LostMark& a, const LostMark& b) { return std::pair(a.y, a.x) < std::pair(b.y, b.x); });
+std::string shape(const Mark& m) {
+    if (m.outcome == Outcome::rejected)
+        return fmt::format(
+            "<g class='mark-rejected'><title>{}</title><rect x='{:.1f}' y='{}' width='12' height='12' "
+            "fill='{}'/><path d='M{:.1f} {} l8 8 m0 -8 l-8 8' stroke='white' stroke-width='2'/></g>\n",
+            m.tooltip, m.x - 6, m.y + 13, rejected_colour, m.x - 4, m.y + 15);
+    return fmt::format(
+        "<g class='mark-lost'><title>{}</title><path d='M{:.1f} {} l8 8 l-8 8 l-8 -8 z' fill='{}' "
+        "stroke='black' stroke-width='1'/></g>\n",
+        m.tooltip, m.x, m.y + 11, lost_colour);
+}
+
+// Marks of one row closer than a label's width share one label above them ("LOST", "3 LOST",
+// "2 REJECTED", "1 LOST 2 REJECTED"), in the lost colour when the cluster lost anything.
+std::string marks_with_labels(std::vector<Mark> marks) {
+    constexpr double label_gap = 48;
+    std::sort(marks.begin(), marks.end(),
+              [](const Mark& a, const Mark& b) { return std::pair(a.y, a.x) < std::pair(b.y, b.x); });
     std::string svg;
     for (std::size_t first = 0, next = 0; first < marks.size(); first = next) {
-        for (next = first + 1; next < marks.size() && marks[next].y == marks[first].y &&
-                               marks[next].x - marks[next - 1].x < label_width; ++next) {
+        std::size_t lost = 0, rejected = 0;
+        for (next = first; next < marks.size() && marks[next].y == marks[first].y &&
+                           (next == first || marks[next].x - marks[next - 1].x < label_gap);
+             ++next) {
+            svg += shape(marks[next]);
+            ++(marks[next].outcome == Outcome::lost ? lost : rejected);
         }
-        const std::size_t n = next - first;
-        for (std::size_t i = first; i < next; ++i)
-            svg += lost_mark(marks[i].x, marks[i].y, marks[i].tooltip,
-                             i != first ? "" : n == 1 ? "LOST" : fmt::format("{} LOST", n));
+        auto part = [](std::size_t n, const char* word) {
+            return n == 0 ? std::string() : n == 1 ? std::string(word) : fmt::format("{} {}", n, word);
+        };
+        std::string label = part(lost, "LOST");
+        if (lost > 0 && rejected > 0)
+            label = fmt::format("{} LOST {} REJECTED", lost, rejected);
+        else if (rejected > 0)
+            label = part(rejected, "REJECTED");
+        svg += fmt::format(
+            "<text x='{:.1f}' y='{}' fill='{}' font-size='10' font-weight='bold' text-anchor='middle'>{}</text>\n",
+            (marks[first].x + marks[next - 1].x) / 2, marks[first].y + 10, lost > 0 ? lost_colour : rejected_colour,
+            label);
     }
     return svg;
 }
@@ -114,7 +128,8 @@ std::string lease_lost_mark(double x, int y, const std::string& tooltip) {
 }
 
 std::string legend() {
-    std::string svg = "<svg xmlns='http://www.w3.org/2000/svg' width='1100' height='36' font-family='sans-serif' font-size='12'>\n";
+    std::string svg =
+        "<svg xmlns='http://www.w3.org/2000/svg' width='1100' height='36' font-family='sans-serif' font-size='12'>\n";
     int x = 4;
     auto label = [&](const char* text, int advance) {
         svg += fmt::format("<text x='{}' y='26'>{}</text>\n", x, text);
@@ -122,9 +137,11 @@ std::string legend() {
     };
     svg += bar(x, x + 30, 0, Outcome::accepted, "accepted write");
     x += 36, label("write accepted", 120);
-    svg += bar(x, x + 30, 0, Outcome::rejected, "rejected write") + rejected_mark(x + 24, 0, "stale write rejected");
+    svg += bar(x, x + 30, 0, Outcome::rejected, "rejected write") +
+           marks_with_labels({{Outcome::rejected, x + 24.0, 0, "stale write rejected"}});
     x += 36, label("stale write rejected (fencing)", 210);
-    svg += bar(x, x + 30, 0, Outcome::lost, "lost update") + lost_mark(x + 24, 0, "lost update", "LOST");
+    svg += bar(x, x + 30, 0, Outcome::lost, "lost update") +
+           marks_with_labels({{Outcome::lost, x + 24.0, 0, "lost update"}});
     x += 40, label("lost update: acknowledged, then overwritten", 300);
     svg += bar(x, x + 30, 0, Outcome::no_write, "no write");
     x += 36, label("no write (lease lost first)", 190);
@@ -162,21 +179,26 @@ struct Scale {
 };
 
 std::string axis(const Scale& s, const TimeAxis& a, int plot_bottom, std::int64_t run_ns) {
-    std::string svg = fmt::format("<line x1='{0}' x2='{1}' y1='{2}' y2='{2}' stroke='black'/>\n", left, width - right, plot_bottom);
+    std::string svg =
+        fmt::format("<line x1='{0}' x2='{1}' y1='{2}' y2='{2}' stroke='black'/>\n", left, width - right, plot_bottom);
     for (const auto& tick : a.ticks) {
         const double x = s.x(s.t0 + tick.at_ns);
-        svg += fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#eee'/>"
-                           "<line x1='{0:.1f}' x2='{0:.1f}' y1='{2}' y2='{3}' stroke='black'/>"
-                           "<text x='{0:.1f}' y='{4}' text-anchor='middle'>{5}</text>\n",
-                           x, top, plot_bottom, plot_bottom + 5, plot_bottom + 17, tick.label);
+        svg += fmt::format(
+            "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#eee'/>"
+            "<line x1='{0:.1f}' x2='{0:.1f}' y1='{2}' y2='{3}' stroke='black'/>"
+            "<text x='{0:.1f}' y='{4}' text-anchor='middle'>{5}</text>\n",
+            x, top, plot_bottom, plot_bottom + 5, plot_bottom + 17, tick.label);
     }
-    svg += fmt::format("<text x='4' y='{}'>time</text><text x='{}' y='{}' text-anchor='end' fill='#666'>time since the "
-                       "run started (both runs on one scale)</text>\n", plot_bottom + 17, width - right, plot_bottom + 31);
+    svg += fmt::format(
+        "<text x='4' y='{}'>time</text><text x='{}' y='{}' text-anchor='end' fill='#666'>time since the "
+        "run started (both runs on one scale)</text>\n",
+        plot_bottom + 17, width - right, plot_bottom + 31);
     if (run_ns < a.span_ns) {
         const double x = s.x(s.t0 + run_ns);
-        svg += fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#999' stroke-dasharray='2 2'/>"
-                           "<text x='{0:.1f}' y='{3}' fill='#999' text-anchor='end'>run ended&#160;</text>\n",
-                           x, top, plot_bottom, top - 4);
+        svg += fmt::format(
+            "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#999' stroke-dasharray='2 2'/>"
+            "<text x='{0:.1f}' y='{3}' fill='#999' text-anchor='end'>run ended&#160;</text>\n",
+            x, top, plot_bottom, top - 4);
     }
     return svg;
 }
@@ -187,18 +209,25 @@ std::string faults(const History& h, const Scale& s, int workers) {
     for (const auto& f : h.faults) {
         const double x0 = s.x(f.start_ns), x1 = std::max(s.x(f.end_ns), x0 + 2);
         if (f.target == failover_target) {  // cut, kill, promoted: a line through every row
-            svg += fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='{5}' stroke-dasharray='4 3'/>"
-                               "<text x='{0:.1f}' y='{3}' fill='{5}' text-anchor='middle'>{4}<title>failover: {4}</title></text>\n",
-                               x0, top, top + workers * row_height, top - 6, escape(f.kind), failover_colour);
+            svg += fmt::format(
+                "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='{5}' stroke-dasharray='4 3'/>"
+                "<text x='{0:.1f}' y='{3}' fill='{5}' text-anchor='middle'>{4}<title>failover: {4}</title></text>\n",
+                x0, top, top + workers * row_height, top - 6, escape(f.kind), failover_colour);
         } else if (f.target == "redis") {
-            svg += fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}' opacity='0.35'><title>Redis paused</title></rect>\n",
-                               x0, top, x1 - x0, workers * row_height, redis_pause_colour);
+            svg += fmt::format(
+                "<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}' opacity='0.35'><title>Redis "
+                "paused</title></rect>\n",
+                x0, top, x1 - x0, workers * row_height, redis_pause_colour);
         } else if (const int w = std::atoi(f.target.c_str() + 1); f.kind == "kill") {
-            svg += fmt::format("<text x='{:.1f}' y='{}' font-size='16' fill='black'>&#10006;<title>worker {} killed (SIGKILL)</title></text>\n",
-                               x0 - 5, row_y(w) + 26, w);
+            svg += fmt::format(
+                "<text x='{:.1f}' y='{}' font-size='16' fill='black'>&#10006;<title>worker {} killed "
+                "(SIGKILL)</title></text>\n",
+                x0 - 5, row_y(w) + 26, w);
         } else {
-            svg += fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}' opacity='0.6'><title>worker {} paused (SIGSTOP)</title></rect>\n",
-                               x0, row_y(w) + 4, x1 - x0, row_height - 6, pause_colour, w);
+            svg += fmt::format(
+                "<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}' opacity='0.6'><title>worker {} paused "
+                "(SIGSTOP)</title></rect>\n",
+                x0, row_y(w) + 4, x1 - x0, row_height - 6, pause_colour, w);
         }
     }
     return svg;
@@ -218,14 +247,16 @@ std::string render_run(const TimelineRun& run, const TimeAxis& time_axis) {
         return record_palette[static_cast<std::size_t>(index) % std::size(record_palette)];
     };
 
-    std::string svg = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif' font-size='11'>\n",
-                                  width, plot_bottom + axis_height);
+    std::string svg = fmt::format(
+        "<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif' font-size='11'>\n",
+        width, plot_bottom + axis_height);
     for (int w = 0; w < e.workers; ++w)
-        svg += fmt::format("<text x='4' y='{0}'>worker {1}</text><line x1='{2}' x2='{4}' y1='{3}' y2='{3}' stroke='#ddd'/>\n",
-                           row_y(w) + 23, w, left, row_y(w) + row_height, width - right);
+        svg += fmt::format(
+            "<text x='4' y='{0}'>worker {1}</text><line x1='{2}' x2='{4}' y1='{3}' y2='{3}' stroke='#ddd'/>\n",
+            row_y(w) + 23, w, left, row_y(w) + row_height, width - right);
     svg += axis(s, time_axis, plot_bottom, e.t1 - e.t0) + faults(h, s, e.workers);
     std::string marks;  // drawn last, over the bars of other operations
-    std::vector<LostMark> lost;
+    std::vector<Mark> outcomes;
     for (const auto& op : h.operations) {
         if (op.result == "contended") continue;
         const Outcome o = outcome_of(op, run.report);
@@ -236,18 +267,22 @@ std::string render_run(const TimelineRun& run, const TimeAxis& time_axis) {
         svg += fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='3' fill='{}'/>\n", x0, y + 24,
                            std::max(x1 - x0, 1.5), record_colour(op.record));
         if (x1 - x0 > 28 && o != Outcome::rejected)
-            svg += fmt::format("<text x='{:.1f}' y='{}' fill='white' font-size='9'>{}</text>\n", x0 + 2, y + 22, op.fence);
-        if (o == Outcome::rejected) marks += rejected_mark(s.x(op.write_ns), y, "stale write rejected: " + what);
+            svg +=
+                fmt::format("<text x='{:.1f}' y='{}' fill='white' font-size='9'>{}</text>\n", x0 + 2, y + 22, op.fence);
+        if (o == Outcome::rejected) outcomes.push_back({o, s.x(op.write_ns), y, "stale write rejected: " + what});
         if (o == Outcome::lost)
-            lost.push_back({s.x(op.write_ns), y, "lost update: " + what + " was acknowledged, then overwritten"});
+            outcomes.push_back(
+                {o, s.x(op.write_ns), y, "lost update: " + what + " was acknowledged, then overwritten"});
     }
-    marks += lost_marks(std::move(lost));
+    marks += marks_with_labels(std::move(outcomes));
     for (const auto& loss : h.losses)
-        marks += lease_lost_mark(s.x(loss.at_ns), row_y(loss.worker),
-                                 fmt::format("lease lost ({}): {} fence {}", escape(loss.reason), escape(loss.record), loss.fence));
+        marks += lease_lost_mark(
+            s.x(loss.at_ns), row_y(loss.worker),
+            fmt::format("lease lost ({}): {} fence {}", escape(loss.reason), escape(loss.record), loss.fence));
     std::string key;
     for (const auto& r : records)
-        key += fmt::format("<span style='border-bottom:3px solid {};margin-right:8px'>{}</span>", record_colour(r), escape(r));
+        key += fmt::format("<span style='border-bottom:3px solid {};margin-right:8px'>{}</span>", record_colour(r),
+                           escape(r));
     const Report& rep = run.report;
     return fmt::format(
         "<h2>{}</h2><p>{} attempted, {} accepted, <b>{} stale writes rejected</b>, <b>{} lost updates</b>, {} "
@@ -267,10 +302,12 @@ std::string render_timeline(const std::vector<TimelineRun>& runs) {
     }
     const TimeAxis time_axis = make_time_axis(longest);
     std::string html =
-        "<!doctype html><html><head><meta charset='utf-8'><title>fencelock demo timeline</title><style>body{font-family:"
+        "<!doctype html><html><head><meta charset='utf-8'><title>fencelock demo "
+        "timeline</title><style>body{font-family:"
         "sans-serif;margin:8px}h1{font-size:20px;margin:4px 0}h2{font-size:16px;margin:10px 0 2px}p{margin:2px 0}"
         "</style></head><body><h1>fencelock demo</h1><p>Each bar is one read-modify-write under a lease, from "
-        "acquiring it to the end of the write (hover for record, fence and outcome).</p>\n" + legend();
+        "acquiring it to the end of the write (hover for record, fence and outcome).</p>\n" +
+        legend();
     for (const auto& run : runs) html += render_run(run, time_axis);
     return html + "</body></html>\n";
 }
