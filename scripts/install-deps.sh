@@ -9,6 +9,7 @@ packages=(
   libhiredis-dev libpq-dev libpqxx-dev libsqlite3-dev
   prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
+  chromium libpng-dev  # the demo timeline's screenshot test
 )
 
 missing=()

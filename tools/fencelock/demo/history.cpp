@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <set>
 #include <sstream>
 
 namespace fencelock::demo {
@@ -31,11 +30,12 @@ Report make_report(const History& history, const std::map<std::string, std::stri
         if (op.result == "stale") ++r.stale_rejected;
         if (op.result != "applied") continue;
         ++r.accepted;
-        if (present[op.record][op.id] == 0) ++r.lost_updates;
+        if (present[op.record][op.id] == 0) r.lost_ids.insert(op.id);
     }
     for (const auto& [record, ids] : present)
         for (const auto& [id, count] : ids)
             if (count > 1) r.duplicates += static_cast<std::uint64_t>(count - 1);
+    r.lost_updates = r.lost_ids.size();
     r.leases_lost = history.losses.size();
     for (const auto& f : history.faults) (f.kind == "kill" ? r.kills : r.pauses) += 1;
     return r;

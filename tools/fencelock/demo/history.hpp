@@ -4,6 +4,7 @@
 // pure functions: unit-tested without servers.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct Report {
     std::uint64_t accepted = 0;        ///< writes the store applied (acknowledged appends)
     std::uint64_t stale_rejected = 0;  ///< writes the store refused as stale
     std::uint64_t lost_updates = 0;    ///< acknowledged appends missing from the final records
+    /// The ids of those lost updates (overwritten by a write that read the record before them),
+    /// so the timeline can mark each one; lost_updates == lost_ids.size().
+    std::set<std::string> lost_ids;
     std::uint64_t duplicates = 0;      ///< extra occurrences of an append in the final records
     std::uint64_t leases_lost = 0;
     std::uint64_t aborted = 0;         ///< operations abandoned because the lease was lost first
