@@ -91,7 +91,9 @@ TEST_F(ReplicasCliTest, BadReplicaFlagsExitTwoAndSendNothing) {
         std::string shown;
         for (const auto& a : args) shown += a + " ";
         EXPECT_EQ(result.exit_code, 2) << shown << "\n" << result.out << result.err;
-        EXPECT_NE(result.out.find("invalid_input"), std::string::npos) << shown << result.out;
+        // run keeps stdout for its command: its JSON is stderr's last line.
+        const std::string& json_out = args.front() == "run" ? result.err : result.out;
+        EXPECT_NE(json_out.find("invalid_input"), std::string::npos) << shown << json_out;
         // The flag is named (the worker's --db is never opened, so it cannot be the complaint).
         EXPECT_NE(result.err.find("replica"), std::string::npos) << shown << result.err;
         EXPECT_EQ(connections_received(), connections + 1) << shown;  // only our INFO connected
