@@ -83,7 +83,10 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         // waiter's whose place in Redis's line is ahead of ours: hand it on.
         if (woken_ && reply->queued) queued_.push_back({.kind = Kind::pass_on});
     } else {
-        ++failed_;
+        // A promoted master's failover grace is no transport or server failure: the lock is
+        // taken as far as anyone can know, and the attempt counts as contended.
+        if (reply.error() == errc::failover_grace) ++contended_;
+        else ++failed_;
         last_error_ = reply.error();
         const failure_kind kind = classify(last_error_);
         if (kind == failure_kind::fatal) return {.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_};

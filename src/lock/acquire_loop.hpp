@@ -88,9 +88,11 @@ public:
     AcquireStep done();
 
     unsigned attempts() const noexcept { return attempts_; }
-    /// Attempts Redis refused because another owner held the lock or a fair waiter came first.
+    /// Attempts Redis refused because another owner held the lock or a fair waiter came first,
+    /// and attempts a promoted master's failover grace held back.
     unsigned contended_attempts() const noexcept { return contended_; }
-    /// Attempts that failed with a transport or server error (retried or not).
+    /// Attempts that failed with a transport or server error (retried or not), not counting
+    /// the failover grace.
     unsigned failed_attempts() const noexcept { return failed_; }
     std::chrono::milliseconds holder_ttl() const noexcept { return holder_ttl_; }
     /// Whether the loop may join the local line at all.

@@ -89,6 +89,14 @@ TEST(AcquireLoop, AnErrorIsNoReasonToSubscribe) {
     EXPECT_EQ(s.log(), (Log{"attempt", "sleep", "attempt", "finish acquired"}));
 }
 
+TEST(AcquireLoop, TheFailoverGraceCountsAsContentionNotAsAFailure) {
+    ScriptedAcquire s(plan(5s));
+    s.reply(failure(errc::failover_grace)).reply(failure(errc::server_busy)).reply(granted(3));
+    s.run();
+    EXPECT_EQ(s.loop().contended_attempts(), 1u);
+    EXPECT_EQ(s.loop().failed_attempts(), 1u);  // only the server_busy one
+}
+
 TEST(AcquireLoop, UnknownOutcomesUntilTheDeadlineFreeAPrivateTokensLease) {
     ScriptedAcquire s(plan(50ms));
     for (int i = 0; i < 100; ++i) s.reply(failure(errc::reply_timeout));
