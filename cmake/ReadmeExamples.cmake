@@ -30,9 +30,8 @@ function(fencelock_unindent text out_var)
   set(${out_var} "${text}" PARENT_SCOPE)
 endfunction()
 
-# Checks every ```cpp block of `readme` against its example and sets `out_var` to the example
-# files the README uses (paths relative to `root`).
-function(fencelock_check_readme_examples readme root out_var)
+# Checks every ```cpp block of `readme` against its example (a path relative to `root`).
+function(fencelock_check_readme_examples readme root)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${readme}")
   file(READ "${readme}" text)
   set(used "")
@@ -75,5 +74,4 @@ function(fencelock_check_readme_examples readme root out_var)
   if(NOT used)
     message(FATAL_ERROR "${readme} has no ```cpp block: nothing would check its examples")
   endif()
-  set(${out_var} "${used}" PARENT_SCOPE)
 endfunction()
