@@ -247,6 +247,14 @@ run_peer() {
 
 # --- the redis-benchmark ceiling ------------------------------------------------------------
 
+# A script as the library sends it: each `-- @include NAME` line replaced by lib/NAME.lua next to
+# it, as cmake/EmbedScripts.cmake does at build time (EVAL of the raw file would fail).
+expanded_script() {
+  local dir
+  dir="$(dirname "$1")"
+  awk -v dir="$dir" '/^-- @include [a-z_]+$/ { while ((getline line < (dir "/lib/" $3 ".lua")) > 0) print line; next } { print }' "$1"
+}
+
 # The key arguments of a script, from its header ("-- KEYS[1]  lock key  lock:{R}  ..."), with
 # the resource replaced by redis-benchmark's random placeholder so every call hits fresh keys.
 script_keys() {
@@ -296,14 +304,14 @@ command_calls() {
 run_ceiling() {
   local n_clients="$1" pipeline="$2"
   log "redis-benchmark: acquire and release scripts, $n_clients client(s), pipeline $pipeline, ~$duration each"
-  local acquire_lua="$root/src/redis/scripts/acquire.lua" release_lua="$root/src/redis/scripts/release.lua"
+  local acquire_lua="$root/src/lock/scripts/acquire.lua" release_lua="$root/src/lock/scripts/release.lua"
   local -a acquire_keys release_keys
   mapfile -t acquire_keys < <(script_keys "$acquire_lua")
   mapfile -t release_keys < <(script_keys "$release_lua")
   reset_db
   local acquire_sha release_sha
-  acquire_sha="$(rcli SCRIPT LOAD "$(cat "$acquire_lua")")"
-  release_sha="$(rcli SCRIPT LOAD "$(cat "$release_lua")")"
+  acquire_sha="$(rcli SCRIPT LOAD "$(expanded_script "$acquire_lua")")"
+  release_sha="$(rcli SCRIPT LOAD "$(expanded_script "$release_lua")")"
   # ARGV as fencelock sends them: owner, lease ms (60 s: nothing expires mid-run), max hold ms,
   # host, pid, label, fair mode off, line slot ms. A script ignores arguments it does not read.
   local acquire_cmd=(EVALSHA "$acquire_sha" "${#acquire_keys[@]}" "${acquire_keys[@]}"
@@ -351,6 +359,25 @@ run_ceiling() {
 
 # --- the whole run --------------------------------------------------------------------------
 
+# The run's record: COMMAND, the machine and versions it ran on, the raw JSON lines, TABLE.
+run_record() {
+  local command="$1" table="$2"
+  echo "Command: \`$command\`"
+  echo
+  echo "- machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), $(uname -sr)"
+  echo "- load average (1, 5, 15 min) before the run: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "- pinning: redis-server \`${pin_server[*]:-none}\`, clients \`${pin_client[*]:-none}\`"
+  echo "- redis-server $(redis-server --version | grep -o 'v=[^ ]*' | cut -c3-), node $(node --version)"
+  echo "- fencelock: $fencelock_bin, built $(date -u -r "$fencelock_bin" '+%F %H:%M UTC'); repository at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' with uncommitted changes')"
+  echo "- npm peers: $(cd "$peers_dir" && npm ls --depth=0 2>/dev/null | tail -n +2 | sed 's/^[^a-z@]*//' | grep . | paste -sd, - | sed 's/,/, /g')"
+  echo
+  echo '```'
+  cat "$results"
+  echo '```'
+  echo
+  echo "$table"
+}
+
 save_results() {
   local table="$1" out date
   date="$(date +%F)"
@@ -360,39 +387,32 @@ save_results() {
   {
     echo "# Side-by-side lock benchmark, $(date -u '+%F %H:%M UTC')"
     echo
-    echo "Command: \`bench/compare.sh --duration $duration --clients $clients --retry-ms $retry_ms --save\`"
-    echo
-    echo "- machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), $(uname -sr)"
-    echo "- load average (1, 5, 15 min) before the run: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "- pinning: redis-server \`${pin_server[*]:-none}\`, clients \`${pin_client[*]:-none}\`"
-    echo "- redis-server $(redis-server --version | grep -o 'v=[^ ]*' | cut -c3-), node $(node --version)"
-    echo "- fencelock: $fencelock_bin, built $(date -u -r "$fencelock_bin" '+%F %H:%M UTC'); repository at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' with uncommitted changes')"
-    echo "- npm peers: $(cd "$peers_dir" && npm ls --depth=0 2>/dev/null | tail -n +2 | sed 's/^[^a-z@]*//' | grep . | paste -sd, - | sed 's/,/, /g')"
-    echo
-    echo '```'
-    cat "$results"
-    echo '```'
-    echo
-    echo "$table"
+    run_record "bench/compare.sh --duration $duration --clients $clients --retry-ms $retry_ms --save" "$table"
   } >"$out"
   log "saved $out"
 }
 
 load_before=""
-main() {
-  load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
-  parse_args "$@"
+# Everything a run needs before its first measurement; NAME names its scratch folder. Call
+# after parsing the arguments (load_before is read first, before anything is installed).
+prepare_run() {
   ensure_packages
   ensure_fencelock
   ensure_peers
   choose_cpus
-  workdir="$(mktemp -d "${TMPDIR:-/tmp}/fencelock-compare.XXXXXX")"
+  workdir="$(mktemp -d "${TMPDIR:-/tmp}/fencelock-$1.XXXXXX")"
   trap cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
   results="$workdir/results.jsonl"
   : >"$results"
   start_redis
+}
+
+main() {
+  load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+  parse_args "$@"
+  prepare_run compare
 
   local peers=(node-redlock sesame-redlock redis-semaphore) peer n
   for n in 1 "$clients"; do
@@ -415,4 +435,5 @@ main() {
   return 0
 }
 
-main "$@"
+# Sourced (bench/hot_sweep.sh uses its helpers), it defines the functions and runs nothing.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

@@ -21,6 +21,10 @@ struct BenchArgs {
     std::string lease = "10s";
     bool fair = false;
     int connections = 1;
+    /// hot: processes the contenders are spread over (1: threads of this process only).
+    int processes = 1;
+    /// hot: this is one of those processes (hidden): wait for the start, print the raw sample.
+    bool as_child = false;
     ReplicaFlags replicas;
 };
 

@@ -1,13 +1,16 @@
-// bench --scenario hot: N contenders in one process, sharing one client, take turns on a
-// single resource. Measures handoffs per second, the wait for the lock, refused attempts per
-// grant, commands the server ran per grant, and fairness between contenders.
+// bench --scenario hot: N contenders take turns on a single resource, in one process sharing
+// one client (threads), or spread over --processes P processes of their own (each a client).
+// Measures handoffs per second, the wait for the lock, refused attempts per grant, commands
+// the server ran per grant, and fairness between contenders.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <iostream>
 #include <stop_token>
 #include <thread>
 
 #include "bench.hpp"
+#include "bench_processes.hpp"
 
 namespace fencelock::cli {
 namespace {
@@ -21,17 +24,20 @@ struct Contender {
     std::error_code first_error;
 };
 
-}  // namespace
+const ResourceName& hot_resource() {
+    static const auto resource = *ResourceName::make(std::string(bench_prefix) + "-hot");
+    return resource;
+}
 
-int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
-                  const AcquireOptions& base) {
+// `a.clients` contender threads on one client; `ready` runs once the client exists, before the
+// first contender starts (a child process waits there for the parent's start signal).
+HotSample run_contenders(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
+                         const AcquireOptions& base, const std::function<void()>& ready) {
     auto client = make_client(g, {}, static_cast<std::size_t>(a.connections));
-    const auto resource = *ResourceName::make(std::string(bench_prefix) + "-hot");
     AcquireOptions options = base;
     options.wait = duration + std::chrono::seconds(10);  // every contender keeps waiting
     options.fair = a.fair;
-    const RedisTarget target = redis_target(g);
-    const auto commands_before = server_commands(target);
+    ready();
 
     std::vector<Contender> contenders(static_cast<std::size_t>(a.clients));
     std::stop_source stop;
@@ -41,7 +47,7 @@ int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::millisecond
         threads.emplace_back([&] {
             while (!stop.stop_requested()) {
                 const auto t0 = clock::now();
-                auto got = client.acquire(resource, options, stop.get_token());
+                auto got = client.acquire(hot_resource(), options, stop.get_token());
                 if (!got || !got->acquired()) {
                     if (!got && !c.first_error) c.first_error = got.error();
                     if (!got) ++c.errors;
@@ -49,7 +55,7 @@ int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::millisecond
                 }
                 c.wait_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
                 c.attempts += got->attempts;
-                auto released = client.release(resource, got->lease->owner);
+                auto released = client.release(hot_resource(), got->lease->owner);
                 if (!released || *released != ReleaseStatus::released) ++c.errors;
             }
         });
@@ -57,38 +63,68 @@ int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::millisecond
     std::this_thread::sleep_for(duration);  // the measurement window itself
     stop.request_stop();
     threads.clear();
-    const double elapsed = std::chrono::duration<double>(clock::now() - started).count();
-    const auto commands_after = server_commands(target);
 
-    std::vector<std::int64_t> waits;
-    std::uint64_t attempts = 0, errors = 0;
-    std::size_t most = 0, fewest = SIZE_MAX;
-    std::error_code first_error;
-    for (const auto& c : contenders) {
-        waits.insert(waits.end(), c.wait_us.begin(), c.wait_us.end());
-        attempts += c.attempts;
-        errors += c.errors;
-        most = std::max(most, c.wait_us.size());
-        fewest = std::min(fewest, c.wait_us.size());
-        if (!first_error) first_error = c.first_error;
+    HotSample sample;
+    sample.elapsed_s = std::chrono::duration<double>(clock::now() - started).count();
+    for (auto& c : contenders) {
+        sample.wait_us.push_back(std::move(c.wait_us));
+        sample.attempts += c.attempts;
+        sample.errors += c.errors;
+        if (!sample.first_error) sample.first_error = c.first_error;
     }
-    if (waits.empty() && first_error) return redis_failure(first_error);
+    return sample;
+}
+
+}  // namespace
+
+nlohmann::json hot_summary(const BenchArgs& a, const HotSample& sample) {
+    std::vector<std::int64_t> waits;
+    std::size_t most = 0, fewest = SIZE_MAX;
+    for (const auto& w : sample.wait_us) {
+        waits.insert(waits.end(), w.begin(), w.end());
+        most = std::max(most, w.size());
+        fewest = std::min(fewest, w.size());
+    }
     std::sort(waits.begin(), waits.end());
     const auto grants = static_cast<double>(waits.size());
-    nlohmann::json out{{"scenario", "hot"},
-                       {"clients", a.clients},
-                       {"fair", a.fair},
-                       {"duration_s", elapsed},
-                       {"acquisitions", waits.size()},
-                       {"handoffs_per_sec", grants / elapsed},
-                       {"wait_p50_us", percentile(waits, 0.50)},
-                       {"wait_p99_us", percentile(waits, 0.99)},
-                       {"wait_max_us", waits.empty() ? 0 : waits.back()},
-                       {"failed_attempts_per_success", grants > 0 ? (static_cast<double>(attempts) - grants) / grants : 0.0},
-                       // A contender that never got the lock makes the ratio infinite: null.
-                       {"fairness", fewest > 0 ? nlohmann::json(static_cast<double>(most) / static_cast<double>(fewest))
-                                               : nlohmann::json(nullptr)},
-                       {"errors", errors}};
+    const double attempts = static_cast<double>(sample.attempts);
+    return {{"scenario", "hot"},
+            {"clients", a.clients},
+            {"processes", a.processes},
+            {"fair", a.fair},
+            {"duration_s", sample.elapsed_s},
+            {"acquisitions", waits.size()},
+            {"handoffs_per_sec", grants / sample.elapsed_s},
+            {"wait_p50_us", percentile(waits, 0.50)},
+            {"wait_p99_us", percentile(waits, 0.99)},
+            {"wait_max_us", waits.empty() ? 0 : waits.back()},
+            {"failed_attempts_per_success", grants > 0 ? (attempts - grants) / grants : 0.0},
+            // A contender that never got the lock makes the ratio infinite: null.
+            {"fairness", fewest > 0 ? nlohmann::json(static_cast<double>(most) / static_cast<double>(fewest))
+                                    : nlohmann::json(nullptr)},
+            {"errors", sample.errors}};
+}
+
+int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
+                  const AcquireOptions& base) {
+    if (a.as_child) {
+        // A contender process of `--processes`: the parent counts and cleans up.
+        HotSample sample = run_contenders(g, a, duration, base, await_start_signal);
+        if (sample.wait_us.empty() && sample.first_error) return redis_failure(sample.first_error);
+        write_child_sample(std::cout, sample);
+        return exit_ok;
+    }
+    const RedisTarget target = redis_target(g);
+    const auto commands_before = server_commands(target);
+    std::expected<HotSample, ChildFailure> sample =
+        a.processes > 1 ? run_contender_processes(g, a) : run_contenders(g, a, duration, base, [] {});
+    if (!sample) return fail(sample.error().exit_code, "bench", sample.error().message);
+    const auto commands_after = server_commands(target);
+    const bool granted = std::ranges::any_of(sample->wait_us, [](const auto& w) { return !w.empty(); });
+    if (!granted && sample->first_error) return redis_failure(sample->first_error);
+
+    nlohmann::json out = hot_summary(a, *sample);
+    const double grants = out["acquisitions"].get<double>();
     // Both INFO calls count too: subtract them.
     if (commands_before && commands_after && grants > 0)
         out["commands_per_acquisition"] = static_cast<double>(*commands_after - *commands_before - 1) / grants;

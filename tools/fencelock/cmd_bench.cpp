@@ -151,6 +151,9 @@ int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
     apply_replica_flags(cmd, a.replicas, g, options);
     if (a.connections < 1 || a.connections > 64) throw InputError{"--connections", "must be from 1 to 64"};
     if (a.leases < 1 || a.leases > 1'000'000) throw InputError{"--leases", "must be from 1 to 1000000"};
+    if (a.processes < 1 || a.processes > 64) throw InputError{"--processes", "must be from 1 to 64"};
+    if (a.processes > 1 && a.scenario != "hot") throw InputError{"--processes", "applies to --scenario hot only"};
+    if (a.processes > a.clients) throw InputError{"--processes", "must not exceed --clients (each process runs at least one contender)"};
     using Scenario = int (*)(const Globals&, const BenchArgs&, std::chrono::milliseconds, const AcquireOptions&);
     Scenario scenario = a.scenario == "keeper" ? run_keeper_bench
                         : a.scenario == "hot"  ? run_hot_bench
@@ -158,6 +161,7 @@ int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
                                                    : nullptr;
     if (scenario == nullptr) throw InputError{"--scenario", "must be distinct, hot or keeper"};
     const RedisTarget target = redis_target(g);
+    if (a.as_child) return scenario(g, a, duration, options);  // the parent removes the keys
     if (auto removed = remove_bench_keys(target); !removed) return redis_failure(removed.error());
     const int code = scenario(g, a, duration, options);
     if (auto removed = remove_bench_keys(target); !removed)
@@ -183,6 +187,9 @@ void register_bench_command(Program& p) {
     cmd->add_flag("--fair", args->fair, "hot: contenders wait in the fair (FIFO) line");
     cmd->add_option("--leases", args->leases, "keeper: leases held and renewed (default 10000)");
     cmd->add_option("--clients", args->clients, "concurrent lockers (threads) sharing one client (default 1)");
+    cmd->add_option("--processes", args->processes,
+                    "hot: spread the --clients contenders over this many processes, each with its own client (default 1)");
+    cmd->add_flag("--as-child", args->as_child)->group("");  // a contender process of --processes
     cmd->add_option("--duration", args->duration, "measurement time (default 5s)");
     cmd->add_option("--lease", args->lease, "lease length per cycle (default 10s)");
     add_replica_flags(*cmd, args->replicas);

@@ -151,6 +151,9 @@ TEST_F(CliTest, BadInputExitsTwoAndChangesNothing) {
         {"bench", "--scenario", "hot", "--connections", "0"},
         {"bench", "--connections", "65"},
         {"bench", "--scenario", "keeper", "--leases", "0"},
+        {"bench", "--scenario", "hot", "--clients", "2", "--processes", "3"},
+        {"bench", "--scenario", "hot", "--clients", "2", "--processes", "0"},
+        {"bench", "--scenario", "distinct", "--clients", "4", "--processes", "2"},
         {"no-such-command"},
 #ifdef FENCELOCK_WITH_STORE
         // Refused before the run: it used to run for half a minute, say "timeline written" and write nothing.
@@ -192,6 +195,15 @@ TEST_F(CliTest, BenchLeavesTheDatabaseAsItFoundIt) {
         ASSERT_EQ(r.exit_code, 0) << scenario << ": " << r.err;
         EXPECT_EQ(redis->cli({"KEYS", "*"}) + "\n", before) << scenario;
     }
+    // Contenders in processes of their own: one summary over all of them, keys removed once.
+    auto spread = fencelock({"bench", "--scenario", "hot", "--clients", "5", "--processes", "2", "--duration", "300ms"});
+    ASSERT_EQ(spread.exit_code, 0) << spread.err;
+    const json s = parse_one_object(spread);
+    EXPECT_EQ(s["processes"], 2);
+    EXPECT_EQ(s["clients"], 5);
+    EXPECT_GT(s["acquisitions"].get<int>(), 0) << s;
+    EXPECT_EQ(s["errors"], 0) << s;
+    EXPECT_EQ(redis->cli({"KEYS", "*"}) + "\n", before);
 }
 
 TEST_F(CliTest, AnEvictingRedisIsRefusedWithExitFourNamingThePolicy) {
