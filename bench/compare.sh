@@ -328,7 +328,7 @@ run_ceiling() {
   acq="$rb_result"
   local acquire_calls release_calls
   acquire_calls="$(redis_calls)"
-  evalsha="$(command_calls evalsha)"; grants="$(command_calls incr)"
+  evalsha="$(command_calls evalsha)"; grants="$(command_calls set)"  # a grant writes the fence once
   local acquire_grant_ratio
   acquire_grant_ratio="$(python3 -c "print($grants / $evalsha if $evalsha else 'null')")"
   rcli FLUSHALL >/dev/null
