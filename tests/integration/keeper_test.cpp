@@ -117,9 +117,10 @@ TEST_F(LockTest, UnreachableRedisLosesTheLeaseAtSafeUntil) {
 TEST_F(LockTest, ReleaseStopsRenewalBeforeDeletingTheLock) {
     auto c = client();
     const auto r = resource("kept:release");
-    auto held = c.hold(r, {.lease = 60ms});
+    // Long enough that a loaded machine (ASan, parallel tests) does not lose it before two renewals.
+    auto held = c.hold(r, {.lease = 600ms});
     ASSERT_TRUE(held && held->acquired());
-    ASSERT_TRUE(eventually([&] { return held->lease->renewals() >= 2; }, 5s));
+    ASSERT_TRUE(eventually([&] { return held->lease->renewals() >= 2; }, 10s));
     auto released = held->lease->release();
     ASSERT_TRUE(released);
     EXPECT_EQ(*released, ReleaseStatus::released);

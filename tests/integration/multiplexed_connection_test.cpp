@@ -50,6 +50,8 @@ protected:
         const auto before = stats(c).writes;
         std::jthread t([&c, &out] { out = send(c, {"BLPOP", "gate", "0"}); });
         EXPECT_TRUE(eventually([&] { return stats(c).writes > before; }));
+        // Written is not yet in flight: a first write may be the handshake. Blocked in Redis is.
+        EXPECT_TRUE(eventually([&] { return redis->cli({"INFO", "clients"}).find("blocked_clients:1") != std::string::npos; }));
         return t;
     }
     void release_blocker() { redis->cli({"LPUSH", "gate", "open"}); }

@@ -101,8 +101,10 @@ TEST_F(PostgresTest, DeadlockIsRetried) {
     ASSERT_TRUE(rb) << rb.error().detail;
     EXPECT_EQ(ra->status, TransactStatus::committed);
     EXPECT_EQ(rb->status, TransactStatus::committed);
-    EXPECT_EQ(ra->attempts + rb->attempts, 3u) << "one of them was retried once";
-    EXPECT_EQ(ca + cb, 3u);
+    // PostgreSQL aborts one of them, and rarely, on a loaded machine, both (each backend's
+    // deadlock check can find the cycle before the other's abort has released its locks).
+    EXPECT_GE(ra->attempts + rb->attempts, 3u) << "one of them at least was retried";
+    EXPECT_EQ(ra->attempts + rb->attempts, ca + cb) << "attempts counts every run of the mutation";
 }
 
 TEST_F(PostgresTest, DeadlockWithoutRetriesIsExhausted) {

@@ -82,7 +82,9 @@ TEST_F(RunTest, ServesMetricsThatMatchTheScenario) {
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     // CMD ignores SIGTERM and waits on the fifo, so fencelock stays up (in its grace period)
     // after the loss until the test has scraped.
-    const pid_t run = start(run_args("metered", {"--lease", "150ms", "--grace", "60s", "--metrics-addr",
+    // 600 ms: three renewals come within 1 s, and a loaded machine (ASan, parallel tests) does
+    // not miss one long enough to lose the lease by expiry, which the counts below rule out.
+    const pid_t run = start(run_args("metered", {"--lease", "600ms", "--grace", "60s", "--metrics-addr",
                                                  "127.0.0.1:" + std::to_string(port)},
                                      std::string(announce) + "trap '' TERM; read line < " + fifo));
     ASSERT_GT(wait_started(), 0);
