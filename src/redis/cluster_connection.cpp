@@ -1,6 +1,7 @@
 #include "redis/cluster_connection.hpp"
 
 #include <algorithm>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -57,12 +58,26 @@ public:
             if (g == groups.end()) g = groups.insert(groups.end(), Group{*node, {}});
             g->members.push_back(i);
         }
-        std::vector<Reply> replies(commands.size());
-        std::vector<std::size_t> resend;
-        for (const Group& g : groups) {
+        // Every node's part at once: the first on this thread, the others on their own, so the
+        // batch takes the slowest node's round trip, not the sum of them.
+        using Part = std::expected<std::vector<Reply>, std::error_code>;
+        auto send_part = [&](const Group& g) -> Part {
             std::vector<std::vector<std::string_view>> part;
             for (std::size_t i : g.members) part.push_back(commands[i]);
-            auto got = node(g.node).pipeline(part);
+            return node(g.node).pipeline(part);
+        };
+        std::vector<std::future<Part>> others;
+        for (std::size_t k = 1; k < groups.size(); ++k)
+            others.push_back(std::async(std::launch::async, send_part, std::cref(groups[k])));
+        std::vector<Part> parts;
+        parts.push_back(send_part(groups.front()));
+        for (auto& f : others) parts.push_back(f.get());
+
+        std::vector<Reply> replies(commands.size());
+        std::vector<std::size_t> resend;
+        for (std::size_t k = 0; k < groups.size(); ++k) {
+            const Group& g = groups[k];
+            auto& got = parts[k];
             if (!got && got.error() != errc::unavailable) return std::unexpected(got.error());
             for (std::size_t j = 0; j < g.members.size(); ++j) {
                 // Not written (unavailable), or refused by a redirect: sent again on its own.
@@ -79,6 +94,12 @@ public:
             replies[i] = std::move(*again);
         }
         return replies;
+    }
+
+    std::optional<ServerAddress> master_hint(std::string_view key) {
+        std::lock_guard lock(map_mutex_);
+        if (epoch_ == 0) return std::nullopt;
+        return map_.master_of(key_slot(key));
     }
 
     std::expected<std::vector<Connection*>, std::error_code> masters() {
@@ -254,6 +275,11 @@ std::unique_ptr<Connection> make_endpoint_connection(ConnectionSettings settings
 std::expected<std::vector<Connection*>, std::error_code> each_master(Connection& c) {
     if (auto* cluster = dynamic_cast<ClusterConnection*>(&c)) return cluster->masters();
     return std::vector<Connection*>{&c};
+}
+
+std::optional<ServerAddress> master_hint(Connection& c, std::string_view key) {
+    if (auto* cluster = dynamic_cast<ClusterConnection*>(&c)) return cluster->master_hint(key);
+    return std::nullopt;
 }
 
 }  // namespace fencelock::detail

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "cluster/cluster_fixture.hpp"
 #include "fencelock/client.hpp"
 #include "local_servers/cluster_group.hpp"
 #include "local_servers/sentinel_group.hpp"
@@ -37,20 +38,13 @@ std::size_t index_of(local::ClusterGroup& group, std::uint16_t port) {
     throw std::runtime_error("no server on " + std::to_string(port));
 }
 
-ResourceName on_master(const local::ClusterGroup& group, std::uint16_t port, const std::string& stem) {
-    for (int i = 0;; ++i) {
-        auto r = *ResourceName::make(stem + std::to_string(i));
-        if (local::slot_master_port(group.ports().front(), detail::key_slot("{" + r.str() + "}")) == port) return r;
-    }
-}
-
 TEST(ClusterFailover, AKilledMasterIsReplacedAndFencesStayAboveEveryFenceIssuedBefore) {
     // Healthy shards keep serving while one has no master (see RUNBOOK, node failure).
     local::ClusterGroup group({.node_timeout_ms = 1000, .server_args = {"--cluster-require-full-coverage", "no"}});
     const auto masters = local::master_ports(group.ports().front());
     const std::uint16_t doomed = masters[0];
-    const auto r = on_master(group, doomed, "failover:");
-    const auto kept_r = on_master(group, masters[1], "kept:");
+    const auto r = resource_on(group, doomed, "failover:");
+    const auto kept_r = resource_on(group, masters[1], "kept:");
     auto c = LockClient::create({.endpoint = *parse_redis_url(group.url())});
     ASSERT_TRUE(c.has_value());
 

@@ -76,4 +76,11 @@ ResourceName resource_on(std::uint16_t port, const std::string& stem) {
     }
 }
 
+ResourceName resource_on(const local::ClusterGroup& group, std::uint16_t port, const std::string& stem) {
+    for (int i = 0;; ++i) {
+        auto r = *ResourceName::make(stem + std::to_string(i));
+        if (local::slot_master_port(group.ports().front(), slot_of(r)) == port) return r;
+    }
+}
+
 }  // namespace fencelock::test_support

@@ -50,4 +50,8 @@ std::vector<ResourceName> in_slot_of(const ResourceName& first, const std::strin
 /// reruns against a shared cluster never meet old keys).
 ResourceName resource_on(std::uint16_t port, const std::string& stem);
 
+/// A resource named `stem` plus a number whose keys live on the master at `port` of `group`
+/// (a cluster a test started for itself).
+ResourceName resource_on(const local::ClusterGroup& group, std::uint16_t port, const std::string& stem);
+
 }  // namespace fencelock::test_support
