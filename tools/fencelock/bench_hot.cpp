@@ -31,7 +31,8 @@ int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::millisecond
     options.wait = duration + std::chrono::seconds(10);  // every contender keeps waiting
     options.fair = a.fair;
     const RedisTarget target = redis_target(g);
-    const auto commands_before = server_commands(target);
+    ServerCommandCounter server(target);
+    const auto commands_before = server.read();
 
     std::vector<Contender> contenders(static_cast<std::size_t>(a.clients));
     std::stop_source stop;
@@ -58,7 +59,7 @@ int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::millisecond
     stop.request_stop();
     threads.clear();
     const double elapsed = std::chrono::duration<double>(clock::now() - started).count();
-    const auto commands_after = server_commands(target);
+    const auto commands_after = server.read();
 
     std::vector<std::int64_t> waits;
     std::uint64_t attempts = 0, errors = 0;
@@ -89,9 +90,8 @@ int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::millisecond
                        {"fairness", fewest > 0 ? nlohmann::json(static_cast<double>(most) / static_cast<double>(fewest))
                                                : nlohmann::json(nullptr)},
                        {"errors", errors}};
-    // Both INFO calls count too: subtract them.
     if (commands_before && commands_after && grants > 0)
-        out["commands_per_acquisition"] = static_cast<double>(*commands_after - *commands_before - 1) / grants;
+        out["commands_per_acquisition"] = static_cast<double>(*commands_after - *commands_before) / grants;
     emit(out);
     return exit_ok;
 }
