@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -59,7 +60,7 @@ private:
     void run(std::stop_token stop);
     Lane& lane_for(const KeptLease& lease);
     void send(Lane& lane, std::stop_token stop);
-    void apply(Batch& batch, const AcknowledgedBatch& results, steady_time sent, steady_time received);
+    void apply(std::span<const std::shared_ptr<KeptLease>> batch, const AcknowledgedBatch& results, steady_time sent, steady_time received);
     void mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason);
     void fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost);
 
