@@ -21,17 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The index of the server whose ROLE says it replicates the master at `port`.
-std::size_t replica_of(local::ClusterGroup& group, std::uint16_t port) {
-    for (std::size_t i = 0; i < group.servers(); ++i) {
-        std::istringstream role(group.server(i).cli({"ROLE"}));
-        std::string kind, host, master_port;
-        role >> kind >> host >> master_port;
-        if (kind == "slave" && master_port == std::to_string(port)) return i;
-    }
-    throw std::runtime_error("no replica of " + std::to_string(port));
-}
-
 std::size_t index_of(local::ClusterGroup& group, std::uint16_t port) {
     for (std::size_t i = 0; i < group.servers(); ++i)
         if (group.server(i).port() == port) return i;
