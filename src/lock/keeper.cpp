@@ -22,7 +22,12 @@ Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<Connectio
                std::shared_ptr<LockObserver> observer)
     : connection_(std::move(connection)), pool_(std::move(pool)), prefix_(std::move(key_prefix)),
       observer_(std::move(observer)),
-      thread_([this](std::stop_token stop) { run(stop); }) {}
+      thread_([this](std::stop_token stop) { run(stop); }) {
+    // The lane of a single server (or of a cluster before its map is loaded) is ready before
+    // the first renewal, as the one sender was: no thread start delays it.
+    std::lock_guard lock(mutex_);
+    (void)lane_for_node(std::nullopt);
+}
 
 Keeper::~Keeper() {
     thread_.request_stop();
@@ -89,7 +94,10 @@ void Keeper::mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reaso
 // The lane of a lease's node, made (with its sender thread) the first time that node appears.
 // master_hint does no I/O: the timer thread never waits for the network.
 Keeper::Lane& Keeper::lane_for(const KeptLease& lease) {
-    const std::optional<ServerAddress> node = master_hint(*connection_, lease.lock_key);
+    return lane_for_node(master_hint(*connection_, lease.lock_key));
+}
+
+Keeper::Lane& Keeper::lane_for_node(const std::optional<ServerAddress>& node) {
     for (auto& lane : lanes_)
         if (lane->node == node) return *lane;
     auto& lane = *lanes_.emplace_back(std::make_unique<Lane>());

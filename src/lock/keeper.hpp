@@ -59,6 +59,7 @@ private:
 
     void run(std::stop_token stop);
     Lane& lane_for(const KeptLease& lease);
+    Lane& lane_for_node(const std::optional<ServerAddress>& node);
     void send(Lane& lane, std::stop_token stop);
     void apply(std::span<const std::shared_ptr<KeptLease>> batch, const AcknowledgedBatch& results, steady_time sent, steady_time received);
     void mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason);
