@@ -5,24 +5,35 @@
 #include "lock/calls/release_call.hpp"
 #include "lock/calls/renew_call.hpp"
 #include "lock/lock_events.hpp"
+#include "redis/cluster_connection.hpp"
 
 namespace fencelock::detail {
 
 using std::chrono::steady_clock;
 using State = KeptLease::State;
 
+// The most renewals in one round trip. The command timeout bounds a whole pipeline, and Redis
+// runs renew.lua for about 10 µs each: 100,000 leases due at once in one pipeline took longer
+// than the 1 s default and were all lost to the timeout (bench --leases 100000). A lane sends
+// a larger batch as consecutive round trips of this size, each counted from its own send.
+constexpr std::size_t max_round_trip = 1000;
+
 Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
                std::shared_ptr<LockObserver> observer)
     : connection_(std::move(connection)), pool_(std::move(pool)), prefix_(std::move(key_prefix)),
       observer_(std::move(observer)),
-      sender_([this](std::stop_token stop) { send(stop); }),
-      thread_([this](std::stop_token stop) { run(stop); }) {}
+      thread_([this](std::stop_token stop) { run(stop); }) {
+    // The lane of a single server (or of a cluster before its map is loaded) is ready before
+    // the first renewal, as the one sender was: no thread start delays it.
+    std::lock_guard lock(mutex_);
+    (void)lane_for_node(std::nullopt);
+}
 
 Keeper::~Keeper() {
     thread_.request_stop();
-    sender_.request_stop();
-    if (thread_.joinable()) thread_.join();
-    if (sender_.joinable()) sender_.join();  // after a batch on the wire returns
+    if (thread_.joinable()) thread_.join();  // no lane is made after this
+    for (auto& lane : lanes_) lane->sender.request_stop();
+    for (auto& lane : lanes_) lane->sender.join();  // after a batch on the wire returns
 }
 
 void Keeper::add(const std::shared_ptr<KeptLease>& lease) {
@@ -80,10 +91,26 @@ void Keeper::mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reaso
     lost_.push_back(lease);
 }
 
+// The lane of a lease's node, made (with its sender thread) the first time that node appears.
+// master_hint does no I/O: the timer thread never waits for the network.
+Keeper::Lane& Keeper::lane_for(const KeptLease& lease) {
+    return lane_for_node(master_hint(*connection_, lease.lock_key));
+}
+
+Keeper::Lane& Keeper::lane_for_node(const std::optional<ServerAddress>& node) {
+    for (auto& lane : lanes_)
+        if (lane->node == node) return *lane;
+    auto& lane = *lanes_.emplace_back(std::make_unique<Lane>());
+    lane.node = node;
+    lane.open = true;
+    lane.sender = std::jthread([this, &lane](std::stop_token stop) { send(lane, stop); });
+    return lane;
+}
+
 // The timer thread: sleep until the earliest renewal or deadline among the leases, then
 // (1) declare lost every lease whose safe_until has passed, a lease with a renewal still on the
-// wire included (the reply could only come too late), (2) hand every lease that is due to the
-// sender as one batch, if the sender is idle, (3) run the stop tokens and callbacks of lost
+// wire included (the reply could only come too late), (2) hand every lease that is due to its
+// node's lane, as one batch per lane, if that lane is idle, (3) run the stop tokens and callbacks of lost
 // leases outside the lock. It never waits for the network, so a loss is reported at
 // safe_until plus scheduling delay, whatever the command timeout.
 void Keeper::run(std::stop_token stop) {
@@ -92,7 +119,7 @@ void Keeper::run(std::stop_token stop) {
     while (!stop.stop_requested()) {
         const auto now = steady_clock::now();
         auto wake = now + std::chrono::hours(1);
-        const bool sender_idle = batch_.empty();
+        for (auto& lane : lanes_) lane->open = lane->batch.empty();
         for (const auto& lease : leases_) {
             if (lease->state != State::active || lease->leaving) continue;
             if (expired(now, lease->deadline())) {
@@ -105,17 +132,18 @@ void Keeper::run(std::stop_token stop) {
                 // Wake when the earliest renewal is due (not when it first may go early):
                 // that batch then sweeps up every lease due within the next quarter interval.
                 wake = std::min(wake, lease->next_renewal);
-            } else if (sender_idle) {
+            } else if (Lane& lane = lane_for(*lease); lane.open) {
                 lease->in_flight = true;
-                batch_.push_back(lease);
+                lane.batch.push_back(lease);
                 if (now > lease->next_renewal)
                     stats_.max_send_lateness = std::max(
                         stats_.max_send_lateness,
                         std::chrono::duration_cast<std::chrono::microseconds>(now - lease->next_renewal));
             }
-            // Due while the sender is busy: its completion wakes this loop (dirty_).
+            // Due while its lane is busy: the lane's completion wakes this loop (dirty_).
         }
-        if (sender_idle && !batch_.empty()) work_.notify_one();
+        for (auto& lane : lanes_)
+            if (lane->open && !lane->batch.empty()) lane->work.notify_one();
         if (lost_.empty()) {
             dirty_ = false;
             changed_.wait_until(lock, stop, wake, [&] { return dirty_; });
@@ -142,47 +170,52 @@ void Keeper::fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost) {
     }
 }
 
-// The sender thread: carries one batch at a time in one pipelined round trip, without the
-// mutex (the network is slow), and takes it only to publish the results.
-void Keeper::send(std::stop_token stop) {
+// A lane's sender thread: carries one batch at a time, in pipelined round trips of at most
+// max_round_trip renewals, without the mutex (the network is slow), and takes it only to
+// publish the results. The lane stays busy (its batch not empty) until the last round trip.
+void Keeper::send(Lane& lane, std::stop_token stop) {
     std::vector<ScriptCall> calls;
     std::unique_lock lock(mutex_);
     while (true) {
-        work_.wait(lock, stop, [&] { return !batch_.empty(); });
+        lane.work.wait(lock, stop, [&] { return !lane.batch.empty(); });
         if (stop.stop_requested()) return;
-        calls.clear();
-        ReplicaAck ack;  // one WAIT for the whole batch: the most any of its leases asks for
-        for (const auto& lease : batch_) {
-            calls.push_back(renew_call(lease->lock_key, lease->owner, lease->lease_ms));
-            ack = combine(ack, lease->ack);
+        for (std::size_t first = 0; first < lane.batch.size() && !stop.stop_requested(); first += max_round_trip) {
+            const std::span<const std::shared_ptr<KeptLease>> part(
+                lane.batch.data() + first, std::min(max_round_trip, lane.batch.size() - first));
+            calls.clear();
+            ReplicaAck ack;  // one WAIT per round trip: the most any of its leases asks for
+            for (const auto& lease : part) {
+                calls.push_back(renew_call(lease->lock_key, lease->owner, lease->lease_ms));
+                ack = combine(ack, lease->ack);
+            }
+            lock.unlock();
+            const auto sent = steady_clock::now();
+            const AcknowledgedBatch results = renew_batch(*connection_, calls, ack);
+            const auto received = steady_clock::now();
+            lock.lock();
+            apply(part, results, sent, received);
         }
-        lock.unlock();
-        const auto sent = steady_clock::now();
-        const AcknowledgedBatch results = renew_batch(*connection_, calls, ack);
-        const auto received = steady_clock::now();
-        lock.lock();
-        apply(results, sent, received);
-        batch_.clear();
+        lane.batch.clear();
         dirty_ = true;
         changed_.notify_all();
     }
 }
 
-// Applies the replies of batch_ (mutex held).
-void Keeper::apply(const AcknowledgedBatch& batch, steady_time sent, steady_time received) {
+// Applies the replies to `batch` (mutex held).
+void Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch, const AcknowledgedBatch& results, steady_time sent, steady_time received) {
     ++stats_.batches;
-    stats_.renewals_sent += batch_.size();
-    for (std::size_t i = 0; i < batch_.size(); ++i) {
-        KeptLease& lease = *batch_[i];
+    stats_.renewals_sent += batch.size();
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        KeptLease& lease = *batch[i];
         lease.in_flight = false;
         // release() owns a leaving lease; a lost one stays lost (the timer declared it).
         if (lease.leaving || lease.state != State::active) continue;
-        std::expected<RenewReply, std::error_code> reply = decode_renew_result(batch.results, i);
+        std::expected<RenewReply, std::error_code> reply = decode_renew_result(results.results, i);
         // A renewal fewer replicas acknowledged than the lease asked for is not a confirmation:
         // safe_until stays where the last acknowledged one put it (what a promoted replica
         // would still have), and the renewal is retried. Nothing says the lease is gone.
         if (reply && reply->status == RenewStatus::renewed)
-            if (const std::error_code e = replication_shortfall(lease.ack, batch.acknowledged)) reply = std::unexpected(e);
+            if (const std::error_code e = replication_shortfall(lease.ack, results.acknowledged)) reply = std::unexpected(e);
         report_renew(observer_.get(), lease.resource, lease.owner, reply, lease.lease, true);
         if (!reply) {
             // Outcome unknown or Redis failing: retry while the lease can still be saved.
@@ -194,7 +227,7 @@ void Keeper::apply(const AcknowledgedBatch& batch, steady_time sent, steady_time
                 // A confirmation that arrives after safe_until does not revive the lease:
                 // the holder may already have been told it was gone.
                 if (expired(received, lease.deadline())) {
-                    mark_lost(batch_[i], LossReason::expired);
+                    mark_lost(batch[i], LossReason::expired);
                 } else {
                     const LeaseTimes times = after_confirmation(sent, reply->ttl, lease.policy);
                     lease.set_deadline(times.safe_until);
@@ -203,8 +236,8 @@ void Keeper::apply(const AcknowledgedBatch& batch, steady_time sent, steady_time
                     ++stats_.renewals_confirmed;
                 }
                 break;
-            case RenewStatus::not_owner: mark_lost(batch_[i], LossReason::not_owner); break;
-            case RenewStatus::max_hold_exceeded: mark_lost(batch_[i], LossReason::max_hold_exceeded); break;
+            case RenewStatus::not_owner: mark_lost(batch[i], LossReason::not_owner); break;
+            case RenewStatus::max_hold_exceeded: mark_lost(batch[i], LossReason::max_hold_exceeded); break;
         }
     }
 }

@@ -1,12 +1,17 @@
 #pragma once
 // The keeper: one connection that renews every kept lease of a client, batching all renewals
-// that are due into one pipelined round trip. Two threads: the timer thread decides (what is
-// due, what is lost, when to wake) and never touches the network; the sender thread carries
-// one batch at a time to Redis and back. A loss therefore fires at safe_until even while a
-// renewal is stuck on a stalled network for the whole command timeout.
+// that are due into one pipelined round trip per Redis node. The timer thread decides (what is
+// due, what is lost, when to wake) and never touches the network; one sender thread per node
+// (a "lane") carries one batch at a time to that node and back. A loss therefore fires at
+// safe_until even while a renewal is stuck on a stalled network for the whole command timeout,
+// and on a cluster a stalled or dead master holds up only its own leases' renewals: the other
+// masters' lanes keep going (a lease's lane is its slot's master as the connection last knew
+// it, see master_hint; a single server, or a map not loaded yet, is one lane).
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -14,6 +19,7 @@
 #include "lock/kept_lease.hpp"
 #include "redis/connection.hpp"
 #include "redis/connection_pool.hpp"
+#include "redis/topology.hpp"
 
 namespace fencelock::detail {
 
@@ -41,9 +47,21 @@ public:
     std::expected<ReleaseStatus, std::error_code> release(const KeptLease& lease);
 
 private:
+    using Batch = std::vector<std::shared_ptr<KeptLease>>;
+    /// One node's renewals: at most one batch on the wire at a time.
+    struct Lane {
+        std::optional<ServerAddress> node;  ///< nullopt: not known (one server, or no slot map yet)
+        Batch batch;                        ///< on its way to Redis; empty: idle
+        bool open = false;                  ///< idle when the timer's sweep began: takes due leases
+        std::condition_variable_any work;   ///< wakes this lane's sender
+        std::jthread sender;
+    };
+
     void run(std::stop_token stop);
-    void send(std::stop_token stop);
-    void apply(const AcknowledgedBatch& batch, steady_time sent, steady_time received);
+    Lane& lane_for(const KeptLease& lease);
+    Lane& lane_for_node(const std::optional<ServerAddress>& node);
+    void send(Lane& lane, std::stop_token stop);
+    void apply(std::span<const std::shared_ptr<KeptLease>> batch, const AcknowledgedBatch& results, steady_time sent, steady_time received);
     void mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason);
     void fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost);
 
@@ -53,14 +71,12 @@ private:
     const std::shared_ptr<LockObserver> observer_;
     std::mutex mutex_;
     std::condition_variable_any changed_;  ///< wakes the timer thread and remove()
-    std::condition_variable_any work_;     ///< wakes the sender thread
     std::vector<std::shared_ptr<KeptLease>> leases_;
-    std::vector<std::shared_ptr<KeptLease>> batch_;  ///< on its way to Redis; empty: sender idle
-    std::vector<std::shared_ptr<KeptLease>> lost_;   ///< marked lost, callbacks not run yet
+    std::vector<std::unique_ptr<Lane>> lanes_;     ///< made by the timer thread as nodes appear; never shrinks
+    std::vector<std::shared_ptr<KeptLease>> lost_;  ///< marked lost, callbacks not run yet
     bool dirty_ = false;
     KeeperStats stats_;
-    // Last members: started after, and joined before, the rest.
-    std::jthread sender_;
+    // Last member: started after, and joined (with the lanes' senders) before, the rest.
     std::jthread thread_;
 };
 

@@ -1,6 +1,7 @@
 #include "redis/cluster_connection.hpp"
 
 #include <algorithm>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -20,6 +21,24 @@ bool is_transaction(std::span<const std::vector<std::string_view>> commands) {
     return std::ranges::any_of(commands, [](const auto& argv) {
         return !argv.empty() && (argv[0] == "MULTI" || argv[0] == "multi");
     });
+}
+
+bool is_wait(std::span<const std::string_view> argv) {
+    return !argv.empty() && (argv[0] == "WAIT" || argv[0] == "wait");
+}
+
+// The answer to a batch's closing WAIT sent to every node the batch wrote to: the fewest
+// replicas any node counted (every write is on at least that many), an error reply if one
+// node gave one; 0 (not acknowledged) if `resent`: commands resent after a redirect reached
+// Redis after the WAITs, which therefore do not cover them.
+Reply combined_wait(std::span<const Reply> answers, bool resent) {
+    if (resent) return Reply::make_integer(0);
+    const Reply* fewest = nullptr;
+    for (const Reply& r : answers) {
+        if (r.kind != Reply::Kind::integer) return r;
+        if (!fewest || r.integer < fewest->integer) fewest = &r;
+    }
+    return fewest ? *fewest : Reply::make_integer(0);
 }
 
 // The answer a caller gets when the cluster kept redirecting until the deadline: an error
@@ -43,6 +62,12 @@ public:
         if (commands.empty()) return std::vector<Reply>{};
         const auto deadline = clock::now() + settings_.command_timeout;
         if (is_transaction(commands)) return whole_pipeline(commands);
+        // Replica acknowledgement: WAIT counts the replicas that acknowledged the writes made
+        // before it on its own connection, so a closing WAIT is sent to every node of the
+        // batch, after that node's part, and answered by combined_wait().
+        const bool closing_wait = commands.size() > 1 && is_wait(commands.back());
+        const std::vector<std::string_view>* const wait = closing_wait ? &commands.back() : nullptr;
+        if (closing_wait) commands = commands.first(commands.size() - 1);
 
         // One group per node, in the order of the batch.
         struct Group {
@@ -57,13 +82,33 @@ public:
             if (g == groups.end()) g = groups.insert(groups.end(), Group{*node, {}});
             g->members.push_back(i);
         }
-        std::vector<Reply> replies(commands.size());
-        std::vector<std::size_t> resend;
-        for (const Group& g : groups) {
+        // Every node's part at once: the first on this thread, the others on their own, so the
+        // batch takes the slowest node's round trip, not the sum of them.
+        using Part = std::expected<std::vector<Reply>, std::error_code>;
+        auto send_part = [&](const Group& g) -> Part {
             std::vector<std::vector<std::string_view>> part;
             for (std::size_t i : g.members) part.push_back(commands[i]);
-            auto got = node(g.node).pipeline(part);
+            if (wait) part.push_back(*wait);
+            return node(g.node).pipeline(part);
+        };
+        std::vector<std::future<Part>> others;
+        for (std::size_t k = 1; k < groups.size(); ++k)
+            others.push_back(std::async(std::launch::async, send_part, std::cref(groups[k])));
+        std::vector<Part> parts;
+        parts.push_back(send_part(groups.front()));
+        for (auto& f : others) parts.push_back(f.get());
+
+        std::vector<Reply> replies(commands.size());
+        std::vector<std::size_t> resend;
+        std::vector<Reply> waits;
+        for (std::size_t k = 0; k < groups.size(); ++k) {
+            const Group& g = groups[k];
+            auto& got = parts[k];
             if (!got && got.error() != errc::unavailable) return std::unexpected(got.error());
+            if (got && closing_wait) {
+                waits.push_back(std::move(got->back()));
+                got->pop_back();
+            }
             for (std::size_t j = 0; j < g.members.size(); ++j) {
                 // Not written (unavailable), or refused by a redirect: sent again on its own.
                 if (!got || RedirectPolicy(deadline).on_reply((*got)[j], g.node, clock::now()).kind !=
@@ -78,7 +123,14 @@ public:
             if (!again) return std::unexpected(again.error());
             replies[i] = std::move(*again);
         }
+        if (closing_wait) replies.push_back(combined_wait(waits, !resend.empty()));
         return replies;
+    }
+
+    std::optional<ServerAddress> master_hint(std::string_view key) {
+        std::lock_guard lock(map_mutex_);
+        if (epoch_ == 0) return std::nullopt;
+        return map_.master_of(key_slot(key));
     }
 
     std::expected<std::vector<Connection*>, std::error_code> masters() {
@@ -254,6 +306,11 @@ std::unique_ptr<Connection> make_endpoint_connection(ConnectionSettings settings
 std::expected<std::vector<Connection*>, std::error_code> each_master(Connection& c) {
     if (auto* cluster = dynamic_cast<ClusterConnection*>(&c)) return cluster->masters();
     return std::vector<Connection*>{&c};
+}
+
+std::optional<ServerAddress> master_hint(Connection& c, std::string_view key) {
+    if (auto* cluster = dynamic_cast<ClusterConnection*>(&c)) return cluster->master_hint(key);
+    return std::nullopt;
 }
 
 }  // namespace fencelock::detail

@@ -13,12 +13,14 @@
 // masters it names. A seed that answers as a server without cluster support fails with
 // errc::not_cluster (fatal); no seed reachable within the command timeout: errc::unavailable.
 //
-// pipeline() splits a batch by node and sends one pipeline per node (the keeper's renewals
-// cost one round trip per master, not one per lease), then resends the commands a node
-// redirected one by one; a transaction (MULTI ... EXEC) goes whole to the node of its first
+// pipeline() splits a batch by node and sends one pipeline per node, to all nodes at once
+// (a batch costs one round trip per master, not one per command, and not one after another),
+// then resends the commands a node redirected one by one; a transaction (MULTI ... EXEC) goes whole to the node of its first
 // key. As thread-safe as the node connections: multiplexed ones may be shared by threads.
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "redis/connection.hpp"
@@ -40,5 +42,10 @@ std::unique_ptr<Connection> make_endpoint_connection(ConnectionSettings settings
 /// uses: one per master of a cluster connection's slot map (loaded if needed), or `c` itself
 /// for any other connection. Valid as long as `c` lives.
 std::expected<std::vector<Connection*>, std::error_code> each_master(Connection& c);
+
+/// The master that serves `key`'s slot in the slot map of cluster connection `c` as it stands,
+/// without I/O (no map is loaded, nothing is sent): for callers that group work by node, as
+/// the keeper does. nullopt for any other connection, or before the map is loaded.
+std::optional<ServerAddress> master_hint(Connection& c, std::string_view key);
 
 }  // namespace fencelock::detail

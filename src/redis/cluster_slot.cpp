@@ -61,7 +61,7 @@ std::optional<std::string_view> routing_key(std::span<const std::string_view> ar
         return std::nullopt;
     }
     static constexpr std::string_view keyless[] = {"SCAN",   "TIME",   "PING", "INFO",  "CONFIG", "SCRIPT",
-                                                   "CLUSTER", "ROLE", "ASKING", "MULTI", "EXEC",   "DBSIZE"};
+                                                   "CLUSTER", "ROLE", "ASKING", "MULTI", "EXEC",   "DBSIZE", "WAIT"};
     if (std::ranges::any_of(keyless, [&](auto k) { return iequals(verb, k); })) return std::nullopt;
     return argv[1];
 }

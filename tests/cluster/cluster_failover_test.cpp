@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "cluster/cluster_fixture.hpp"
 #include "fencelock/client.hpp"
 #include "local_servers/cluster_group.hpp"
 #include "local_servers/sentinel_group.hpp"
@@ -20,28 +21,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The index of the server whose ROLE says it replicates the master at `port`.
-std::size_t replica_of(local::ClusterGroup& group, std::uint16_t port) {
-    for (std::size_t i = 0; i < group.servers(); ++i) {
-        std::istringstream role(group.server(i).cli({"ROLE"}));
-        std::string kind, host, master_port;
-        role >> kind >> host >> master_port;
-        if (kind == "slave" && master_port == std::to_string(port)) return i;
-    }
-    throw std::runtime_error("no replica of " + std::to_string(port));
-}
-
 std::size_t index_of(local::ClusterGroup& group, std::uint16_t port) {
     for (std::size_t i = 0; i < group.servers(); ++i)
         if (group.server(i).port() == port) return i;
     throw std::runtime_error("no server on " + std::to_string(port));
-}
-
-ResourceName on_master(const local::ClusterGroup& group, std::uint16_t port, const std::string& stem) {
-    for (int i = 0;; ++i) {
-        auto r = *ResourceName::make(stem + std::to_string(i));
-        if (local::slot_master_port(group.ports().front(), detail::key_slot("{" + r.str() + "}")) == port) return r;
-    }
 }
 
 TEST(ClusterFailover, AKilledMasterIsReplacedAndFencesStayAboveEveryFenceIssuedBefore) {
@@ -49,8 +32,8 @@ TEST(ClusterFailover, AKilledMasterIsReplacedAndFencesStayAboveEveryFenceIssuedB
     local::ClusterGroup group({.node_timeout_ms = 1000, .server_args = {"--cluster-require-full-coverage", "no"}});
     const auto masters = local::master_ports(group.ports().front());
     const std::uint16_t doomed = masters[0];
-    const auto r = on_master(group, doomed, "failover:");
-    const auto kept_r = on_master(group, masters[1], "kept:");
+    const auto r = resource_on(group, doomed, "failover:");
+    const auto kept_r = resource_on(group, masters[1], "kept:");
     auto c = LockClient::create({.endpoint = *parse_redis_url(group.url())});
     ASSERT_TRUE(c.has_value());
 

@@ -50,4 +50,11 @@ std::vector<ResourceName> in_slot_of(const ResourceName& first, const std::strin
 /// reruns against a shared cluster never meet old keys).
 ResourceName resource_on(std::uint16_t port, const std::string& stem);
 
+/// A resource named `stem` plus a number whose keys live on the master at `port` of `group`
+/// (a cluster a test started for itself).
+ResourceName resource_on(const local::ClusterGroup& group, std::uint16_t port, const std::string& stem);
+
+/// The index in `group` of the server whose ROLE says it replicates the master at `port`.
+std::size_t replica_of(local::ClusterGroup& group, std::uint16_t port);
+
 }  // namespace fencelock::test_support

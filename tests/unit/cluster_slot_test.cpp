@@ -65,6 +65,7 @@ TEST(RoutingKey, PlainCommandsAndKeylessOnes) {
     EXPECT_EQ(key_of({"SCAN", "0", "MATCH", "lock:*"}), std::nullopt);
     EXPECT_EQ(key_of({"TIME"}), std::nullopt);
     EXPECT_EQ(key_of({"CONFIG", "GET", "maxmemory-policy"}), std::nullopt);
+    EXPECT_EQ(key_of({"WAIT", "1", "200"}), std::nullopt);  // "1" is a replica count, not a key
 }
 
 }  // namespace

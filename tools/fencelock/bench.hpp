@@ -2,6 +2,7 @@
 // Pieces shared by the bench scenarios (cmd_bench.cpp: distinct and keeper; bench_hot.cpp).
 #include <cstdint>
 #include <expected>
+#include <memory>
 #include <string_view>
 #include <system_error>
 #include <optional>
@@ -10,6 +11,10 @@
 
 #include "cli.hpp"
 #include "replica_flags.hpp"
+
+namespace fencelock::detail {
+class Connection;
+}
 
 namespace fencelock::cli {
 
@@ -31,9 +36,20 @@ struct BenchArgs {
 /// The value at quantile p (0..1) of a sorted sample; 0 for an empty one.
 std::int64_t percentile(const std::vector<std::int64_t>& sorted, double p);
 
-/// Commands the server has processed so far (INFO stats), to count commands per acquisition
-/// from the server's side. nullopt when it cannot be read.
-std::optional<std::int64_t> server_commands(const RedisTarget& target);
+/// Commands the server has processed (INFO stats; summed over every master of a cluster), to
+/// count commands per acquisition from the server's side. Its own INFO calls are not counted,
+/// so the difference of two reads is what others sent in between.
+class ServerCommandCounter {
+public:
+    explicit ServerCommandCounter(const RedisTarget& target);
+    ~ServerCommandCounter();
+    /// nullopt when a server cannot be read.
+    std::optional<std::int64_t> read();
+
+private:
+    std::unique_ptr<detail::Connection> connection_;
+    std::int64_t own_ = 0;  ///< INFO calls sent so far
+};
 
 /// Every bench resource's name starts with this: its keys are bench's alone.
 inline constexpr std::string_view bench_prefix = "fencelock-bench";

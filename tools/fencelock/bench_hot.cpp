@@ -115,19 +115,19 @@ int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::millisecond
         return exit_ok;
     }
     const RedisTarget target = redis_target(g);
-    const auto commands_before = server_commands(target);
+    ServerCommandCounter server(target);
+    const auto commands_before = server.read();
     std::expected<HotSample, ChildFailure> sample =
         a.processes > 1 ? run_contender_processes(g, a) : run_contenders(g, a, duration, base, [] {});
     if (!sample) return fail(sample.error().exit_code, "bench", sample.error().message);
-    const auto commands_after = server_commands(target);
+    const auto commands_after = server.read();
     const bool granted = std::ranges::any_of(sample->wait_us, [](const auto& w) { return !w.empty(); });
     if (!granted && sample->first_error) return redis_failure(sample->first_error);
 
     nlohmann::json out = hot_summary(a, *sample);
     const double grants = out["acquisitions"].get<double>();
-    // Both INFO calls count too: subtract them.
     if (commands_before && commands_after && grants > 0)
-        out["commands_per_acquisition"] = static_cast<double>(*commands_after - *commands_before - 1) / grants;
+        out["commands_per_acquisition"] = static_cast<double>(*commands_after - *commands_before) / grants;
     emit(out);
     return exit_ok;
 }
