@@ -8,6 +8,7 @@
 #include "lock/keeper.hpp"
 #include "lock/calls/acquire_call.hpp"
 #include "lock/calls/release_call.hpp"
+#include "lock/keys.hpp"
 #include "redis/cluster_connection.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
@@ -39,7 +40,8 @@ struct LockClient::Impl {
         const auto in_grace = [&] { return steady_clock::now() < settings.topology->grants_from(); };
         if (in_grace()) return std::unexpected(make_error_code(errc::failover_grace));
         sent = steady_clock::now();
-        auto reply = detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder, wait_place(o));
+        auto reply = detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder, wait_place(o),
+                                          local_line(r));
         // A lease this owner already held (reacquired) is no new grant: it is kept and returned.
         if (!reply || !reply->acquired || reply->reacquired || !in_grace()) return reply;
         (void)detail::release_once(*pool->borrow(), options.key_prefix, r, owner);
@@ -78,6 +80,15 @@ struct LockClient::Impl {
     bool has_local_waiters(const std::string& channel) {
         std::lock_guard lock(notifier_mutex);
         return notifier && notifier->has_waiters(channel);
+    }
+
+    // Told to every attempt, waiting or not: a lease granted while this client's threads wait
+    // for r must wake them when released (acquire.lua, ARGV[9]).
+    detail::LocalLine local_line(const ResourceName& r) {
+        std::lock_guard lock(notifier_mutex);
+        if (!notifier || !notifier->has_waiters(detail::make_keys(options.key_prefix, r).released))
+            return detail::LocalLine::empty;
+        return detail::LocalLine::waiting;
     }
 
     void report(AcquireResult result, const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,

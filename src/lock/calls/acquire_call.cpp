@@ -58,14 +58,14 @@ std::chrono::milliseconds waiter_slot(const AcquireOptions& options) {
 std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
                                                           const ResourceName& resource, const OwnerToken& owner,
                                                           const AcquireOptions& options, const HolderMeta& holder,
-                                                          WaitPlace place) {
+                                                          WaitPlace place, LocalLine local_line) {
     const auto keys = make_keys(prefix, resource);
     const std::string lease_ms = std::to_string(options.lease.count());
     const std::string max_hold_ms = std::to_string(options.max_hold.count());
     const std::string slot_ms = std::to_string(waiter_slot(options).count());
     const ScriptCall call{{keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines, keys.sleepers},
                           {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label,
-                           wait_mode(place), slot_ms}};
+                           wait_mode(place), slot_ms, local_line == LocalLine::waiting ? "1" : "0"}};
     const ReplicaAck ack = replica_ack(options);
     if (!ack.on()) {
         auto reply = run_script(c, scripts::acquire, call);

@@ -24,6 +24,11 @@ struct HolderMeta {
 /// attempt), in the fair line, or among the sleepers that releases wake one at a time.
 enum class WaitPlace { none, fair_line, sleepers };
 
+/// Whether threads of the caller's client wait for the lock in its local line (the caller
+/// included). They sleep on the next release message without a place in Redis's line, so a
+/// lease granted meanwhile must have its release send that message (acquire.lua ARGV[9]).
+enum class LocalLine { empty, waiting };
+
 struct AcquireReply {
     bool acquired = false;
     FencingToken fence{0};
@@ -50,6 +55,6 @@ std::chrono::milliseconds waiter_slot(const AcquireOptions& options);
 std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
                                                           const ResourceName& resource, const OwnerToken& owner,
                                                           const AcquireOptions& options, const HolderMeta& holder,
-                                                          WaitPlace place);
+                                                          WaitPlace place, LocalLine local_line);
 
 }  // namespace fencelock::detail

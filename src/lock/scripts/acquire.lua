@@ -14,6 +14,9 @@
 -- ARGV[7]  when not granted: '1' take (or keep) a place in the fair line, '2' among the
 --          sleepers, '0' neither (a single attempt)
 -- ARGV[8]  ms a place in the line lasts unless the waiter tries again, 1 .. MAX_SLOT_MS
+-- ARGV[9]  '1' when threads of the caller's client (the caller included) wait for this lock in
+--          its local line (some may sleep on the next release message without a place in
+--          Redis's line), else '0'; absent counts as '0'
 --
 -- Replies
 --   {1, fence, pttl, 0}  acquired: a new fence was issued (fences are decimal strings)
@@ -35,6 +38,15 @@
 -- fair waiter cannot be overtaken. A waiter that stops trying (crash, gave up without leaving)
 -- loses its place when its deadline passes, so a dead waiter blocks the lock no longer than
 -- ARGV[8]. Both line keys expire with the last place, so they never outlive their waiters.
+--
+-- Lean when nobody waits: one EXISTS over the lock and the three line keys tells a free lock
+-- with no line at all, and then the grant costs TIME, GET and SET of the counter, HSET and
+-- PEXPIRE. The lease's `waiting` field tells release whether to look for a waiter and publish:
+-- '1' when a line existed at the grant or the client said local waiters wait (ARGV[9]), and
+-- set to '1' by every refused attempt that will wait. A waiter therefore never sleeps on a
+-- message a release skips: it either made a refused attempt on this lease, or had a place when
+-- it was granted, or waits in the grantee's own client, which said so (docs/DESIGN.md,
+-- "Lean scripts").
 
 -- @include args
 -- @include line
@@ -46,13 +58,48 @@ if mode ~= '0' and mode ~= '1' and mode ~= '2' then
     error({err = "ERR fencelock: argument 7 must be '0', '1' or '2'"})
 end
 local slot_ms = ms_arg(8, 1, MAX_SLOT_MS)
-
-local holder = redis.call('HGET', KEYS[1], 'owner')
-if holder == ARGV[1] then
-    return {1, redis.call('HGET', KEYS[1], 'fence'), redis.call('PTTL', KEYS[1]), 1}
+local local_waiters = ARGV[9] or '0'
+if local_waiters ~= '0' and local_waiters ~= '1' then
+    error({err = "ERR fencelock: argument 9 must be '0' or '1'"})
 end
 
+-- Writes the lease: its hash, with the holder metadata inspect and list show, and its TTL,
+-- together and from checked numbers, so no lock is ever left without a TTL. `waiting` '1'
+-- means a waiter may sleep on this lease's release message, so release must send it; only
+-- '0' lets release skip the line lookups and the message.
+local function grant(fence, now_ms, waiting)
+    redis.call('HSET', KEYS[1],
+        'owner', ARGV[1],
+        'fence', fence,
+        'acquired_ms', now_ms,
+        'renewed_ms', now_ms,
+        'renewals', 0,
+        'lease_ms', lease_ms,
+        'max_hold_until_ms', now_ms + max_hold_ms,
+        'ends_by_ms', now_ms + max_hold_ms + lease_ms,
+        'host', ARGV[4],
+        'pid', ARGV[5],
+        'label', ARGV[6],
+        'waiting', waiting)
+    redis.call('PEXPIRE', KEYS[1], lease_ms)
+    return {1, fence, lease_ms, 0}
+end
+
+-- The lean path: no lock and no line at all (one call for the four keys), so nobody waits and
+-- nothing can have the wrong type: check the counter, grant, done.
+local taken = redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4], KEYS[5]) > 0
 local now_ms, t = server_ms()
+if not taken then
+    local fence = next_fence(current_fence(KEYS[2]), t)
+    redis.call('SET', KEYS[2], fence)
+    return grant(fence, now_ms, local_waiters)
+end
+
+local lease = redis.call('HMGET', KEYS[1], 'owner', 'waiting', 'fence')
+local holder = lease[1]
+if holder == ARGV[1] then
+    return {1, lease[3], redis.call('PTTL', KEYS[1]), 1}
+end
 
 local function wait_in_line()
     if mode == '0' then return end
@@ -68,6 +115,8 @@ end
 
 if holder then
     wait_in_line()
+    -- A waiter sleeps on the release message from now on: make sure the release sends it.
+    if mode ~= '0' and lease[2] ~= '1' then redis.call('HSET', KEYS[1], 'waiting', '1') end
     return {0, redis.call('PTTL', KEYS[1])}
 end
 -- Computed before any write: a failing counter or clock changes nothing.
@@ -88,17 +137,5 @@ elseif mode == '2' then
     redis.call('HDEL', KEYS[4], ARGV[1])
 end
 
-redis.call('HSET', KEYS[1],
-    'owner', ARGV[1],
-    'fence', fence,
-    'acquired_ms', now_ms,
-    'renewed_ms', now_ms,
-    'renewals', 0,
-    'lease_ms', lease_ms,
-    'max_hold_until_ms', now_ms + max_hold_ms,
-    'ends_by_ms', now_ms + max_hold_ms + lease_ms,
-    'host', ARGV[4],
-    'pid', ARGV[5],
-    'label', ARGV[6])
-redis.call('PEXPIRE', KEYS[1], lease_ms)
-return {1, fence, lease_ms, 0}
+-- The line existed when this lease was granted: its release wakes the next waiter.
+return grant(fence, now_ms, '1')

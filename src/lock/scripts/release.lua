@@ -1,4 +1,4 @@
--- release: compare-and-delete, then wake the next waiter.
+-- release: compare-and-delete, then wake the next waiter if one may wait.
 --
 -- KEYS[1]  lock key   lock:{R}
 -- KEYS[2]  waiters    waiters:{R}           the fair line (zset owner -> arrival)
@@ -24,8 +24,15 @@
 -- @include args
 -- @include line
 
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
+local lease = redis.call('HMGET', KEYS[1], 'owner', 'waiting')
+if lease[1] ~= ARGV[1] then
     return 0
+end
+-- Nobody waited on this lease (see acquire.lua): no line to look at, no message to send. A lease
+-- written by an older acquire has no `waiting` field and takes the full path.
+if lease[2] == '0' then
+    redis.call('DEL', KEYS[1])
+    return 1
 end
 local has_waiters = redis.call('EXISTS', KEYS[2], KEYS[4]) > 0
 if has_waiters then check_line_keys(KEYS[2], KEYS[3], KEYS[4]) end
