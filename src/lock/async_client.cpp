@@ -28,15 +28,19 @@ struct AsyncLockClient::Impl {
     void submit(Callback<T> done, Work work, GiveBack give_back) {
         runners.post([this, done = std::move(done), work = std::move(work),
                       give_back = std::move(give_back)](bool closing) mutable {
-            if (closing) return done(cancelled());
+            if (closing || closing_now()) return done(cancelled());
             Result<T> result = work(client, stop.get_token());
-            if (runners.closing()) {
+            if (closing_now()) {
                 if (result) give_back(client, *result);
                 return done(cancelled());
             }
             done(std::move(result));
         });
     }
+
+    // Stop is requested before the runners close: a wait it ended (no lease, no error) must
+    // still report cancelled, and a job taken in between must not start its work.
+    bool closing_now() const { return stop.stop_requested() || runners.closing(); }
 
     static std::unexpected<std::error_code> cancelled() {
         return std::unexpected(std::make_error_code(std::errc::operation_canceled));
