@@ -47,9 +47,12 @@ protected:
     // Sends BLPOP on a key nobody pushes to: the connection has one round trip in flight until
     // release_blocker() pushes. Returns once the command is written.
     std::jthread block(Connection& c, Result& out) {
-        const auto before = stats(c).writes;
         std::jthread t([&c, &out] { out = send(c, {"BLPOP", "gate", "0"}); });
-        EXPECT_TRUE(eventually([&] { return stats(c).writes > before; }));
+        // Until Redis itself blocks on it: a write counted on our side may be the handshake's,
+        // with the BLPOP not yet written (then the destructor rightly fails it unavailable).
+        EXPECT_TRUE(eventually([&] {
+            return redis->cli({"INFO", "clients"}).find("blocked_clients:1") != std::string::npos;
+        }));
         return t;
     }
     void release_blocker() { redis->cli({"LPUSH", "gate", "open"}); }
