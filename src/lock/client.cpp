@@ -32,11 +32,6 @@ std::string host_name() {
 
 namespace {
 
-void require_valid(const AcquireOptions& options, milliseconds command_timeout) {
-    if (auto ok = options.validate_for(command_timeout); !ok)
-        throw std::invalid_argument("AcquireOptions." + ok.error().field + ": " + ok.error().message);
-}
-
 std::mt19937_64& thread_rng() {
     thread_local std::mt19937_64 rng{std::random_device{}()};
     return rng;
@@ -52,13 +47,28 @@ bool sleep_unless_stopped(std::chrono::milliseconds d, std::stop_token stop) {
 
 }  // namespace
 
+void detail::require_valid(const AcquireOptions& options, milliseconds command_timeout) {
+    if (auto ok = options.validate_for(command_timeout); !ok)
+        throw std::invalid_argument("AcquireOptions." + ok.error().field + ": " + ok.error().message);
+}
+
+void detail::require_valid(const KeepOptions& keep, const AcquireOptions& options, const ClientOptions& client) {
+    require_valid(options, client.command_timeout);
+    if (auto ok = keep.validate(options.lease, client.clock_drift_factor); !ok)
+        throw std::invalid_argument("KeepOptions." + ok.error().field + ": " + ok.error().message);
+}
+
+void detail::require_valid_lease(milliseconds lease) {
+    if (auto ok = validate_lease(lease); !ok) throw std::invalid_argument("renew: lease " + ok.error().message);
+}
+
 // Carries out the steps of the pure acquire loop (lock/acquire_loop.hpp, which explains the
 // waiting and retry rules) against Redis, the release notifier and the clock.
 template <typename Out, typename OnGranted>
 Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
                                            const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
     using Kind = detail::AcquireStep::Kind;
-    require_valid(o, options.command_timeout);
+    detail::require_valid(o, options.command_timeout);
     const auto started = steady_clock::now();
     detail::AcquireLoop loop({.owner = owner,
                               .wait = o.wait,
@@ -182,9 +192,7 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
 
 Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOptions& options, KeepOptions keep,
                                  std::stop_token stop) {
-    require_valid(options, impl_->options.command_timeout);
-    if (auto ok = keep.validate(options.lease, impl_->options.clock_drift_factor); !ok)
-        throw std::invalid_argument("KeepOptions." + ok.error().field + ": " + ok.error().message);
+    detail::require_valid(keep, options, impl_->options);
     const detail::RenewalPolicy policy{
         .interval = keep.renew_every > milliseconds::zero() ? keep.renew_every
                                                             : detail::default_renew_interval(options.lease),
@@ -216,7 +224,7 @@ KeeperStats LockClient::keeper_stats() const {
 
 Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken& owner,
                                   std::chrono::milliseconds lease) {
-    if (auto ok = validate_lease(lease); !ok) throw std::invalid_argument("renew: lease " + ok.error().message);
+    detail::require_valid_lease(lease);
     const auto sent = steady_clock::now();
     auto reply = detail::renew_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner, lease);
     detail::report_renew(impl_->options.observer.get(), resource, owner, reply, lease, false);

@@ -21,6 +21,13 @@ using std::chrono::steady_clock;
 
 std::string host_name();
 
+namespace detail {
+// Misuse checks shared by LockClient and AsyncLockClient: std::invalid_argument naming the field.
+void require_valid(const AcquireOptions& options, milliseconds command_timeout);
+void require_valid(const KeepOptions& keep, const AcquireOptions& options, const ClientOptions& client);
+void require_valid_lease(milliseconds lease);
+}  // namespace detail
+
 struct LockClient::Impl {
     explicit Impl(ClientOptions o)
         : options(std::move(o)),

@@ -9,10 +9,12 @@
 #include <thread>
 
 #include "cluster/cluster_fixture.hpp"
+#include "fencelock/async_client.hpp"
 #include "fencelock/client.hpp"
 #include "local_servers/cluster_group.hpp"
 #include "local_servers/sentinel_group.hpp"
 #include "redis/cluster_slot.hpp"
+#include "support/async_round_trip.hpp"
 #include "support/eventually.hpp"
 
 namespace fencelock::test_support {
@@ -90,6 +92,29 @@ TEST(ClusterRedirect, MovedAfterTheSlotChangedMasterIsFollowedAndTheLeaseKept) {
     ASSERT_TRUE(next && next->acquired()) << (next ? "contended" : next.error().message());
     EXPECT_GT(next->lease->fence.value(), lease.fence.value());
     (void)c.release(r, next->lease->owner);
+}
+
+// The async client runs the sync path's cluster connection: its renew follows the MOVED too.
+TEST(ClusterRedirect, AsyncOperationsFollowMovedToo) {
+    auto& cluster = SharedCluster::get();
+    const auto masters = local::master_ports(cluster.ports().front());
+    const auto r = resource_on(masters[0], "async-moved");
+    SlotHome home{cluster.ports(), slot_of(r), masters[0]};
+    auto c = AsyncLockClient::create({.endpoint = *parse_redis_url(cluster.url())});
+    ASSERT_TRUE(c.has_value());
+    auto [acquired, got] = promised<Acquisition>();
+    c->try_acquire(r, {.lease = 30s}, std::move(acquired));
+    auto lease = got.get();
+    ASSERT_TRUE(lease && lease->acquired()) << (lease ? "contended" : lease.error().message());
+
+    const std::uint16_t target = other_master(masters[0]);
+    local::SlotMigration move(cluster.ports(), slot_of(r), target);
+    move.begin();
+    EXPECT_GE(move.move_keys(), 2);
+    move.finish();
+
+    renew_then_release_async(*c, r, lease->lease->owner, 30s);  // the renew meets the MOVED
+    EXPECT_EQ(local::cli_at(target, {"EXISTS", "lock:{" + r.str() + "}"}), "0");
 }
 
 // Redis's rule during a migration (cluster.c, getNodeByQuery): the source serves a command

@@ -31,7 +31,7 @@ const std::map<std::string, Layer> public_headers = {
     {"limits.hpp", common},      {"redis_url.hpp", common},    {"types.hpp", common},
     {"log_value.hpp", common},   {"store_observer.hpp", store},
     {"admin.hpp", lock},         {"client.hpp", lock},         {"fencelock.hpp", lock},
-    {"keeper.hpp", lock},
+    {"keeper.hpp", lock},        {"async_client.hpp", lock},
     {"observer.hpp", lock},      {"options.hpp", lock},        {"outcomes.hpp", lock},
     {"store.hpp", store},        {"store_error.hpp", store},   {"store_options.hpp", store},
     {"store_outbox.hpp", store}, {"store_text.hpp", store},    {"queue.hpp", queue},

@@ -30,6 +30,8 @@ struct BenchArgs {
     int processes = 1;
     /// hot: this is one of those processes (hidden): wait for the start, print the raw sample.
     bool as_child = false;
+    bool async = false;  ///< distinct: the lockers run on AsyncLockClient, driven from one thread
+    int runners = 4;     ///< --async: AsyncOptions::runners
     ReplicaFlags replicas;
 };
 
@@ -57,6 +59,22 @@ inline constexpr std::string_view bench_prefix = "fencelock-bench";
 /// Deletes every key of a bench resource (SCAN + UNLINK); how many. bench calls it before and
 /// after a run, so an interrupted run leaves nothing behind once the next one starts.
 std::expected<std::size_t, std::error_code> remove_bench_keys(const RedisTarget& target);
+
+/// One locker's figures in the distinct scenario.
+struct LockerStats {
+    std::vector<std::int64_t> cycle_us;
+    std::uint64_t errors = 0;
+    std::error_code first_error;
+};
+
+/// Sums the lockers' figures and prints the distinct scenario's report, `extra` merged in
+/// (bench_async.cpp; the threads and the async variant share it).
+int report_distinct(const std::vector<LockerStats>& lockers, double elapsed_s, const BenchArgs& a,
+                    const AcquireOptions& options, const nlohmann::json& extra);
+
+/// distinct --async (tools/fencelock/bench_async.cpp).
+int run_async_distinct_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
+                             const AcquireOptions& options);
 
 int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
                   const AcquireOptions& options);

@@ -121,13 +121,18 @@ AcquireOptions parse_acquire_options(const CLI::App& command, const std::string&
     return options;
 }
 
-LockClient make_client(const Globals& globals, std::shared_ptr<LockObserver> observer, std::size_t connections) {
+ClientOptions client_options(const Globals& globals, std::shared_ptr<LockObserver> observer,
+                             std::size_t connections) {
     const auto [endpoint, timeout] = redis_target(globals);
-    auto client = LockClient::create(ClientOptions{.endpoint = endpoint,
-                                                   .connect_timeout = timeout,
-                                                   .command_timeout = timeout,
-                                                   .pool_size = connections,
-                                                   .observer = std::move(observer)});
+    return ClientOptions{.endpoint = endpoint,
+                         .connect_timeout = timeout,
+                         .command_timeout = timeout,
+                         .pool_size = connections,
+                         .observer = std::move(observer)};
+}
+
+LockClient make_client(const Globals& globals, std::shared_ptr<LockObserver> observer, std::size_t connections) {
+    auto client = LockClient::create(client_options(globals, std::move(observer), connections));
     if (!client) throw InputError{client.error().field, client.error().message};
     return std::move(*client);
 }

@@ -78,6 +78,10 @@ struct RedisTarget {
 };
 RedisTarget redis_target(const Globals& globals);
 
+/// The client options the global options describe (not validated yet).
+ClientOptions client_options(const Globals& globals, std::shared_ptr<LockObserver> observer = {},
+                             std::size_t connections = 1);
+
 /// Validates the global options and builds a client (no I/O yet) with `connections`
 /// multiplexed connections, reporting to `observer`.
 LockClient make_client(const Globals& globals, std::shared_ptr<LockObserver> observer = {},

@@ -94,18 +94,12 @@ int run_keeper_bench(const Globals& g, const BenchArgs& a, std::chrono::millisec
     return exit_ok;
 }
 
-struct ClientStats {
-    std::vector<std::int64_t> cycle_us;
-    std::uint64_t errors = 0;
-    std::error_code first_error;
-};
-
 int run_distinct_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
                        const AcquireOptions& options) {
     // One client shared by every locker thread, as an application would: its connections
     // multiplex the lockers' commands.
     auto client = make_client(g, {}, static_cast<std::size_t>(a.connections));
-    std::vector<ClientStats> stats(static_cast<std::size_t>(a.clients));
+    std::vector<LockerStats> stats(static_cast<std::size_t>(a.clients));
     std::atomic<bool> stop{false};
     std::vector<std::jthread> threads;
     const auto started = clock::now();
@@ -139,27 +133,7 @@ int run_distinct_bench(const Globals& g, const BenchArgs& a, std::chrono::millis
     threads.clear();
     const double elapsed = std::chrono::duration<double>(clock::now() - started).count();
 
-    std::vector<std::int64_t> all;
-    std::uint64_t errors = 0;
-    std::error_code first_error;
-    for (auto& s : stats) {
-        all.insert(all.end(), s.cycle_us.begin(), s.cycle_us.end());
-        errors += s.errors;
-        if (!first_error) first_error = s.first_error;
-    }
-    if (all.empty() && first_error) return redis_failure(first_error);
-    std::sort(all.begin(), all.end());
-    emit({{"scenario", "distinct"},
-          {"clients", a.clients},
-          {"replicas", options.replicas},
-          {"duration_s", elapsed},
-          {"cycles", all.size()},
-          {"cycles_per_sec", static_cast<double>(all.size()) / elapsed},
-          {"p50_us", percentile(all, 0.50)},
-          {"p99_us", percentile(all, 0.99)},
-          {"max_us", all.empty() ? 0 : all.back()},
-          {"errors", errors}});
-    return exit_ok;
+    return report_distinct(stats, elapsed, a, options, nlohmann::json::object());
 }
 
 /// Checks every flag, removes what an earlier (perhaps interrupted) run left, runs the
@@ -178,7 +152,7 @@ int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
     using Scenario = int (*)(const Globals&, const BenchArgs&, std::chrono::milliseconds, const AcquireOptions&);
     Scenario scenario = a.scenario == "keeper" ? run_keeper_bench
                         : a.scenario == "hot"  ? run_hot_bench
-                        : a.scenario == "distinct" ? run_distinct_bench
+                        : a.scenario == "distinct" ? (a.async ? run_async_distinct_bench : run_distinct_bench)
                                                    : nullptr;
     if (scenario == nullptr) throw InputError{"--scenario", "must be distinct, hot or keeper"};
     const RedisTarget target = redis_target(g);
@@ -211,6 +185,8 @@ void register_bench_command(Program& p) {
     cmd->add_option("--processes", args->processes,
                     "hot: spread the --clients contenders over this many processes, each with its own client (default 1)");
     cmd->add_flag("--as-child", args->as_child)->group("");  // a contender process of --processes
+    cmd->add_flag("--async", args->async, "distinct: --clients lockers on the async API, issued from one thread");
+    cmd->add_option("--runners", args->runners, "--async: the async client's runner threads (default 4)");
     cmd->add_option("--duration", args->duration, "measurement time (default 5s)");
     cmd->add_option("--lease", args->lease, "lease length per cycle (default 10s)");
     add_replica_flags(*cmd, args->replicas);
