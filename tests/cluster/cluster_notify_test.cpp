@@ -43,6 +43,14 @@ long bus_publishes(std::uint16_t port) {
     return stat(port, {"CLUSTER", "INFO"}, "cluster_stats_messages_publish_received") +
            stat(port, {"CLUSTER", "INFO"}, "cluster_stats_messages_publishshard_received");
 }
+// SSUBSCRIBEs the node at `port` answered with a redirect instead of running them.
+long rejected_ssubscribes(std::uint16_t port) {
+    const std::string text = local::cli_at(port, {"INFO", "commandstats"});
+    const auto at = text.find("cmdstat_ssubscribe:");
+    if (at == std::string::npos) return 0;
+    const std::string field = "rejected_calls=";
+    return std::stol(text.substr(text.find(field, at) + field.size()));
+}
 // Sharded subscribers of `r`'s channel on the node at `port` (its own, not the cluster's).
 long shard_subscribers(std::uint16_t port, const ResourceName& r) {
     const std::string out = local::cli_at(port, {"PUBSUB", "SHARDNUMSUB", channel(r)});
@@ -144,6 +152,56 @@ TEST(ClusterNotify, TheSubscriptionFollowsAMigratedSlotAndALaterReleaseStillWake
 
     // Home again, for the tests after this one.
     local::SlotMigration back(ports, slot, from);
+    back.begin();
+    back.move_keys();
+    back.finish();
+    ASSERT_TRUE(eventually([&] { return local::cluster_ready(ports, 3); }, 30s));
+}
+
+// A subscriber whose slot map is out of date sends SSUBSCRIBE to the old owner, which answers
+// MOVED: the map learns it and the subscription goes to the named master.
+TEST(ClusterNotify, ASubscriptionSentByAnOldMapFollowsMovedToTheSlotsMaster) {
+    auto& cluster = SharedCluster::get();
+    const auto ports = cluster.ports();
+    const auto masters = local::master_ports(ports.front());
+    ASSERT_EQ(masters.size(), 3u);
+    const std::uint16_t from = masters[1], to = masters[0];
+    const auto first = resource_on(masters[2], "map-loaded");
+    const auto r = resource_on(from, "moved");
+    auto holder_client = client_for(cluster.url());
+    auto waiter_client = client_for(cluster.url());
+    auto held_first = holder_client.try_acquire(first, {.lease = 60s});
+    auto held = holder_client.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held_first && held_first->acquired() && held && held->acquired());
+
+    // A first waiter makes the waiter client's notifier load its slot map.
+    const auto waits_before = detail::ReleaseNotifier::waits_begun();
+    auto waiting_first = start_waiting(waiter_client, first);
+    ASSERT_TRUE(eventually([&] { return detail::ReleaseNotifier::waits_begun() == waits_before + 1; }));
+    // r's slot moves while nobody listens there: no node tells the notifier.
+    local::SlotMigration move(ports, slot_of(r), to);
+    move.begin();
+    move.move_keys();
+    move.finish();
+    const long rejected_before = rejected_ssubscribes(from);
+
+    auto waiting = start_waiting(waiter_client, r);
+    ASSERT_TRUE(eventually([&] { return detail::ReleaseNotifier::waits_begun() == waits_before + 2; }));
+    EXPECT_EQ(shard_subscribers(to, r), 1);
+    EXPECT_EQ(shard_subscribers(from, r), 0);
+    EXPECT_EQ(rejected_ssubscribes(from), rejected_before + 1) << "the old owner was not asked first (MOVED)";
+
+    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+    ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready) << "the release went unseen";
+    auto got = waiting.get();
+    ASSERT_TRUE(got && got->acquired()) << (got ? "not acquired" : got.error().message());
+    EXPECT_TRUE(waiter_client.release(r, got->lease->owner));
+    ASSERT_TRUE(holder_client.release(first, held_first->lease->owner));
+    auto got_first = waiting_first.get();
+    ASSERT_TRUE(got_first && got_first->acquired());
+    EXPECT_TRUE(waiter_client.release(first, got_first->lease->owner));
+
+    local::SlotMigration back(ports, slot_of(r), from);
     back.begin();
     back.move_keys();
     back.finish();
