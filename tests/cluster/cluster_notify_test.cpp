@@ -57,13 +57,25 @@ long shard_subscribers(std::uint16_t port, const ResourceName& r) {
     return std::stol(out.substr(out.find('\n') + 1));
 }
 
+// The masters serving slots now (three in the fixture's cluster).
+std::vector<std::uint16_t> masters_now() { return local::master_ports(SharedCluster::get().ports().front()); }
+
+// Moves `slot` back to `home` for the tests after this one, and waits until all nodes agree.
+void migrate_home(const std::vector<std::uint16_t>& ports, std::uint16_t slot, std::uint16_t home) {
+    local::SlotMigration back(ports, slot, home);
+    back.begin();
+    back.move_keys();
+    back.finish();
+    ASSERT_TRUE(eventually([&] { return local::cluster_ready(ports, 3); }, 30s));
+}
+
 std::future<Result<Acquisition>> start_waiting(LockClient& c, const ResourceName& r) {
     return std::async(std::launch::async, [&c, r] { return c.acquire(r, {.lease = 10s, .wait = 120s, .backoff = sleepy}); });
 }
 
 TEST(ClusterNotify, AReleaseWakesAWaiterInAnotherClientByAMessageOnlyTheSlotsShardSees) {
     auto& cluster = SharedCluster::get();
-    const auto masters = local::master_ports(cluster.ports().front());
+    const auto masters = masters_now();
     ASSERT_EQ(masters.size(), 3u);
     const std::uint16_t owner = masters[1];
     const auto r = resource_on(owner, "wake");
@@ -110,7 +122,7 @@ TEST(ClusterNotify, AReleaseWakesAWaiterInAnotherClientByAMessageOnlyTheSlotsSha
 TEST(ClusterNotify, TheSubscriptionFollowsAMigratedSlotAndALaterReleaseStillWakesByMessage) {
     auto& cluster = SharedCluster::get();
     const auto ports = cluster.ports();
-    const auto masters = local::master_ports(ports.front());
+    const auto masters = masters_now();
     ASSERT_EQ(masters.size(), 3u);
     const std::uint16_t from = masters[0], to = masters[2];
     const auto r = resource_on(from, "follow");
@@ -150,12 +162,7 @@ TEST(ClusterNotify, TheSubscriptionFollowsAMigratedSlotAndALaterReleaseStillWake
     EXPECT_EQ(spublishes(to), spublish_before + 1);
     EXPECT_TRUE(waiter_client.release(r, got->lease->owner));
 
-    // Home again, for the tests after this one.
-    local::SlotMigration back(ports, slot, from);
-    back.begin();
-    back.move_keys();
-    back.finish();
-    ASSERT_TRUE(eventually([&] { return local::cluster_ready(ports, 3); }, 30s));
+    migrate_home(ports, slot, from);
 }
 
 // A subscriber whose slot map is out of date sends SSUBSCRIBE to the old owner, which answers
@@ -163,7 +170,7 @@ TEST(ClusterNotify, TheSubscriptionFollowsAMigratedSlotAndALaterReleaseStillWake
 TEST(ClusterNotify, ASubscriptionSentByAnOldMapFollowsMovedToTheSlotsMaster) {
     auto& cluster = SharedCluster::get();
     const auto ports = cluster.ports();
-    const auto masters = local::master_ports(ports.front());
+    const auto masters = masters_now();
     ASSERT_EQ(masters.size(), 3u);
     const std::uint16_t from = masters[1], to = masters[0];
     const auto first = resource_on(masters[2], "map-loaded");
@@ -181,7 +188,7 @@ TEST(ClusterNotify, ASubscriptionSentByAnOldMapFollowsMovedToTheSlotsMaster) {
     // r's slot moves while nobody listens there: no node tells the notifier.
     local::SlotMigration move(ports, slot_of(r), to);
     move.begin();
-    move.move_keys();
+    ASSERT_GE(move.move_keys(), 2);
     move.finish();
     const long rejected_before = rejected_ssubscribes(from);
 
@@ -201,11 +208,7 @@ TEST(ClusterNotify, ASubscriptionSentByAnOldMapFollowsMovedToTheSlotsMaster) {
     ASSERT_TRUE(got_first && got_first->acquired());
     EXPECT_TRUE(waiter_client.release(first, got_first->lease->owner));
 
-    local::SlotMigration back(ports, slot_of(r), from);
-    back.begin();
-    back.move_keys();
-    back.finish();
-    ASSERT_TRUE(eventually([&] { return local::cluster_ready(ports, 3); }, 30s));
+    migrate_home(ports, slot_of(r), from);
 }
 
 TEST(ClusterNotify, AnAclUserWithoutChannelsStillReleasesAndItsWaiterPolls) {
