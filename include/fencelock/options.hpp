@@ -46,9 +46,10 @@ struct ClientOptions {
     double clock_drift_factor = 0.01;
     /// Label stored with each lease as holder metadata (next to host and pid). Default empty.
     std::string holder_label{};
-    /// Wake waiting acquisitions by the release script's pub/sub message instead of polling:
-    /// one extra connection per client, opened by the first acquisition that has to wait.
-    /// Without SUBSCRIBE permission (or with false) waiters fall back to the backoff.
+    /// Wake waiting acquisitions by the release script's sharded pub/sub message (SPUBLISH)
+    /// instead of polling: one extra connection per client (on a cluster, one per master that
+    /// owns a waited-for resource), opened by the first acquisition that has to wait.
+    /// Without channel permission (or with false) waiters fall back to the backoff.
     /// Default true.
     bool release_notifications = true;
     /// Receives lock events (for metrics and logs). Default none.

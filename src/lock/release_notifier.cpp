@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "lock/subscriber_plan.hpp"
+#include "redis/cluster_connection.hpp"
+#include "redis/cluster_slot.hpp"
 #include "redis/hiredis_context.hpp"
 #include "redis/signal_free_thread.hpp"
 
@@ -22,7 +25,17 @@ namespace fencelock::detail {
 
 // The plan (lock/subscriber_plan.hpp) decides; this file does the I/O and the thread wake-ups.
 struct ReleaseNotifier::State {
-    explicit State(ConnectionSettings s) : settings(std::move(s)), wake_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+    using Node = SubscriberPlan::Node;
+    using clock = std::chrono::steady_clock;
+
+    explicit State(ConnectionSettings s) : settings(std::move(s)), wake_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+        if (settings.endpoint.uses_cluster()) {
+            // Its own blocking connections, used only to load the slot map (CLUSTER SLOTS).
+            cluster = make_cluster_connection(settings, make_hiredis_connection);
+            routes = slot_routes(*cluster);
+            reload_wanted = true;
+        }
+    }
     ~State() { ::close(wake_fd); }
 
     void signal() const {
@@ -37,145 +50,253 @@ struct ReleaseNotifier::State {
             else for (auto& [ticket, cv] : it->second) cv->notify_all();
         }
     }
+    // The node whose subscriber hears `channel`'s releases: the master of its slot on a
+    // cluster (nullopt while the map names none), else the topology's one server.
+    std::optional<Node> route_now(const std::string& channel) const {
+        if (!routes) return Node{};
+        return routes->master_of(key_slot(channel));
+    }
+    bool offline_at(const Node& node, clock::time_point now) const {
+        auto it = std::ranges::find(offline, node, &std::pair<Node, clock::time_point>::first);
+        return it != offline.end() && now < it->second;
+    }
+    void set_offline(const Node& node, clock::time_point until) {
+        auto it = std::ranges::find(offline, node, &std::pair<Node, clock::time_point>::first);
+        if (it == offline.end()) offline.emplace_back(node, until);
+        else it->second = until;
+    }
 
     ConnectionSettings settings;
+    std::unique_ptr<Connection> cluster;  // a cluster endpoint only
+    SlotRoutes* routes = nullptr;         // its slot map
     mutable std::mutex mutex;
     SubscriberPlan plan;
     // The condition variable each waiter sleeps on, by channel and ticket.
     std::map<std::string, std::map<SubscriberPlan::Ticket, std::condition_variable_any*>, std::less<>> sleepers;
     int wake_fd;
     bool stopping = false;
-    // No subscriber connection before this (a failed connect, a refused SUBSCRIBE): waiters
-    // poll instead of waiting for a confirmation that cannot come.
-    std::chrono::steady_clock::time_point offline_until{};
+    // No subscriber connection to a node before its time (a failed connect, a refused
+    // SSUBSCRIBE): waiters for its channels poll instead of waiting for a confirmation that
+    // cannot come.
+    std::vector<std::pair<Node, clock::time_point>> offline;
+    // The slot map is to be loaded again (first use, a slot left its node, a node failed), not
+    // before reload_after; while it cannot be loaded (until then) waiters poll.
+    bool reload_wanted = false;
+    clock::time_point reload_after{};
+    clock::time_point unroutable_until{};
 };
 
 namespace {
 
 using State = ReleaseNotifier::State;
+using Node = SubscriberPlan::Node;
 
-// The subscriber thread: the only user of its context, so no locking around hiredis.
+// How often a subscriber on a master that can move (Sentinel) looks whether it did: a
+// connection to the old master would otherwise wait there for messages that are published
+// on the new one.
+constexpr std::chrono::milliseconds generation_check{200};
+// The least time between two loads of the slot map.
+constexpr std::chrono::milliseconds reload_pause{100};
+
+// The subscriber thread: the only user of its contexts, so no locking around hiredis. One
+// connection per node that serves a channel someone waits for.
 class Subscriber {
 public:
     explicit Subscriber(std::shared_ptr<State> s) : s_(std::move(s)) {}
 
     void run() {
         for (;;) {
-            bool connect_now = false;
-            int timeout_ms = -1;  // without a connection: sleep until a waiter arrives or it is time
+            bool reload = false;
+            std::vector<Node> moved_masters;
             {
                 std::lock_guard lock(s_->mutex);
                 if (s_->stopping) return;
-                if (!ctx_) {
-                    s_->plan.forget_idle_channels();
-                    if (s_->plan.wanted()) {
-                        const auto wait = std::chrono::ceil<std::chrono::milliseconds>(s_->offline_until - clock::now());
-                        connect_now = wait <= std::chrono::milliseconds::zero();
-                        timeout_ms = connect_now ? -1 : static_cast<int>(wait.count());
-                    }
-                }
+                reload = s_->routes && s_->reload_wanted && clock::now() >= s_->reload_after;
+                for (const auto& l : links_)
+                    if (l.topology->generation() != l.generation) moved_masters.push_back(l.node);
             }
-            // Connecting blocks up to connect_timeout: never under the mutex, which every
-            // waiter of the client needs.
-            if (connect_now) connect();
+            for (const auto& node : moved_masters) drop(node, std::chrono::milliseconds(0));
+            if (reload) load_map();
             std::vector<SubscriberPlan::Command> commands;
-            if (ctx_) {
+            {
                 std::lock_guard lock(s_->mutex);
-                commands = s_->plan.commands();
+                const auto now = clock::now();
+                commands = s_->plan.commands([&](const std::string& channel) -> std::optional<Node> {
+                    auto node = s_->route_now(channel);
+                    if (!node) s_->reload_wanted = true;
+                    if (!node || s_->offline_at(*node, now)) return std::nullopt;
+                    return node;
+                });
             }
-            if (ctx_ && !send(commands)) {
-                drop();
-                continue;  // the next pass waits for the retry time
-            }
-            if (connect_now && !ctx_) continue;  // the same
-            wait_for_events(ctx_ ? -1 : timeout_ms);
+            send(commands);
+            wait_for_events(timeout());
         }
     }
 
 private:
     using clock = std::chrono::steady_clock;
 
-    void connect() {
-        auto ctx = open_context(s_->settings);
-        if (!ctx) {
-            std::lock_guard lock(s_->mutex);
-            s_->notify(s_->plan.on_connection_lost());
-            s_->offline_until = clock::now() + s_->plan.next_retry();
-            return;
-        }
-        ctx_ = std::move(*ctx);
-        ::fcntl(ctx_->fd, F_SETFL, ::fcntl(ctx_->fd, F_GETFL) | O_NONBLOCK);
-        ctx_->flags &= ~REDIS_BLOCK;
+    struct Link {
+        Node node;
+        ContextPtr ctx;
+        std::shared_ptr<Topology> topology;
+        std::uint64_t generation = 0;  // the topology's when ctx was made
+        bool pending_write = false;
+    };
+
+    Link* find(const Node& node) {
+        auto it = std::ranges::find(links_, node, &Link::node);
+        return it == links_.end() ? nullptr : &*it;
     }
 
-    bool send(const std::vector<SubscriberPlan::Command>& commands) {
-        for (const auto& c : commands) {
-            const char* argv[] = {c.verb.c_str(), c.channel.data()};
-            const size_t lens[] = {c.verb.size(), c.channel.size()};
-            if (redisAppendCommandArgv(ctx_.get(), 2, argv, lens) != REDIS_OK) return false;
+    // Loads the slot map (blocking: never under the mutex, which every waiter needs).
+    void load_map() {
+        const auto ec = s_->routes->load();
+        std::lock_guard lock(s_->mutex);
+        s_->reload_wanted = false;
+        if (!ec) {
+            s_->reload_after = clock::now() + reload_pause;
+            return;
         }
-        return flush();
+        s_->reload_after = s_->unroutable_until = clock::now() + s_->plan.next_retry();
+        s_->reload_wanted = true;
+        s_->notify(s_->plan.on_unroutable());
+    }
+
+    // Connecting blocks up to connect_timeout: never under the mutex either.
+    Link* connect(const Node& node) {
+        ConnectionSettings settings = s_->routes ? node_settings(s_->settings, node) : s_->settings;
+        settings.topology = topology_of(settings);
+        const auto generation = settings.topology->generation();  // before resolve(): a move during it counts
+        auto ctx = open_context(settings);
+        if (!ctx) {
+            lost(node, std::nullopt);
+            return nullptr;
+        }
+        ::fcntl((*ctx)->fd, F_SETFL, ::fcntl((*ctx)->fd, F_GETFL) | O_NONBLOCK);
+        (*ctx)->flags &= ~REDIS_BLOCK;
+        links_.push_back({node, std::move(*ctx), settings.topology, generation, false});
+        return &links_.back();
+    }
+
+    void send(const std::vector<SubscriberPlan::Command>& commands) {
+        std::vector<Node> nodes;
+        for (const auto& c : commands)
+            if (std::ranges::find(nodes, c.node) == nodes.end()) nodes.push_back(c.node);
+        for (const auto& node : nodes) {
+            Link* l = find(node);
+            if (!l && !(l = connect(node))) continue;
+            bool ok = true;
+            for (const auto& c : commands) {
+                if (!(c.node == node)) continue;
+                const std::string_view argv[] = {c.verb, c.channel};
+                ok = ok && append_command(l->ctx.get(), std::span<const std::string_view>(argv));
+            }
+            if (!ok || !flush(*l)) drop(node, std::nullopt);
+        }
     }
 
     // Writes what hiredis buffered; a full socket buffer leaves the rest for POLLOUT.
-    bool flush() {
+    static bool flush(Link& l) {
         int done = 0;
         while (!done) {
-            if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) return false;
+            if (redisBufferWrite(l.ctx.get(), &done) != REDIS_OK) return false;
             if (!done) {
-                pending_write_ = true;
+                l.pending_write = true;
                 return true;
             }
         }
-        pending_write_ = false;
+        l.pending_write = false;
         return true;
     }
 
+    // Until the next thing due without an event: a node's retry, a map load, a master check.
+    int timeout() const {
+        std::lock_guard lock(s_->mutex);
+        const auto now = clock::now();
+        std::optional<clock::duration> wait;
+        const auto consider = [&](clock::duration d) { wait = std::min(wait.value_or(d), std::max(d, clock::duration::zero())); };
+        if (s_->plan.wanted())
+            for (const auto& [node, until] : s_->offline)
+                if (until > now) consider(until - now);
+        if (s_->routes && s_->reload_wanted) consider(s_->reload_after - now);
+        for (const auto& l : links_)
+            if (l.topology->follows_master()) consider(generation_check);
+        if (!wait) return -1;
+        return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(*wait).count());
+    }
+
     void wait_for_events(int timeout_ms) {
-        pollfd fds[2] = {{s_->wake_fd, POLLIN, 0}, {-1, 0, 0}};
-        if (ctx_) fds[1] = {ctx_->fd, static_cast<short>(POLLIN | (pending_write_ ? POLLOUT : 0)), 0};
-        if (::poll(fds, ctx_ ? 2 : 1, timeout_ms) <= 0) return;
+        std::vector<pollfd> fds{{s_->wake_fd, POLLIN, 0}};
+        std::vector<Node> polled;
+        for (const auto& l : links_) {
+            fds.push_back({l.ctx->fd, static_cast<short>(POLLIN | (l.pending_write ? POLLOUT : 0)), 0});
+            polled.push_back(l.node);
+        }
+        if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
         if (fds[0].revents & POLLIN) {
             std::uint64_t count = 0;
             (void)!::read(s_->wake_fd, &count, sizeof count);
         }
-        if (!ctx_) return;
-        if ((fds[1].revents & POLLOUT) && !flush()) return drop();
-        if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-            if (redisBufferRead(ctx_.get()) != REDIS_OK) return drop();
-            for (;;) {
-                void* raw = nullptr;
-                if (redisGetReplyFromReader(ctx_.get(), &raw) != REDIS_OK) return drop();
-                if (raw == nullptr) break;
-                const Reply reply = convert(static_cast<redisReply*>(raw));
-                freeReplyObject(raw);
-                SubscriberPlan::Reaction reaction;
-                {
-                    std::lock_guard lock(s_->mutex);
-                    reaction = s_->plan.on_reply(reply);
-                    s_->notify(reaction.notify);
-                }
-                if (reaction.reconnect_after) return drop(reaction.reconnect_after);
+        for (std::size_t i = 0; i < polled.size(); ++i)
+            if (auto broken = on_events(polled[i], fds[i + 1].revents)) drop(polled[i], broken->reconnect_after);
+    }
+
+    // A connection that must go, and when to connect again (nullopt: the plan's next pause).
+    struct Broken {
+        std::optional<std::chrono::milliseconds> reconnect_after;
+    };
+
+    // Reads what a node sent and feeds it to the plan.
+    std::optional<Broken> on_events(const Node& node, short revents) {
+        Link* l = find(node);
+        if (!l) return std::nullopt;
+        if ((revents & POLLOUT) && !flush(*l)) return Broken{};
+        if (!(revents & (POLLIN | POLLHUP | POLLERR))) return std::nullopt;
+        if (redisBufferRead(l->ctx.get()) != REDIS_OK) return Broken{};
+        for (;;) {
+            void* raw = nullptr;
+            if (redisGetReplyFromReader(l->ctx.get(), &raw) != REDIS_OK) return Broken{};
+            if (raw == nullptr) return std::nullopt;
+            const Reply reply = convert(static_cast<redisReply*>(raw));
+            freeReplyObject(raw);
+            SubscriberPlan::Reaction reaction;
+            {
+                std::lock_guard lock(s_->mutex);
+                reaction = s_->plan.on_reply(node, reply);
+                s_->notify(reaction.notify);
+                if (reaction.reload_map) s_->reload_wanted = true;
             }
+            if (reaction.moved && s_->routes) s_->routes->moved(reaction.moved->slot, reaction.moved->to);
+            if (reaction.reconnect_after) return Broken{reaction.reconnect_after};
         }
     }
 
-    // Closes the connection; the next one no sooner than `reconnect_after` (default: the
-    // plan's next retry pause).
-    void drop(std::optional<std::chrono::milliseconds> reconnect_after = std::nullopt) {
-        ctx_.reset();
-        pending_write_ = false;
+    // Closes the node's connection; the next one no sooner than `reconnect_after` (nullopt:
+    // the plan's next retry pause).
+    void drop(const Node& node, std::optional<std::chrono::milliseconds> reconnect_after) {
+        std::erase_if(links_, [&](const Link& l) { return l.node == node; });
+        lost(node, reconnect_after);
+    }
+
+    void lost(const Node& node, std::optional<std::chrono::milliseconds> reconnect_after) {
         std::lock_guard lock(s_->mutex);
-        s_->offline_until = clock::now() + (reconnect_after ? *reconnect_after : s_->plan.next_retry());
-        s_->notify(s_->plan.on_connection_lost());
+        s_->set_offline(node, clock::now() + (reconnect_after ? *reconnect_after : s_->plan.next_retry()));
+        s_->notify(s_->plan.on_connection_lost(node));
+        if (s_->routes) s_->reload_wanted = true;  // a master that failed may have been replaced
     }
 
     std::shared_ptr<State> s_;
-    ContextPtr ctx_;
-    bool pending_write_ = false;
+    std::vector<Link> links_;
 };
 
 }  // namespace
+
+namespace {
+std::atomic<std::uint64_t> waits{0};
+}  // namespace
+
+std::uint64_t ReleaseNotifier::waits_begun() noexcept { return waits.load(std::memory_order_relaxed); }
 
 ReleaseNotifier::ReleaseNotifier(ConnectionSettings settings)
     : state_(std::make_shared<State>(std::move(settings))),
@@ -235,7 +356,9 @@ bool ReleaseNotifier::Waiter::subscribed(steady_time until, std::stop_token stop
     std::unique_lock lock(state_->mutex);
     auto& plan = state_->plan;
     const auto failures = plan.failures(channel_);
-    if (std::chrono::steady_clock::now() < state_->offline_until) return false;
+    const auto now = std::chrono::steady_clock::now();
+    const auto node = state_->route_now(channel_);
+    if (node ? state_->offline_at(*node, now) : now < state_->unroutable_until) return false;
     cv_.wait_until(lock, stop, until, [&] { return plan.confirmed(channel_) || plan.failures(channel_) != failures; });
     return plan.confirmed(channel_);
 }
@@ -252,6 +375,7 @@ std::size_t ReleaseNotifier::Waiter::ahead() const {
 
 bool ReleaseNotifier::Waiter::wait(steady_time until, std::stop_token stop) {
     std::unique_lock lock(state_->mutex);
+    waits.fetch_add(1, std::memory_order_relaxed);
     return cv_.wait_until(lock, stop, until, [&] { return state_->plan.take_wake(channel_, ticket_); });
 }
 

@@ -1,9 +1,11 @@
 #pragma once
-// Wakes a lock's waiters when its holder releases it, from the release script's pub/sub
-// message, instead of leaving them to poll.
+// Wakes a lock's waiters when its holder releases it, from the release script's sharded
+// pub/sub message (SPUBLISH), instead of leaving them to poll.
 //
-// One subscriber connection and thread per client, subscribed to a resource's channel only
-// while a thread of this client waits for that resource. Messages are hints: a waiter still
+// One subscriber thread per client, subscribed (SSUBSCRIBE) to a resource's channel only while
+// a thread of this client waits for that resource, on the node that owns the channel's slot:
+// the one server (or Sentinel's master, followed across failovers), or on a cluster the master
+// the slot map names, one connection per such master. Messages are hints: a waiter still
 // takes the lock through the acquire script, so a lost, late or spurious message can delay a
 // waiter (its backoff timer is the fallback) but never let two hold the lock.
 #include <chrono>
@@ -59,6 +61,10 @@ public:
         std::condition_variable_any cv_;
         bool granted_ = false;
     };
+
+    /// How many times, in this process, a waiter began to sleep until a release (wait()).
+    /// Lets a test know a waiter relies on a message, which no server-side count can tell.
+    static std::uint64_t waits_begun() noexcept;
 
     /// Enters the back of the local line for `channel` as `owner`, subscribing if needed.
     std::unique_ptr<Waiter> join(const std::string& channel, const std::string& owner);

@@ -1,31 +1,50 @@
 #pragma once
-// The release notifier's decisions, with no I/O: which channels to SUBSCRIBE or UNSUBSCRIBE
-// given who waits, what a message or acknowledgement from the server means, whom to wake, and
-// what a lost connection undoes. The notifier's thread sends what commands() returns, feeds
-// every push reply to on_reply() and every lost connection to on_connection_lost(), and
-// notifies the threads named in the answers. Not thread-safe: the notifier guards it.
+// The release notifier's decisions, with no I/O: which channels to SSUBSCRIBE or SUNSUBSCRIBE
+// on which node given who waits, what a message, acknowledgement, redirect or error from a
+// node means, whom to wake, and what a lost connection undoes. The notifier's thread sends what
+// commands() returns, feeds every reply of a node's subscriber connection to on_reply() and
+// every lost connection to on_connection_lost(), and notifies the threads named in the
+// answers. Not thread-safe: the notifier guards it.
+//
+// Sharded pub/sub (Redis 7) on every topology: the release script SPUBLISHes on the node that
+// owns its slot, and that node delivers only to its own subscribers. So a channel is
+// subscribed on the master of its slot (a single server or Sentinel's master is the one node,
+// Node{}), and it follows the slot: a MOVED answer re-routes it, and the `sunsubscribe` a node
+// sends unasked when the slot leaves it (a reshard, a failover) is a lost subscription.
 //
 // Why a waiter may rely on a subscription only once it is confirmed: a release published
-// before Redis processed the SUBSCRIBE is never delivered. Acknowledgements are counted per
-// channel, so a late one for an earlier, undone subscription cannot confirm a later one.
+// before the owning node processed the SSUBSCRIBE is never delivered. Each node answers its
+// commands in order, so every reply is matched to the command it answers (errors name no
+// channel), and only the acknowledgement of a channel's last SSUBSCRIBE confirms it.
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "lock/wait_line.hpp"
+#include "redis/cluster_redirect.hpp"
 #include "redis/reply.hpp"
+#include "redis/topology.hpp"
 
 namespace fencelock::detail {
 
 class SubscriberPlan {
 public:
     using Ticket = WaitLine::Ticket;
+    /// A node to subscribe on: a cluster master, or Node{} for the topology's one server.
+    using Node = ServerAddress;
+    /// The node serving `channel` now (nullopt: not known now, or not reachable now).
+    using Route = std::function<std::optional<Node>(const std::string& channel)>;
+    /// Redirects in a row one channel may follow before its node counts as failing.
+    static constexpr unsigned max_redirects = 16;
 
     struct Command {
-        std::string verb;  ///< SUBSCRIBE or UNSUBSCRIBE
+        Node node;
+        std::string verb;  ///< SSUBSCRIBE or SUNSUBSCRIBE
         std::string channel;
     };
     /// Threads to notify: the waiter `only`, or (nullopt) every thread waiting on `channel`, so
@@ -37,8 +56,12 @@ public:
     };
     struct Reaction {
         std::vector<Notify> notify;
-        /// Set when the reply ends the connection: reconnect no sooner than this.
+        /// Set when the reply ends the node's connection: reconnect no sooner than this.
         std::optional<std::chrono::milliseconds> reconnect_after;
+        /// A MOVED answer: the slot map must learn it before commands() routes again.
+        std::optional<Redirect> moved;
+        /// A slot left the node: the slot map is out of date, ask the cluster again.
+        bool reload_map = false;
     };
     struct Joined {
         Ticket ticket;
@@ -59,25 +82,28 @@ public:
     bool take_wake(const std::string& channel, Ticket t);
     std::size_t ahead(const std::string& channel, Ticket t);
 
-    /// The subscription stands and no release on `channel` can go unseen.
+    /// The subscription stands on the slot's node and no release on `channel` can go unseen.
     bool confirmed(const std::string& channel);
-    /// Connection losses seen by `channel`: a waiter for a confirmation stops at a change.
+    /// Failures seen by `channel` (its node's connection lost, no route to a node): a waiter
+    /// for a confirmation stops at a change.
     std::uint64_t failures(const std::string& channel);
     bool has_waiters(const std::string& channel) const;
-    /// Some channel has waiters: the subscriber needs a connection.
+    /// Some channel has waiters: the subscriber needs connections.
     bool wanted() const;
-    /// Without a connection nothing is subscribed and nothing owed: forget channels nobody
-    /// waits for (commands() does this while connected).
-    void forget_idle_channels();
 
-    /// The commands that bring the server's subscriptions in line with the waiters; counts
-    /// them as sent.
-    std::vector<Command> commands();
-    /// A reply on the subscriber connection: a release message, an acknowledgement, an error.
-    Reaction on_reply(const Reply& reply);
-    /// The subscriptions are gone: releases may go unseen, so waiters that relied on one look
-    /// for themselves; waiters for a confirmation stop waiting. A reconnect resubscribes all.
-    std::vector<Notify> on_connection_lost();
+    /// The commands that bring the nodes' subscriptions in line with the waiters, each
+    /// SSUBSCRIBE on the node `route` names (a channel it names no node for waits for a later
+    /// call); counts them as sent.
+    std::vector<Command> commands(const Route& route);
+    /// A reply on `node`'s subscriber connection: a release message, an acknowledgement, an
+    /// error, a redirect, or the node's own `sunsubscribe` when the slot left it.
+    Reaction on_reply(const Node& node, const Reply& reply);
+    /// `node`'s subscriptions are gone: releases may go unseen, so waiters that relied on one
+    /// look for themselves; waiters for a confirmation stop waiting. A reconnect resubscribes.
+    std::vector<Notify> on_connection_lost(const Node& node);
+    /// No node can be named for the channels waiting for one (the slot map cannot be loaded):
+    /// their waiters for a confirmation stop waiting.
+    std::vector<Notify> on_unroutable();
     /// The pause before the next connection attempt: 50 ms doubling to 1 s, back to the start
     /// only once a subscription was confirmed, so a server that accepts and then closes the
     /// connection is not hammered.
@@ -86,16 +112,31 @@ public:
 private:
     struct Channel {
         WaitLine line;
-        bool on_server = false;  // SUBSCRIBE sent and not undone
-        bool confirmed = false;  // ...and acknowledged: from here on no release goes unseen
-        unsigned subscribes_sent = 0;
-        unsigned subscribes_acked = 0;
+        std::optional<Node> node;  // where its last SSUBSCRIBE went
+        bool on_server = false;    // SSUBSCRIBE sent there and not undone
+        bool confirmed = false;    // ...and acknowledged: from here on no release goes unseen
+        unsigned redirects = 0;    // MOVED answers since the last confirmation
         std::uint64_t failures = 0;
     };
+    // A command a node has not answered yet.
+    struct Pending {
+        bool subscribe;
+        std::string channel;
+    };
+    struct Link {
+        Node node;
+        std::deque<Pending> pending;
+    };
 
-    std::vector<Notify> on_push(const std::string& kind, const std::string& name, const std::string& next_owner);
+    Link& link(const Node& node);
+    Reaction on_error(const Node& node, const Reply& error);
+    std::vector<Notify> on_push(Link& link, const std::string& kind, const std::string& name,
+                                const std::string& payload, bool& reload_map);
+    // The channel's subscription on its node is gone (connection, or the node dropped it).
+    void lose(const std::string& name, Channel& c, std::vector<Notify>& out);
 
     std::map<std::string, Channel, std::less<>> channels_;
+    std::vector<Link> links_;
     std::chrono::milliseconds retry_{0};
 };
 

@@ -48,7 +48,7 @@ Reply gave_up(const Reply& last) {
     return Reply::make_error("TRYAGAIN fencelock: too many cluster redirects (last: " + last.str + ")");
 }
 
-class ClusterConnection final : public Connection {
+class ClusterConnection final : public Connection, public SlotRoutes {
 public:
     ClusterConnection(ConnectionSettings settings, NodeFactory factory)
         : settings_(std::move(settings)), factory_(std::move(factory)) {}
@@ -145,6 +145,18 @@ public:
         return out;
     }
 
+    std::optional<ServerAddress> master_of(std::uint16_t slot) override {
+        std::lock_guard lock(map_mutex_);
+        return map_.master_of(slot);
+    }
+
+    void moved(std::uint16_t slot, const ServerAddress& to) override {
+        std::lock_guard lock(map_mutex_);
+        map_.moved(slot, to);
+    }
+
+    std::error_code load() override { return reload(epoch()); }
+
 private:
     // One command, following the cluster until it answers, gives up, or `deadline` passes.
     std::expected<Reply, std::error_code> routed(std::span<const std::string_view> argv, clock::time_point deadline) {
@@ -174,12 +186,10 @@ private:
                                     : policy.on_transport_error(reply.error(), clock::now());
             switch (step.kind) {
                 case RedirectStep::Kind::done: return reply;
-                case RedirectStep::Kind::moved: {
-                    std::lock_guard lock(map_mutex_);
-                    map_.moved(step.redirect.slot, step.redirect.to);
+                case RedirectStep::Kind::moved:
+                    moved(step.redirect.slot, step.redirect.to);
                     moved_to = step.redirect.to;
                     break;
-                }
                 case RedirectStep::Kind::ask: ask = step.redirect.to; break;
                 case RedirectStep::Kind::wait: std::this_thread::sleep_for(step.delay); break;
                 case RedirectStep::Kind::refresh:
@@ -273,12 +283,7 @@ private:
         std::lock_guard lock(nodes_mutex_);
         for (auto& [address, c] : nodes_)
             if (address == at) return *c;
-        ConnectionSettings s = settings_;
-        s.endpoint.host = at.host;
-        s.endpoint.port = at.port;
-        s.endpoint.cluster_seeds.clear();
-        s.topology = single_server(s.endpoint);
-        nodes_.emplace_back(at, factory_(std::move(s)));
+        nodes_.emplace_back(at, factory_(node_settings(settings_, at)));
         return *nodes_.back().second;
     }
 
@@ -294,6 +299,15 @@ private:
 
 }  // namespace
 
+ConnectionSettings node_settings(const ConnectionSettings& settings, const ServerAddress& at) {
+    ConnectionSettings s = settings;
+    s.endpoint.host = at.host;
+    s.endpoint.port = at.port;
+    s.endpoint.cluster_seeds.clear();
+    s.topology = single_server(s.endpoint);
+    return s;
+}
+
 std::unique_ptr<Connection> make_cluster_connection(ConnectionSettings settings, NodeFactory node_factory) {
     return std::make_unique<ClusterConnection>(std::move(settings), std::move(node_factory));
 }
@@ -302,6 +316,8 @@ std::unique_ptr<Connection> make_endpoint_connection(ConnectionSettings settings
     if (settings.endpoint.uses_cluster()) return make_cluster_connection(std::move(settings), node_factory);
     return node_factory(std::move(settings));
 }
+
+SlotRoutes* slot_routes(Connection& c) { return dynamic_cast<ClusterConnection*>(&c); }
 
 std::expected<std::vector<Connection*>, std::error_code> each_master(Connection& c) {
     if (auto* cluster = dynamic_cast<ClusterConnection*>(&c)) return cluster->masters();

@@ -17,6 +17,7 @@
 // (a batch costs one round trip per master, not one per command, and not one after another),
 // then resends the commands a node redirected one by one; a transaction (MULTI ... EXEC) goes whole to the node of its first
 // key. As thread-safe as the node connections: multiplexed ones may be shared by threads.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -37,6 +38,28 @@ std::unique_ptr<Connection> make_cluster_connection(ConnectionSettings settings,
 /// The connection `settings.endpoint` asks for: a cluster connection over `node_factory`'s
 /// connections for a redis-cluster:// endpoint, otherwise `node_factory(settings)` itself.
 std::unique_ptr<Connection> make_endpoint_connection(ConnectionSettings settings, const NodeFactory& node_factory);
+
+/// The settings of a connection to the one node `at` of the cluster `settings` describes: the
+/// same credentials and timeouts, no seeds, a single_server() topology naming `at`.
+ConnectionSettings node_settings(const ConnectionSettings& settings, const ServerAddress& at);
+
+/// A cluster connection's slot map, for code that keeps connections of its own to the masters
+/// but must route as the connection does (the release notifier's sharded subscribers: pub/sub
+/// cannot share a command connection). One map, one router: MOVED seen there corrects it here.
+class SlotRoutes {
+public:
+    virtual ~SlotRoutes() = default;
+    /// The master serving `slot` as the map says now, without I/O; nullopt before the first
+    /// load() or for a slot that has no master.
+    virtual std::optional<ServerAddress> master_of(std::uint16_t slot) = 0;
+    /// A MOVED redirect the caller received: `slot` is served by `to`.
+    virtual void moved(std::uint16_t slot, const ServerAddress& to) = 0;
+    /// Asks the cluster for the whole map again (blocking, within the command timeout).
+    virtual std::error_code load() = 0;
+};
+
+/// `c`'s slot map when `c` is a cluster connection, otherwise null. Valid as long as `c` lives.
+SlotRoutes* slot_routes(Connection& c);
 
 /// The connections a call that must see every master (SCAN for `list`, the audit streams)
 /// uses: one per master of a cluster connection's slot map (loaded if needed), or `c` itself

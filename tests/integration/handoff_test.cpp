@@ -20,7 +20,7 @@ class HandoffTest : public LockTest {
 protected:
     std::string channel(std::string_view r) { return "released:{" + std::string(r) + "}"; }
     long subscribers(std::string_view r) {
-        const std::string out = redis->cli({"PUBSUB", "NUMSUB", channel(r)});
+        const std::string out = redis->cli({"PUBSUB", "SHARDNUMSUB", channel(r)});
         return std::stol(out.substr(out.find('\n') + 1));
     }
     long places(std::string_view r) { return std::stol(redis->cli({"ZCARD", "waiters:{" + std::string(r) + "}"})); }

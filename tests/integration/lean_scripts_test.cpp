@@ -79,7 +79,7 @@ TEST_F(LeanScriptsTest, AnUncontendedCycleCostsTenRedisCallsAndPublishesNothing)
 
     const auto counted = calls();
     EXPECT_LE(total(counted), lean_cycle_calls) << "a call crept back into the uncontended path";
-    EXPECT_EQ(counted.count("publish"), 0u) << "nobody waited, yet the release published";
+    EXPECT_EQ(counted.count("spublish"), 0u) << "nobody waited, yet the release published";
     EXPECT_EQ(counted.count("zrange"), 0u) << "nobody waited, yet a script looked for the line's head";
     EXPECT_EQ(counted.at("evalsha"), 2);
 }
@@ -96,7 +96,7 @@ TEST_F(LeanScriptsTest, AWaitingAcquireGrantedAtOnceCostsTheSame) {
 
     const auto counted = calls();
     EXPECT_LE(total(counted), lean_cycle_calls);
-    EXPECT_EQ(counted.count("publish"), 0u);
+    EXPECT_EQ(counted.count("spublish"), 0u);
     EXPECT_EQ(counted.count("zrem"), 0u) << "a place that was never taken was removed";
 }
 
@@ -132,13 +132,13 @@ TEST_F(LeanScriptsTest, AReleaseAfterARefusedWaitingAttemptStillPublishesAndWake
                               [&] { return waiter.acquire(r, {.lease = 10s, .wait = 120s, .backoff = sleepy}); });
     // Subscribed, and the attempt sent after the confirmation is in (two refused attempts).
     ASSERT_TRUE(eventually([&] {
-        const std::string n = redis->cli({"PUBSUB", "NUMSUB", "released:{contended}"});
+        const std::string n = redis->cli({"PUBSUB", "SHARDNUMSUB", "released:{contended}"});
         return n.ends_with("\n1") && script_calls() == 3;
     }));
     EXPECT_EQ(redis->cli({"HGET", "lock:{contended}", "waiting"}), "1") << "the refused attempt left no mark";
     redis->cli({"CONFIG", "RESETSTAT"});
     ASSERT_TRUE(holder.release(r, held->lease->owner));
-    EXPECT_EQ(calls().at("publish"), 1);
+    EXPECT_EQ(calls().at("spublish"), 1);
 
     // Far below the minute the waiter's own timers would take: only the message can wake it.
     ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready) << "the release did not wake the waiter";
@@ -151,7 +151,7 @@ TEST_F(LeanScriptsTest, AReleaseAfterARefusedWaitingAttemptStillPublishesAndWake
 // message; local waiters (ARGV[9]), a line at the grant, or a lease an older acquire wrote
 // (no mark) keep it.
 TEST_F(LeanScriptsTest, OnlyALeaseNobodyWaitsForSkipsTheMessage) {
-    const auto publishes = [&] { return calls().count("publish") ? calls().at("publish") : 0L; };
+    const auto publishes = [&] { return calls().count("spublish") ? calls().at("spublish") : 0L; };
     const auto cycle = [&](const std::string& r, const std::string& local, bool strip_mark) {
         redis->cli({"CONFIG", "RESETSTAT"});
         EXPECT_EQ(eval_acquire(r, "o1", local).substr(0, 1), "1");

@@ -191,7 +191,7 @@ TEST_F(ScriptSafetyTest, LeaveLineNamesTheFirstLiveWaiterNotALapsedOne) {
     redis->cli({"HSET", "waiter-deadlines:{q}", "lapsed", "1000", "leaving", future, "live", future});
 
     RawRedis subscriber(redis->port());
-    subscriber.send({"SUBSCRIBE", "released:{q}"});
+    subscriber.send({"SSUBSCRIBE", "released:{q}"});
     std::vector<std::string> confirmation;
     for (int i = 0; i < 6; ++i) confirmation.push_back(subscriber.read_line(5s).value_or("(none)"));
     ASSERT_EQ(confirmation.back(), ":1") << "not subscribed";
@@ -201,7 +201,7 @@ TEST_F(ScriptSafetyTest, LeaveLineNamesTheFirstLiveWaiterNotALapsedOne) {
     ASSERT_EQ(out, "1");
     std::vector<std::string> message;
     for (int i = 0; i < 7; ++i) message.push_back(subscriber.read_line(5s).value_or("(none)"));
-    EXPECT_EQ(message[2], "message");
+    EXPECT_EQ(message[2], "smessage");
     EXPECT_EQ(message.back(), "live");
     EXPECT_EQ(redis->cli({"ZRANGE", "waiters:{q}", "0", "-1"}), "live") << "the lapsed place is dropped";
 }

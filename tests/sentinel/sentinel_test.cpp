@@ -7,9 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include <future>
+
 #include "fencelock/client.hpp"
 #include "local_servers/child_process.hpp"
 #include "local_servers/redis_server.hpp"
+#include "lock/release_notifier.hpp"
 #include "sentinel/sentinel_fixture.hpp"
 #include "support/eventually.hpp"
 
@@ -94,6 +97,47 @@ TEST(Sentinel, KeptLeaseIsStillRenewedAfterAGracefulFailover) {
     ASSERT_TRUE(got && got->acquired()) << (got ? "contended" : got.error().message());
     EXPECT_EQ(local::cli_at(new_master, {"EXISTS", "lock:{" + other.str() + "}"}), "1");
     EXPECT_TRUE(c.release(other, got->lease->owner));
+}
+
+// The waiter's subscriber follows the master like every connection (the topology's generation
+// moves on +switch-master), so releases published on the new master still wake it by message.
+TEST(Sentinel, AWaitersSubscriptionFollowsAFailoverAndALaterReleaseWakesIt) {
+    auto& group = SharedSentinelGroup::get();
+    RedisEndpoint endpoint = group.endpoint();
+    endpoint.failover_grace = 0ms;  // about the subscription; FailoverGrace.* test the grace
+    auto holder_client = client_for(endpoint);
+    auto waiter_client = client_for(endpoint);
+    const auto r = resource("notified");
+    const std::string channel = "released:{" + r.str() + "}";
+    const auto subscribers = [&](std::uint16_t port) {
+        const std::string out = local::cli_at(port, {"PUBSUB", "SHARDNUMSUB", channel});
+        return std::stol(out.substr(out.find('\n') + 1));
+    };
+    auto held = holder_client.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired()) << (held ? "contended" : held.error().message());
+    ASSERT_EQ(group.master_cli({"WAIT", "1", "5000"}), "1");  // the promoted replica holds it too
+
+    const auto waits_before = detail::ReleaseNotifier::waits_begun();
+    auto waiting = std::async(std::launch::async, [&] {
+        return waiter_client.acquire(r, {.lease = 10s, .wait = 120s, .backoff = {.base = 60s, .max = 60s}});
+    });
+    ASSERT_TRUE(eventually([&] { return detail::ReleaseNotifier::waits_begun() == waits_before + 1; }));
+    const std::uint16_t old_master = group.master_port();
+    ASSERT_EQ(subscribers(old_master), 1);
+
+    const std::uint16_t new_master = group.fail_over();
+    ASSERT_NE(new_master, old_master);
+    ASSERT_TRUE(eventually([&] { return subscribers(new_master) == 1; }, 20s)) << "no subscription on the new master";
+    ASSERT_TRUE(eventually([&] { return detail::ReleaseNotifier::waits_begun() >= waits_before + 2; }, 20s));
+    EXPECT_EQ(subscribers(old_master), 0);
+
+    ASSERT_TRUE(holder_client.release(r, held->lease->owner));
+    // A minute of backoff and of lease left: only the message from the new master wakes it.
+    ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready) << "the release after the failover went unseen";
+    auto got = waiting.get();
+    ASSERT_TRUE(got && got->acquired()) << (got ? "not acquired" : got.error().message());
+    EXPECT_GT(got->lease->fence, held->lease->fence);
+    EXPECT_TRUE(waiter_client.release(r, got->lease->owner));
 }
 
 TEST(Sentinel, CliAcquireAndRunThroughTheSentinelUrl) {

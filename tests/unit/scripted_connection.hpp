@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <deque>
 #include <expected>
+#include <map>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -172,42 +173,63 @@ private:
     std::vector<milliseconds> untils_;
 };
 
-/// The subscriber connection of a SubscriberPlan: records the commands the plan sends, as
-/// "SUBSCRIBE ch", and delivers the server's push replies and connection losses to it.
+/// The subscriber connections of a SubscriberPlan: records the commands the plan sends, as
+/// "SSUBSCRIBE ch" (with " @host:port" for a cluster node), routes channels as a test sets
+/// them, and delivers each node's push replies and connection losses to the plan.
 class ScriptedSubscriberConnection {
 public:
     using Notify = detail::SubscriberPlan::Notify;
+    using Node = detail::SubscriberPlan::Node;
 
     explicit ScriptedSubscriberConnection(detail::SubscriberPlan& plan) : plan_(plan) {}
+
+    /// `channel` is served by `node` from now on (nullopt: no node known).
+    void route(const std::string& channel, std::optional<Node> node) { routes_[channel] = std::move(node); }
 
     /// Sends what the plan wants sent now; returns just those commands.
     std::vector<std::string> flush() {
         std::vector<std::string> now;
-        for (const auto& c : plan_.commands()) now.push_back(c.verb + " " + c.channel);
+        const auto route = [&](const std::string& channel) -> std::optional<Node> {
+            auto it = routes_.find(channel);
+            return it == routes_.end() ? std::optional<Node>(Node{}) : it->second;
+        };
+        for (const auto& c : plan_.commands(route)) now.push_back(c.verb + " " + c.channel + at(c.node));
         sent_.insert(sent_.end(), now.begin(), now.end());
         return now;
     }
-    /// The server acknowledges a SUBSCRIBE of `channel`.
-    std::vector<Notify> ack(const std::string& channel) { return push(A({S("subscribe"), S(channel), I(1)})); }
+    /// The node acknowledges an SSUBSCRIBE of `channel`.
+    std::vector<Notify> ack(const std::string& channel, const Node& node = {}) {
+        return push(A({S("ssubscribe"), S(channel), I(1)}), node);
+    }
+    /// A `sunsubscribe` of `channel` from `node`: the answer to ours, or the node's own when
+    /// the slot left it.
+    std::vector<Notify> unsubscribed(const std::string& channel, const Node& node = {}) {
+        return push(A({S("sunsubscribe"), S(channel), I(0)}), node);
+    }
     /// The release script's message on `channel`, naming the next fair waiter or no one.
-    std::vector<Notify> message(const std::string& channel, const std::string& next_owner = {}) {
-        return push(A({S("message"), S(channel), S(next_owner)}));
+    std::vector<Notify> message(const std::string& channel, const std::string& next_owner = {}, const Node& node = {}) {
+        return push(A({S("smessage"), S(channel), S(next_owner)}), node);
     }
-    /// Any reply; remembers whether it ended the connection and for how long.
-    std::vector<Notify> push(const detail::Reply& reply) {
-        auto reaction = plan_.on_reply(reply);
-        reconnect_after_ = reaction.reconnect_after;
-        return reaction.notify;
+    /// Any reply; remembers whether it ended the connection, the redirect and the map reload.
+    std::vector<Notify> push(const detail::Reply& reply, const Node& node = {}) {
+        last_ = plan_.on_reply(node, reply);
+        return last_.notify;
     }
-    std::vector<Notify> disconnect() { return plan_.on_connection_lost(); }
+    std::vector<Notify> disconnect(const Node& node = {}) { return plan_.on_connection_lost(node); }
 
     const std::vector<std::string>& sent() const { return sent_; }
-    std::optional<milliseconds> reconnect_after() const { return reconnect_after_; }
+    std::optional<milliseconds> reconnect_after() const { return last_.reconnect_after; }
+    const detail::SubscriberPlan::Reaction& last() const { return last_; }
+
+    static std::string at(const Node& node) {
+        return node == Node{} ? std::string{} : " @" + node.host + ":" + std::to_string(node.port);
+    }
 
 private:
     detail::SubscriberPlan& plan_;
+    std::map<std::string, std::optional<Node>> routes_;
     std::vector<std::string> sent_;
-    std::optional<milliseconds> reconnect_after_;
+    detail::SubscriberPlan::Reaction last_;
 };
 
 }  // namespace fencelock::test_support

@@ -24,10 +24,10 @@ TEST_F(SubscriberPlanTest, TheFirstWaiterSubscribesAndLaterOnesDoNot) {
     EXPECT_FALSE(plan.wanted());
     EXPECT_TRUE(plan.join("ch", "a").first);
     EXPECT_TRUE(plan.wanted());
-    EXPECT_EQ(redis.flush(), (Sent{"SUBSCRIBE ch"}));
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE ch"}));
     EXPECT_FALSE(plan.join("ch", "b").first);
     EXPECT_EQ(redis.flush(), Sent{});
-    EXPECT_EQ(redis.sent(), (Sent{"SUBSCRIBE ch"}));
+    EXPECT_EQ(redis.sent(), (Sent{"SSUBSCRIBE ch"}));
 }
 
 TEST_F(SubscriberPlanTest, OnlyTheAcknowledgementConfirmsAndWakesThoseWaitingForIt) {
@@ -48,7 +48,7 @@ TEST_F(SubscriberPlanTest, TheLastWaiterLeavingUnsubscribes) {
     EXPECT_EQ(redis.flush(), Sent{});
     EXPECT_TRUE(plan.leave("ch", b, false).last);
     EXPECT_FALSE(plan.has_waiters("ch"));
-    EXPECT_EQ(redis.flush(), (Sent{"UNSUBSCRIBE ch"}));
+    EXPECT_EQ(redis.flush(), (Sent{"SUNSUBSCRIBE ch"}));
     EXPECT_FALSE(plan.confirmed("ch"));
     EXPECT_EQ(redis.flush(), Sent{});
 }
@@ -56,13 +56,15 @@ TEST_F(SubscriberPlanTest, TheLastWaiterLeavingUnsubscribes) {
 TEST_F(SubscriberPlanTest, ALateAcknowledgementDoesNotConfirmALaterSubscription) {
     // Subscribe, unsubscribe, subscribe again before the first acknowledgement arrives.
     const auto first = plan.join("ch", "a").ticket;
-    EXPECT_EQ(redis.flush(), (Sent{"SUBSCRIBE ch"}));
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE ch"}));
     plan.leave("ch", first, false);
-    EXPECT_EQ(redis.flush(), (Sent{"UNSUBSCRIBE ch"}));
+    EXPECT_EQ(redis.flush(), (Sent{"SUNSUBSCRIBE ch"}));
     plan.join("ch", "b");
-    EXPECT_EQ(redis.flush(), (Sent{"SUBSCRIBE ch"}));
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE ch"}));
     redis.ack("ch");
-    EXPECT_FALSE(plan.confirmed("ch"));  // that one answered the first SUBSCRIBE
+    EXPECT_FALSE(plan.confirmed("ch"));  // that one answered the first SSUBSCRIBE
+    EXPECT_EQ(redis.unsubscribed("ch"), Notifies{});  // the answer to our SUNSUBSCRIBE: no loss
+    EXPECT_FALSE(redis.last().reload_map);
     redis.ack("ch");
     EXPECT_TRUE(plan.confirmed("ch"));
 }
@@ -70,7 +72,7 @@ TEST_F(SubscriberPlanTest, ALateAcknowledgementDoesNotConfirmALaterSubscription)
 TEST_F(SubscriberPlanTest, AReconnectResubscribesEveryChannelAndWakesThoseThatReliedOnIt) {
     const auto a = plan.join("one", "a").ticket;
     const auto b = plan.join("two", "b").ticket;
-    EXPECT_EQ(redis.flush(), (Sent{"SUBSCRIBE one", "SUBSCRIBE two"}));
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE one", "SSUBSCRIBE two"}));
     redis.ack("one");  // "two" is still waiting for its confirmation
     const auto failures = plan.failures("two");
     EXPECT_EQ(redis.disconnect(), (Notifies{{"one", std::nullopt}, {"two", std::nullopt}}));
@@ -78,7 +80,7 @@ TEST_F(SubscriberPlanTest, AReconnectResubscribesEveryChannelAndWakesThoseThatRe
     EXPECT_NE(plan.failures("two"), failures);  // stops waiting for a confirmation
     EXPECT_TRUE(plan.take_wake("one", a));      // releases may have gone unseen: look yourself
     EXPECT_FALSE(plan.take_wake("two", b));     // never relied on a subscription
-    EXPECT_EQ(redis.flush(), (Sent{"SUBSCRIBE one", "SUBSCRIBE two"}));
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE one", "SSUBSCRIBE two"}));
     redis.ack("one");
     redis.ack("two");
     EXPECT_TRUE(plan.confirmed("one"));
@@ -137,16 +139,102 @@ TEST_F(SubscriberPlanTest, ARefusedSubscriptionPausesLongOtherErrorsBackOff) {
     EXPECT_EQ(redis.reconnect_after(), std::nullopt);
 }
 
-TEST_F(SubscriberPlanTest, IdleChannelsAreForgottenOnlyOnceTheirAcknowledgementsAreIn) {
+TEST_F(SubscriberPlanTest, AnIdleChannelIsForgottenAndItsLateAcknowledgementConfirmsNothing) {
     plan.leave("ch", plan.join("ch", "a").ticket, false);
     EXPECT_EQ(redis.flush(), Sent{});  // never subscribed: nothing to undo
     const auto b = plan.join("ch", "b").ticket;
     redis.flush();
     plan.leave("ch", b, false);
-    EXPECT_EQ(redis.flush(), (Sent{"UNSUBSCRIBE ch"}));
-    EXPECT_EQ(redis.ack("ch"), Notifies{});  // the channel is still known: the ack is counted
-    EXPECT_EQ(redis.flush(), Sent{});
+    EXPECT_EQ(redis.flush(), (Sent{"SUNSUBSCRIBE ch"}));
     EXPECT_FALSE(plan.wanted());
+    plan.join("ch", "c");
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE ch"}));
+    EXPECT_EQ(redis.ack("ch"), Notifies{});  // answers the first SSUBSCRIBE
+    redis.unsubscribed("ch");
+    EXPECT_FALSE(plan.confirmed("ch"));
+    EXPECT_EQ(redis.ack("ch"), (Notifies{{"ch", std::nullopt}}));
+    EXPECT_TRUE(plan.confirmed("ch"));
+}
+
+// Sharded pub/sub on a cluster: each channel on the master of its slot.
+const Plan::Node node_a{"127.0.0.1", 7001};
+const Plan::Node node_b{"127.0.0.1", 7002};
+
+TEST_F(SubscriberPlanTest, EachChannelIsSubscribedOnItsSlotsNodeAndANodeFailsAlone) {
+    redis.route("one", node_a);
+    redis.route("two", node_b);
+    const auto a = plan.join("one", "a").ticket;
+    plan.join("two", "b");
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE one @127.0.0.1:7001", "SSUBSCRIBE two @127.0.0.1:7002"}));
+    redis.ack("one", node_a);
+    redis.ack("two", node_b);
+    EXPECT_EQ(redis.disconnect(node_b), (Notifies{{"two", std::nullopt}}));
+    EXPECT_TRUE(plan.confirmed("one"));
+    EXPECT_FALSE(plan.confirmed("two"));
+    EXPECT_FALSE(plan.take_wake("one", a));
+    EXPECT_EQ(redis.message("one", "", node_a), (Notifies{{"one", a}}));
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE two @127.0.0.1:7002"}));
+}
+
+TEST_F(SubscriberPlanTest, AMovedAnswerTeachesTheMapAndTheSubscriptionGoesToTheNamedNode) {
+    redis.route("ch", node_a);
+    plan.join("ch", "a");
+    redis.flush();
+    const auto failures = plan.failures("ch");
+    EXPECT_EQ(redis.push(Reply::make_error("MOVED 1234 127.0.0.1:7002"), node_a), Notifies{});
+    ASSERT_TRUE(redis.last().moved);
+    EXPECT_EQ(redis.last().moved->slot, 1234);
+    EXPECT_EQ(redis.last().moved->to, node_b);
+    EXPECT_EQ(redis.reconnect_after(), std::nullopt);  // the node is fine: keep its connection
+    EXPECT_FALSE(plan.confirmed("ch"));
+    EXPECT_EQ(plan.failures("ch"), failures);  // a waiter for the confirmation keeps waiting
+    redis.route("ch", node_b);  // what the corrected map says
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE ch @127.0.0.1:7002"}));
+    EXPECT_EQ(redis.ack("ch", node_b), (Notifies{{"ch", std::nullopt}}));
+    EXPECT_TRUE(plan.confirmed("ch"));
+}
+
+TEST_F(SubscriberPlanTest, ANodesOwnUnsubscribeWhenTheSlotLeavesIsALostSubscription) {
+    redis.route("ch", node_a);
+    const auto a = plan.join("ch", "a").ticket;
+    redis.flush();
+    redis.ack("ch", node_a);
+    EXPECT_EQ(redis.unsubscribed("ch", node_a), (Notifies{{"ch", std::nullopt}}));
+    EXPECT_TRUE(redis.last().reload_map);
+    EXPECT_FALSE(plan.confirmed("ch"));
+    EXPECT_TRUE(plan.take_wake("ch", a));  // releases may go unseen until resubscribed: look yourself
+    redis.route("ch", node_b);
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE ch @127.0.0.1:7002"}));
+    redis.ack("ch", node_b);
+    EXPECT_TRUE(plan.confirmed("ch"));
+    EXPECT_EQ(redis.unsubscribed("ch", node_a), Notifies{});  // the old node no longer matters
+    EXPECT_TRUE(plan.confirmed("ch"));
+}
+
+TEST_F(SubscriberPlanTest, AChannelWithoutARouteWaitsAndItsWaitersStopIfNoneCanBeFound) {
+    redis.route("ch", std::nullopt);
+    plan.join("ch", "a");
+    EXPECT_EQ(redis.flush(), Sent{});
+    const auto failures = plan.failures("ch");
+    EXPECT_EQ(plan.on_unroutable(), (Notifies{{"ch", std::nullopt}}));
+    EXPECT_NE(plan.failures("ch"), failures);
+    redis.route("ch", node_a);
+    EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE ch @127.0.0.1:7001"}));
+    EXPECT_EQ(plan.on_unroutable(), Notifies{});  // placed: nothing to stop
+}
+
+TEST_F(SubscriberPlanTest, RedirectsInCirclesCountAsAFailingNode) {
+    plan.join("ch", "a");
+    for (unsigned i = 0; i < Plan::max_redirects; ++i) {
+        redis.route("ch", i % 2 ? node_b : node_a);
+        redis.flush();
+        redis.push(Reply::make_error(i % 2 ? "MOVED 1 127.0.0.1:7001" : "MOVED 1 127.0.0.1:7002"), i % 2 ? node_b : node_a);
+        EXPECT_EQ(redis.reconnect_after(), std::nullopt) << i;
+    }
+    redis.route("ch", node_a);
+    redis.flush();
+    redis.push(Reply::make_error("MOVED 1 127.0.0.1:7002"), node_a);
+    EXPECT_EQ(redis.reconnect_after(), 50ms);
 }
 
 }  // namespace

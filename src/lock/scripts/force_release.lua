@@ -40,7 +40,7 @@ if ARGV[5] ~= '1' and since_renew < tonumber(fields[3]) then
 end
 redis.call('XLEN', KEYS[2])  -- an audit key of the wrong type fails here, before the DEL
 redis.call('DEL', KEYS[1])
-redis.pcall('PUBLISH', ARGV[6], '')  -- without channel permission: no wake-up
+redis.pcall('SPUBLISH', ARGV[6], '')  -- without channel permission: no wake-up
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', 10000, '*',
     'resource', ARGV[1], 'owner', owner, 'fence', fields[1], 'reason', ARGV[2],
     'operator', ARGV[3], 'time_ms', now_ms, 'since_renew_ms', since_renew,

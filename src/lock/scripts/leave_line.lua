@@ -28,6 +28,6 @@ redis.call('HDEL', KEYS[2], ARGV[1])
 if redis.call('EXISTS', KEYS[3]) == 0 then
     local now_ms = server_ms()
     local next_owner = first_live(KEYS[1], KEYS[2], now_ms) or first_live(KEYS[4], KEYS[2], now_ms) or ''
-    redis.pcall('PUBLISH', ARGV[2], next_owner)  -- without channel permission: no wake-up
+    redis.pcall('SPUBLISH', ARGV[2], next_owner)  -- without channel permission: no wake-up
 end
 return 1

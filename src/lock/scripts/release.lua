@@ -44,5 +44,5 @@ if has_waiters then
     next_owner = first_live(KEYS[2], KEYS[3], now_ms) or first_live(KEYS[4], KEYS[3], now_ms) or ''
 end
 -- pcall: an ACL user without channel permission (Redis 7's default) must still release.
-redis.pcall('PUBLISH', ARGV[2], next_owner)
+redis.pcall('SPUBLISH', ARGV[2], next_owner)
 return 1
