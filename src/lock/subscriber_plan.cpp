@@ -14,9 +14,15 @@ SubscriberPlan::Left SubscriberPlan::leave(const std::string& channel, Ticket t,
     auto& c = channels_[channel];
     // A wake-up a waiter leaving without the lock did not use belongs to the next one.
     const bool unused_wake = c.line.take_wake(t) && !granted;
+    const bool was_front = c.line.ahead(t) == 0;
     c.line.leave(t);
     std::optional<Ticket> wake;
     if (unused_wake) wake = c.line.wake_next();
+    // The front of a local line is the waiter that attempts; those behind it may never have
+    // (no place in Redis, so no mark on the lease: its release may send nothing). When the
+    // front gives up without the lock, the new front must attempt, or it could sleep its whole
+    // timer while the lock is free.
+    else if (was_front && !granted) wake = c.line.wake_front();
     return {wake, c.line.empty()};
 }
 

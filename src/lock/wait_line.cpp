@@ -27,6 +27,12 @@ std::optional<WaitLine::Ticket> WaitLine::wake_next() {
     return it->ticket;
 }
 
+std::optional<WaitLine::Ticket> WaitLine::wake_front() {
+    if (entries_.empty() || entries_.front().woken) return std::nullopt;
+    entries_.front().woken = true;
+    return entries_.front().ticket;
+}
+
 std::optional<WaitLine::Ticket> WaitLine::wake_after(Ticket t) {
     auto it = std::ranges::find(entries_, t, &Entry::ticket);
     if (it == entries_.end()) return std::nullopt;

@@ -24,6 +24,8 @@ public:
     void leave(Ticket t);
     /// A release happened: wakes the first waiter not already woken and returns it.
     std::optional<Ticket> wake_next();
+    /// Wakes the first waiter if it is not awake already, and returns it.
+    std::optional<Ticket> wake_front();
     /// A release for one waiter (the first of Redis's fair line): wakes the waiter tagged
     /// `tag` if it is here and not already woken.
     std::optional<Ticket> wake(std::string_view tag);

@@ -120,6 +120,21 @@ TEST_F(SubscriberPlanTest, AnUnusedWakeUpIsHandedOnUnlessTheLeaverGotTheLock) {
     EXPECT_EQ(plan.ahead("ch", b), 0u);
 }
 
+// The next waiter of a local line may never have attempted (it waited behind the front), so
+// nothing in Redis tells a release it waits: when the front gives up, the new front is woken to
+// attempt. A front leaving with the lock wakes nobody (its lease is marked, its release wakes).
+TEST_F(SubscriberPlanTest, AFrontLeavingWithoutTheLockWakesTheNewFront) {
+    const auto a = plan.join("ch", "a").ticket;
+    const auto b = plan.join("ch", "b").ticket;
+    const auto c = plan.join("ch", "c").ticket;
+    EXPECT_EQ(plan.leave("ch", b, false).wake, std::nullopt) << "b was not the front";
+    EXPECT_EQ(plan.leave("ch", a, false).wake, c);
+    EXPECT_TRUE(plan.take_wake("ch", c));
+    const auto d = plan.join("ch", "d").ticket;
+    EXPECT_EQ(plan.leave("ch", c, true).wake, std::nullopt) << "granted: its release wakes d";
+    EXPECT_EQ(plan.ahead("ch", d), 0u);
+}
+
 TEST_F(SubscriberPlanTest, ARefusedSubscriptionPausesLongOtherErrorsBackOff) {
     plan.join("ch", "a");
     redis.flush();
