@@ -3,7 +3,9 @@
 # The tests start their own redis-server and PostgreSQL on free loopback ports and stop them.
 #   scripts/test.sh             normal build in build/
 #   scripts/test.sh --sanitize  AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
-#                               (extra arguments go to ctest, e.g. -LE 'sentinel|cluster')
+#                               (extra arguments go to ctest, e.g. -LE consumer;
+#                               FENCELOCK_TOPOLOGY_TESTS=OFF leaves out the Sentinel and
+#                               Cluster suites, build and run)
 #   scripts/test.sh --tsan      ThreadSanitizer build in build-tsan/: only the unit tests and
 #                               the client, keeper, notifier and async integration tests
 #                               (label tsan), without the CLI, stores and queue
@@ -16,7 +18,8 @@ mode="${1:-}"
 case "$mode" in
   --sanitize)
     build="$root/build-asan"
-    "$root/scripts/build.sh" "$build" -DCMAKE_BUILD_TYPE=Debug -DFENCELOCK_SANITIZE=ON
+    "$root/scripts/build.sh" "$build" -DCMAKE_BUILD_TYPE=Debug -DFENCELOCK_SANITIZE=ON \
+      -DFENCELOCK_BUILD_TOPOLOGY_TESTS="${FENCELOCK_TOPOLOGY_TESTS:-ON}"
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     cd "$build"
     ctest -j2 --output-on-failure --timeout 300 "$@"
