@@ -5,6 +5,7 @@
 #include "bench_processes.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -143,12 +144,16 @@ std::expected<HotSample, ChildFailure> run_contender_processes(const Globals& g,
         // A child that cannot connect ends before it is ready: its exit code and message.
         if (!read_until(children.back(), "ready\n")) failure = reap(children.back());
     }
-    // Closing their stdin starts every child together; after a failure it ends them at once.
-    for (auto& c : children) c.to_child.reset();
+    // Closing their stdin starts every child together. After a failure the others are killed
+    // instead (bench removes whatever lease they held once they are gone).
+    for (auto& c : children) {
+        if (failure && c.pid > 0) ::kill(c.pid, SIGKILL);
+        c.to_child.reset();
+    }
     for (auto& c : children) {
         if (c.pid < 0) continue;
         read_until(c, {});
-        if (auto f = reap(c); f && !failure) failure = f;
+        if (auto f = reap(c); f && !failure) failure = std::move(f);
     }
     if (failure) return std::unexpected(*failure);
 
