@@ -194,7 +194,10 @@ TEST_F(ReplicaAckTest, KeptLeasesAskOneWaitPerKeeperBatchNotOnePerLease) {
     const auto after_high = c.keeper_stats().batches;
     EXPECT_GE(waits, static_cast<long>(after_low - before_high) - 1);
     EXPECT_LE(waits, static_cast<long>(after_high - before_low) + 1);  // one per lease would be 3x
-    EXPECT_GE(c.keeper_stats().renewals_confirmed, 9u);
+    // Leases due a few ms apart may go in separate batches on a loaded machine; some batch must
+    // still have carried two or more, or one WAIT per batch and one per lease look the same.
+    const KeeperStats stats = c.keeper_stats();
+    EXPECT_GT(stats.renewals_sent, stats.batches) << "no batch carried more than one lease";
     for (auto& h : held) EXPECT_TRUE(h.valid());
 }
 
