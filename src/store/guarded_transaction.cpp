@@ -184,7 +184,11 @@ struct TransactAttempt {
         auto cur = detail::current_fence(s, r);
         if (!cur) return fail(cur.error());
         if (!*cur) return done(TransactStatus::not_found, FencingToken(0));
-        if (**cur < fence) return fail(detail::store_error(store_errc::conflict, "resource created concurrently"));
+        // The guard refused a row that exists now: it was created after the guard's snapshot
+        // (fenced: our fence is above the row's; unfenced: the guard refuses no existing row).
+        // A conflict, so the attempt is retried, not a stale write.
+        if (**cur < fence || !options.enforce_fencing)
+            return fail(detail::store_error(store_errc::conflict, "resource created concurrently"));
         return done(TransactStatus::stale, **cur);
     }
 
