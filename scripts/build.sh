@@ -7,6 +7,8 @@ build="${1:-$root/build}"
 shift || true
 # ccache, when installed, lets several checkouts share compiled objects.
 launcher=()
+# pch_defines, time_macros: lets ccache cache the test files, which use a precompiled header.
+export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros}"
 if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
