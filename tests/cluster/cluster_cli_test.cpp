@@ -1,11 +1,16 @@
 // The CLI through redis-cluster://: the lock commands, `list` and `audit` over every master,
 // `force-release` with its audit entry in the lock's slot (CROSSSLOT before audit:{R}), `run`
-// with the URL from the environment, and the bad inputs' exit codes.
+// with the URL from the environment, the lock commands while their slot migrates (ASK, then
+// MOVED) and after a master failover, and the bad inputs' exit codes.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,9 +18,11 @@
 #include <string>
 
 #include "cluster/cluster_fixture.hpp"
+#include "cluster/cluster_reshard.hpp"
 #include "local_servers/child_process.hpp"
 #include "local_servers/cluster_group.hpp"
 #include "local_servers/redis_server.hpp"
+#include "local_servers/sentinel_group.hpp"
 #include "support/eventually.hpp"
 
 namespace fencelock::test_support {
@@ -37,6 +44,183 @@ std::vector<json> json_lines(const std::string& out) {
     for (std::string line; std::getline(in, line);)
         if (!line.empty()) lines.push_back(json::parse(line));
     return lines;
+}
+
+// A command run on a thread of its own, so the test can move its slot while it waits.
+class Background {
+public:
+    Background(std::vector<std::string> args, std::string url)
+        : thread_([this, args = std::move(args), url = std::move(url)] {
+              result_ = cli(args, url);
+              done_ = true;
+          }) {}
+    ~Background() {
+        if (thread_.joinable()) thread_.join();
+    }
+    bool done() const { return done_; }
+    local::ProcessResult get() {
+        thread_.join();
+        return result_;
+    }
+
+private:
+    std::atomic<bool> done_{false};
+    local::ProcessResult result_;
+    std::thread thread_;
+};
+
+// `fencelock run R -- sh -c 'read line < FIFO'`: a command that holds its lease until the
+// test lets it end (a line into the FIFO), with no timer involved.
+class HeldRun {
+public:
+    HeldRun(const ResourceName& r, const std::string& lease, const std::string& url)
+        : fifo_("/tmp/fencelock-cluster-run-" + std::to_string(::getpid()) + "-" + r.str().substr(r.str().rfind(':') + 1)),
+          made_(::mkfifo(fifo_.c_str(), 0600) == 0),
+          run_({"run", r.str(), "--lease", lease, "--", "sh", "-c", "read line < " + fifo_}, url) {}
+    ~HeldRun() {
+        if (!finished_) (void)finish();  // a failed test must not leave run waiting
+        std::remove(fifo_.c_str());
+    }
+    /// Lets the command end (once it reads the FIFO) and returns run's result.
+    local::ProcessResult finish() {
+        finished_ = true;
+        int fd = -1;
+        // A FIFO opens for writing only once its reader has it open: the command started.
+        eventually([&] { return (fd = ::open(fifo_.c_str(), O_WRONLY | O_NONBLOCK)) >= 0 || run_.done(); }, 30s);
+        if (fd >= 0) {
+            (void)!::write(fd, "go\n", 3);
+            ::close(fd);
+        }
+        return run_.get();
+    }
+    bool made() const { return made_; }
+
+private:
+    std::string fifo_;
+    bool made_;
+    bool finished_ = false;
+    Background run_;
+};
+
+// run's summary (stderr's last line) says the command completed under a lease held throughout.
+void expect_completed(const local::ProcessResult& ran) {
+    EXPECT_EQ(ran.exit_code, 0) << ran.err;
+    const auto brace = ran.err.rfind('{');
+    ASSERT_NE(brace, std::string::npos) << ran.err;
+    const json summary = json::parse(ran.err.substr(brace));
+    EXPECT_EQ(summary["result"], "completed") << ran.err;
+    EXPECT_EQ(summary["lease_lost"], false) << ran.err;
+    EXPECT_EQ(summary["released"], true) << ran.err;
+}
+
+// The resources `list` shows for `pattern`, each as often as it is listed.
+std::multiset<std::string> listed(const std::string& pattern, const std::string& url) {
+    auto out = cli({"list", "--pattern", pattern}, url);
+    EXPECT_EQ(out.exit_code, 0) << out.err;
+    std::multiset<std::string> names;
+    for (const auto& line : json_lines(out.out)) names.insert(line["resource"].get<std::string>());
+    return names;
+}
+
+// `owner` releases `r`; the next acquisition's fence is above `fence`, its lock on `port`.
+void expect_released_and_next_fence_above(const ResourceName& r, const std::string& owner, std::uint64_t fence,
+                                          std::uint16_t port, const std::string& url) {
+    auto released = cli({"release", r.str(), "--owner", owner}, url);
+    ASSERT_EQ(released.exit_code, 0) << released.err;
+    EXPECT_EQ(json::parse(released.out)["result"], "released");
+    auto next = cli({"acquire", r.str(), "--lease", "5s"}, url);
+    ASSERT_EQ(next.exit_code, 0) << next.err;
+    EXPECT_GT(json::parse(next.out)["fence"].get<std::uint64_t>(), fence);
+    EXPECT_EQ(local::cli_at(port, {"EXISTS", "lock:{" + r.str() + "}"}), "1");
+    (void)cli({"release", r.str(), "--owner", json::parse(next.out)["owner"]}, url);
+}
+
+std::string renewals_at(std::uint16_t port, const ResourceName& r) {
+    return local::cli_at(port, {"HGET", "lock:{" + r.str() + "}", "renewals"});
+}
+
+TEST(ClusterCli, LockCommandsCompleteWhileTheirSlotMigratesAndRunFollowsTheMove) {
+    auto& cluster = SharedCluster::get();
+    const auto masters = local::master_ports(cluster.ports().front());
+    const std::string pid = std::to_string(::getpid());
+    const auto r = resource_on(masters[0], "cliask");
+    const auto job = in_slot_of(r, "cluster:" + pid + ":cliask-run:", 2)[1];
+    SlotHome home{cluster.ports(), slot_of(r), masters[0]};
+    auto got = cli({"acquire", r.str(), "--lease", "60s"}, cluster.url());
+    ASSERT_EQ(got.exit_code, 0) << got.err;
+    const json lease = json::parse(got.out);
+    const std::string owner = lease["owner"];
+    HeldRun run(job, "1s", cluster.url());  // renews every third of a second
+    ASSERT_TRUE(run.made());
+    ASSERT_TRUE(eventually([&] { return !renewals_at(masters[0], job).empty(); }, 20s)) << "run took no lease";
+
+    // The ASK window: the keys are on the target, the slot is still the source's.
+    const std::uint16_t target = other_master(masters[0]);
+    local::SlotMigration move(cluster.ports(), slot_of(r), target);
+    move.begin();
+    ASSERT_GE(move.move_keys(), 4);  // both leases' lock and fence keys
+    auto seen = cli({"inspect", r.str()}, cluster.url());
+    ASSERT_EQ(seen.exit_code, 0) << seen.err;
+    EXPECT_EQ(json::parse(seen.out)["held"], true) << seen.out;
+    EXPECT_EQ(json::parse(seen.out)["fence"], lease["fence"]) << seen.out;
+    auto renewed = cli({"renew", r.str(), "--owner", owner, "--lease", "60s"}, cluster.url());
+    ASSERT_EQ(renewed.exit_code, 0) << renewed.err;
+    EXPECT_EQ(json::parse(renewed.out)["result"], "renewed");
+    // Once each, from the target.
+    EXPECT_EQ(listed("cluster:" + pid + ":cliask*", cluster.url()), (std::multiset<std::string>{r.str(), job.str()}));
+
+    // A script naming a key the target lacks (acquire's fair line) gets TRYAGAIN there until
+    // the slot is assigned: the contender waits it out, then finds the lock held.
+    const long refusals = error_count(target, "TRYAGAIN");
+    Background contender({"acquire", r.str(), "--lease", "5s", "--wait", "3s"}, cluster.url());
+    EXPECT_TRUE(eventually([&] { return error_count(target, "TRYAGAIN") > refusals || contender.done(); }, 20s));
+    const std::string renewals_before = renewals_at(target, job);
+    move.finish();  // from now on the source answers MOVED
+    auto refused = contender.get();
+    EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+    EXPECT_EQ(json::parse(refused.out)["result"], "contended") << refused.out;
+
+    // run's map still names the source: its renewals meet MOVED and go on at the target.
+    EXPECT_TRUE(eventually([&] { return renewals_at(target, job) != renewals_before; }, 10s)) << "no renewal after the move";
+    expect_completed(run.finish());
+
+    expect_released_and_next_fence_above(r, owner, lease["fence"], target, cluster.url());
+}
+
+// A master SIGKILLed (replicated first: nothing is lost) and its replica promoted by the
+// cluster, on a cluster of this test's own. Every command, started afresh with the dead node
+// still among the seeds, finds the new master; a `run` that held a lease throughout keeps it.
+TEST(ClusterCli, LockCommandsWorkAfterAMasterFailover) {
+    local::ClusterGroup group({.node_timeout_ms = 1000, .server_args = {"--cluster-require-full-coverage", "no"}});
+    const std::uint16_t doomed = local::master_ports(group.ports().front()).front();
+    const auto r = resource_on(group, doomed, "clifail:");
+    const auto job = resource_on(group, doomed, "clifail-run:");
+    auto got = cli({"acquire", r.str(), "--lease", "60s"}, group.url());
+    ASSERT_EQ(got.exit_code, 0) << got.err;
+    const json lease = json::parse(got.out);
+    const std::string owner = lease["owner"];
+    HeldRun run(job, "10s", group.url());  // a renewal every 3.3 s: the failover fits between two
+    ASSERT_TRUE(run.made());
+    ASSERT_TRUE(eventually([&] { return !renewals_at(doomed, job).empty(); }, 20s)) << "run took no lease";
+    local::RedisServer& master = group.server(group.index_of(doomed));
+    ASSERT_EQ(master.cli({"WAIT", "1", "5000"}), "1");
+
+    master.kill();
+    const std::uint16_t promoted = group.wait_for_takeover(doomed, slot_of(r), 60s);
+    auto seen = cli({"inspect", r.str()}, group.url());
+    ASSERT_EQ(seen.exit_code, 0) << seen.err;
+    EXPECT_EQ(json::parse(seen.out)["owner"], owner) << seen.out;
+    auto refused = cli({"acquire", r.str(), "--lease", "5s"}, group.url());
+    EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+    EXPECT_EQ(listed("clifail*", group.url()), (std::multiset<std::string>{r.str(), job.str()}));
+    auto renewed = cli({"renew", r.str(), "--owner", owner, "--lease", "60s"}, group.url());
+    ASSERT_EQ(renewed.exit_code, 0) << renewed.err;
+    EXPECT_EQ(json::parse(renewed.out)["result"], "renewed");
+    expect_released_and_next_fence_above(r, owner, lease["fence"], promoted, group.url());
+
+    const std::string renewals_before = renewals_at(promoted, job);
+    EXPECT_TRUE(eventually([&] { return renewals_at(promoted, job) != renewals_before; }, 10s)) << "run stopped renewing";
+    expect_completed(run.finish());
 }
 
 TEST(ClusterCli, ListAndAuditCoverEveryMasterAndForceReleaseIsAudited) {

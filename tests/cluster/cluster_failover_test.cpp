@@ -21,12 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::size_t index_of(local::ClusterGroup& group, std::uint16_t port) {
-    for (std::size_t i = 0; i < group.servers(); ++i)
-        if (group.server(i).port() == port) return i;
-    throw std::runtime_error("no server on " + std::to_string(port));
-}
-
 TEST(ClusterFailover, AKilledMasterIsReplacedAndFencesStayAboveEveryFenceIssuedBefore) {
     // Healthy shards keep serving while one has no master (see RUNBOOK, node failure).
     local::ClusterGroup group({.node_timeout_ms = 1000, .server_args = {"--cluster-require-full-coverage", "no"}});
@@ -50,7 +44,7 @@ TEST(ClusterFailover, AKilledMasterIsReplacedAndFencesStayAboveEveryFenceIssuedB
     for (int i = 0; i < 3; ++i) cycle();
 
     // Cut replication, then issue fences only the doomed master will ever know.
-    const std::size_t replica = replica_of(group, doomed);
+    const std::size_t replica = group.replica_of(doomed);
     group.server(replica).pause();
     (void)local::cli_at(doomed, {"CLIENT", "KILL", "TYPE", "replica"});
     for (int i = 0; i < 3; ++i) cycle();
@@ -60,7 +54,7 @@ TEST(ClusterFailover, AKilledMasterIsReplacedAndFencesStayAboveEveryFenceIssuedB
     ASSERT_TRUE(last_lease && last_lease->acquired());
     highest = last_lease->lease->fence.value();
 
-    group.server(index_of(group, doomed)).kill();
+    group.server(group.index_of(doomed)).kill();
     group.server(replica).resume();
 
     // The cluster promotes the replica, which never saw the last acquisitions.

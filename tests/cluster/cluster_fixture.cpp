@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "local_servers/sentinel_group.hpp"
@@ -82,16 +81,6 @@ ResourceName resource_on(const local::ClusterGroup& group, std::uint16_t port, c
         auto r = *ResourceName::make(stem + std::to_string(i));
         if (local::slot_master_port(group.ports().front(), slot_of(r)) == port) return r;
     }
-}
-
-std::size_t replica_of(local::ClusterGroup& group, std::uint16_t port) {
-    for (std::size_t i = 0; i < group.servers(); ++i) {
-        std::istringstream role(group.server(i).cli({"ROLE"}));
-        std::string kind, host, master_port;
-        role >> kind >> host >> master_port;
-        if (kind == "slave" && master_port == std::to_string(port)) return i;
-    }
-    throw std::runtime_error("no replica of " + std::to_string(port));
 }
 
 }  // namespace fencelock::test_support

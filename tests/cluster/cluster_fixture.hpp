@@ -54,7 +54,4 @@ ResourceName resource_on(std::uint16_t port, const std::string& stem);
 /// (a cluster a test started for itself).
 ResourceName resource_on(const local::ClusterGroup& group, std::uint16_t port, const std::string& stem);
 
-/// The index in `group` of the server whose ROLE says it replicates the master at `port`.
-std::size_t replica_of(local::ClusterGroup& group, std::uint16_t port);
-
 }  // namespace fencelock::test_support

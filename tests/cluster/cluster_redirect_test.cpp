@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string>
 #include <thread>
 
 #include "cluster/cluster_fixture.hpp"
+#include "cluster/cluster_reshard.hpp"
 #include "fencelock/async_client.hpp"
 #include "fencelock/client.hpp"
 #include "local_servers/cluster_group.hpp"
@@ -22,42 +22,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// How many TRYAGAIN errors the server at `port` has answered (INFO errorstats).
-long tryagain_count(std::uint16_t port) {
-    const std::string info = local::cli_at(port, {"INFO", "errorstats"});
-    const auto at = info.find("errorstat_TRYAGAIN:count=");
-    return at == std::string::npos ? 0 : std::atol(info.c_str() + at + std::string_view("errorstat_TRYAGAIN:count=").size());
-}
-
 // Whether the lease's lock and fence keys are both on the master at `port`.
 bool lease_keys_on(std::uint16_t port, const ResourceName& r) {
     return local::cli_at(port, {"EXISTS", "lock:{" + r.str() + "}", "fence:{" + r.str() + "}"}) == "2";
 }
-
-// Another master than `port`.
-std::uint16_t other_master(std::uint16_t port) {
-    for (std::uint16_t m : local::master_ports(port))
-        if (m != port) return m;
-    throw std::runtime_error("one master only");
-}
-
-// Moves the slot back to its first master when the test ends, passed or not.
-struct SlotHome {
-    std::vector<std::uint16_t> ports;
-    std::uint16_t slot, home;
-    ~SlotHome() {
-        try {
-            if (local::slot_master_port(home, slot) == home) return;
-            local::SlotMigration back(ports, slot, home);
-            back.begin();
-            back.move_keys();
-            back.finish();
-            local::wait_cluster_ready(ports, 3, std::chrono::seconds(30));
-        } catch (const std::exception& e) {
-            ADD_FAILURE() << "could not move slot " << slot << " home: " << e.what();
-        }
-    }
-};
 
 TEST(ClusterRedirect, MovedAfterTheSlotChangedMasterIsFollowedAndTheLeaseKept) {
     auto& cluster = SharedCluster::get();
@@ -143,10 +111,10 @@ TEST(ClusterRedirect, DuringAMigrationAskIsFollowedAndAcquireWaitsOutTryagain) {
     ASSERT_TRUE(renewed) << renewed.error().message();
     EXPECT_EQ(renewed->status, RenewStatus::renewed);
 
-    const auto tryagain_before = tryagain_count(target);
+    const auto tryagain_before = error_count(target, "TRYAGAIN");
     Result<Acquisition> got = std::unexpected(make_error_code(errc::unavailable));
     std::thread contender([&] { got = c.acquire(fresh, {.lease = 30s, .wait = 30s}); });
-    const bool refused = eventually([&] { return tryagain_count(target) > tryagain_before; }, 20s);
+    const bool refused = eventually([&] { return error_count(target, "TRYAGAIN") > tryagain_before; }, 20s);
     move.finish();  // the slot is the target's: the next resend is MOVED there and runs
     contender.join();
     ASSERT_TRUE(refused) << "the target never answered TRYAGAIN";

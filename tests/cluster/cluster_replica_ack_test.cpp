@@ -30,7 +30,7 @@ TEST(ClusterReplicaAck, TheWaitFollowsTheAcquireToItsMasterAndAPausedReplicaFail
 
     // The first master's replica stops: a grant there cannot be acknowledged, whatever the
     // other masters' replicas say; the other shards are unaffected.
-    const std::size_t replica = replica_of(group, masters[0]);
+    const std::size_t replica = group.replica_of(masters[0]);
     group.server(replica).pause();
     const auto stuck = resource_on(group, masters[0], "ack-stuck:");
     auto refused = c->acquire(stuck, {.lease = 10s, .replicas = 1, .replica_timeout = 200ms});

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cluster/cluster_fixture.hpp"
+#include "cluster/cluster_reshard.hpp"
 #include "fencelock/client.hpp"
 #include "integration/history.hpp"
 #include "local_servers/cluster_group.hpp"
@@ -24,13 +25,6 @@ namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
-
-void migrate(const std::vector<std::uint16_t>& ports, std::uint16_t slot, std::uint16_t to) {
-    local::SlotMigration move(ports, slot, to);
-    move.begin();
-    move.move_keys();
-    move.finish();
-}
 
 TEST(ClusterReshard, LocksStayExclusiveAndFencesIncreaseWhileTheirSlotsMove) {
     auto& cluster = SharedCluster::get();

@@ -172,4 +172,38 @@ std::vector<std::uint16_t> ClusterGroup::ports() const {
     return out;
 }
 
+std::size_t ClusterGroup::index_of(std::uint16_t port) const {
+    for (std::size_t i = 0; i < servers_.size(); ++i)
+        if (servers_[i]->port() == port) return i;
+    throw std::out_of_range("no server of the cluster on port " + std::to_string(port));
+}
+
+std::size_t ClusterGroup::replica_of(std::uint16_t port) {
+    for (std::size_t i = 0; i < servers_.size(); ++i) {
+        std::istringstream role(servers_[i]->cli({"ROLE"}));  // "slave", host, port, ...
+        std::string kind, host, master_port;
+        role >> kind >> host >> master_port;
+        if (kind == "slave" && master_port == std::to_string(port)) return i;
+    }
+    throw std::runtime_error("no replica of " + std::to_string(port));
+}
+
+std::uint16_t ClusterGroup::wait_for_takeover(std::uint16_t dead_port, std::uint16_t slot,
+                                              std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    // Ask a node that is running: the others' view of the slot changes once the replica won
+    // its election and its claim reached them.
+    std::uint16_t asked = 0;
+    for (std::uint16_t p : ports())
+        if (p != dead_port) asked = p;
+    std::optional<std::uint16_t> owner;
+    while (!(owner = slot_master_port(asked, slot)) || *owner == dead_port) {
+        if (Clock::now() > deadline) throw std::runtime_error("no node took over from " + std::to_string(dead_port));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the nodes decide on their own clock
+    }
+    wait_cluster_ready(ports(), options_.masters,
+                       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    return *owner;
+}
+
 }  // namespace fencelock::local

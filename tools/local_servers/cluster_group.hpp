@@ -70,6 +70,16 @@ public:
     /// Servers 0 .. masters-1 were the masters at creation; the rest their replicas.
     RedisServer& server(std::size_t i) { return *servers_.at(i); }
     int masters() const { return options_.masters; }
+    /// The index of the server listening on `port`; throws std::out_of_range if none.
+    std::size_t index_of(std::uint16_t port) const;
+    /// The index of the server whose ROLE says it replicates the master at `port` now;
+    /// throws std::runtime_error if none does.
+    std::size_t replica_of(std::uint16_t port);
+    /// After the master that served `slot` from `dead_port` was killed: waits until another
+    /// node serves the slot as master and every node still running agrees on a map where
+    /// masters() masters serve all slots; returns the new master's port. Throws
+    /// std::runtime_error after `timeout`.
+    std::uint16_t wait_for_takeover(std::uint16_t dead_port, std::uint16_t slot, std::chrono::milliseconds timeout);
 
 private:
     ClusterGroupOptions options_;
