@@ -42,6 +42,8 @@ SCENARIOS = {
                                    "The redelivered job is a duplicate by its idempotency key; one effect. Off: the handler deletes its key - the job runs twice."),
     "failover_lost_writes": ("Master + replica + 3 sentinels (down-after 1 s): replication cut, more ownerships on the master (their fences are lost), holder X acquires and stalls; master SIGKILLed, replica promoted; new holders acquire there and write; X writes late with its pre-failover fence; the old master restarts without persistence and a holder acquires and writes there while it is an empty master.",
                              "Every fence issued after the promotion, and by the empty master, is above every fence issued before: X's write is rejected, the first write after the promotion is accepted, no fence is issued twice, a lease that reached the replica keeps excluding. Off: fences from `SET NX PX` + `INCR` (the store still checks fences) - the counter goes back, fences are issued twice, X's older lease writes after a newer one's."),
+    "cluster_failover_lost_writes": ("The same failover on a Redis Cluster of its own (3 masters, one replica each, node timeout 1 s): the master of the scenario's slot has its replica's link cut, then is SIGKILLed; the cluster promotes the replica; X writes late with its pre-failover fence.",
+                                     "The same checks as the Sentinel failover: every fence issued after the promotion is above every fence issued before, X's write is rejected, the first write after the promotion is accepted. Off: `SET NX PX` + `INCR` fences - the counter goes back, fences are issued twice, a stale write is accepted."),
     "queue_contention_storm": ("50 queue jobs on one record, 8 worker threads, one lock attempt per delivery, requeue on contention.",
                                "Accepted fences strictly increase, no overlap, one append per job, every job acknowledged. Off: a lock per job instead of per record, store fencing off."),
 }
@@ -122,7 +124,7 @@ def value(v):
 
 
 def figures(data):
-    skip = {"scenario", "backend", "fencing", "protection", "violations", "stale_accepted"}
+    skip = {"scenario", "backend", "fencing", "protection", "violations", "stale_accepted", "topology"}
     return ", ".join(f"{k}={value(v)}" for k, v in data.items() if k not in skip and not k.startswith("v_"))
 
 

@@ -62,7 +62,7 @@ TEST(ClusterBench, HotCountsTheCommandsOfTheMasterServingItsResource) {
     const json out = bench(url, {"--scenario", "hot", "--clients", "3", "--duration", "1s"});
     EXPECT_EQ(out["scenario"], "hot");
     EXPECT_GT(out["acquisitions"].get<long>(), 0);
-    EXPECT_EQ(out["errors"], 0);
+    EXPECT_EQ(out["errors"], 0) << out.dump();
     // An acquisition runs at least the acquire script on the resource's master: a count read
     // on another node would show (close to) none.
     ASSERT_TRUE(out.contains("commands_per_acquisition")) << out.dump();

@@ -31,10 +31,10 @@ struct LossRecorder {
 TEST_F(LockTest, HeldLeaseIsRenewedAutomaticallyWithTheSameFence) {
     auto c = client();
     const auto r = resource("kept:1");
-    auto held = c.hold(r, {.lease = 150ms});
+    auto held = c.hold(r, {.lease = 600ms});
     ASSERT_TRUE(held && held->acquired()) << (held ? "" : held.error().message());
     HeldLease& lease = *held->lease;
-    ASSERT_TRUE(eventually([&] { return lease.renewals() >= 5; }, 5s)) << "renewals: " << lease.renewals();
+    ASSERT_TRUE(eventually([&] { return lease.renewals() >= 5; }, 10s)) << "renewals: " << lease.renewals();
     EXPECT_TRUE(lease.valid());
     EXPECT_FALSE(lease.stop_token().stop_requested());
     auto info = c.inspect(r);

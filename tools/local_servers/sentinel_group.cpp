@@ -176,7 +176,7 @@ void wait_group_ready(const SentinelGroupShape& group, std::chrono::milliseconds
 }
 
 SentinelGroupShape SentinelGroup::shape() const {
-    SentinelGroupShape out{.master_name = options_.master_name, .replicas = options_.replicas};
+    SentinelGroupShape out{.sentinel_ports = {}, .master_name = options_.master_name, .replicas = options_.replicas};
     for (const auto& s : sentinels_) out.sentinel_ports.push_back(s->port());
     return out;
 }
