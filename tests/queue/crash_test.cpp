@@ -26,11 +26,28 @@ protected:
                                       "--visibility", "600"};
         if (!pause_at.empty()) argv.insert(argv.end(), {"--pause-at", pause_at});
         if (resume) argv.push_back("--resume");
-        return start_process(argv, (dir / ("out-" + std::to_string(++started))).string());
+        // stderr to a file too: an inherited one is ctest's pipe, which a worker outliving
+        // its test keeps open, and ctest then waits for it until the test's timeout.
+        const std::string n = std::to_string(++started);
+        const pid_t pid = start_process(argv, (dir / ("out-" + n)).string(), (dir / ("err-" + n)).string());
+        workers.push_back(pid);
+        return pid;
+    }
+    int reap(pid_t pid) {
+        std::erase(workers, pid);
+        return wait_process(pid);
     }
     int stop_worker(pid_t pid) {
         ::kill(pid, SIGTERM);
-        return wait_process(pid);
+        return reap(pid);
+    }
+    // A failed assertion returns early and leaves workers behind, one of them maybe stopped.
+    void TearDown() override {
+        for (pid_t pid : std::vector<pid_t>(workers)) {
+            ::kill(pid, SIGKILL);
+            reap(pid);
+        }
+        QueueTest::TearDown();
     }
     std::string decisions() const {
         std::ifstream in(dir / "decisions");
@@ -49,7 +66,7 @@ protected:
         const pid_t a = start_worker(point);
         ASSERT_TRUE(eventually([&] { return fs::exists(dir / "paused"); }, 20s)) << decisions();
         ASSERT_EQ(::kill(a, SIGKILL), 0);
-        wait_process(a);
+        reap(a);
         const pid_t b = start_worker("");
         const bool done = eventually([&] { return all_done(3); }, 30s);
         EXPECT_EQ(stop_worker(b), 0);
@@ -66,6 +83,7 @@ protected:
         }
     }
     int started = 0;
+    std::vector<pid_t> workers;  // started and not reaped yet
 };
 
 TEST_P(CrashTest, KilledAfterAcquiring) { kill_at("acquired"); }
