@@ -77,7 +77,10 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                               .notifications = options.release_notifications,
                               .takes_place = wait_place(o) != detail::WaitPlace::none,
                               .token_is_private = token_is_private,
-                              .command_timeout = options.command_timeout},
+                              .command_timeout = options.command_timeout,
+                              .direct_grants = options.release_notifications && wait_place(o) != detail::WaitPlace::none,
+                              .trust_grants = o.replicas == 0,
+                              .drift_factor = options.clock_drift_factor},
                              thread_rng());
     const std::string channel = loop.may_wait() ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
@@ -87,8 +90,10 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
         switch (step.kind) {
             case Kind::attempt: {
                 const bool watched = line && line->subscribed_now();
-                const auto reply = attempt(r, *step.owner, o, sent);
-                step = loop.replied(reply, watched, steady_clock::now(), stop.stop_requested());
+                // Only a waiter that hears the release messages can take a direct grant.
+                const auto direct = loop.may_wait() && watched ? detail::DirectGrants::taken : detail::DirectGrants::refused;
+                const auto reply = attempt(r, *step.owner, o, sent, direct);
+                step = loop.replied(reply, watched, sent, steady_clock::now(), stop.stop_requested());
                 break;
             }
             case Kind::join_line: {
@@ -99,7 +104,8 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
             }
             case Kind::wait_for_release: {
                 const bool woken = line->wait(step.until, stop);
-                step = loop.waited(woken, stop.stop_requested());
+                const auto grant = line->take_grant();
+                step = loop.waited(woken, stop.stop_requested(), grant, steady_clock::now(), in_grace());
                 break;
             }
             case Kind::sleep:
@@ -124,7 +130,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 out.holder_ttl = loop.holder_ttl();
                 if (step.result == AcquireResult::acquired) {
                     if (line) line->granted();
-                    on_granted(out, step.grant, sent);
+                    on_granted(out, step.grant, step.sent);
                     report(step.result, r, owner, o, step.grant.fence, loop, started, {});
                     return out;
                 }

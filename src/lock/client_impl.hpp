@@ -42,18 +42,22 @@ struct LockClient::Impl {
     // again after the reply, since the connection may have found the new master while sending.
     // A lease granted meanwhile is given back at once, before anyone was told of it (best
     // effort: if that release fails, the lease only blocks the lock until its TTL).
+    // `direct`: a refused attempt leaves grant arguments with its place (the caller hears the
+    // release messages).
     Result<detail::AcquireReply> attempt(const ResourceName& r, const OwnerToken& owner,
-                                         const AcquireOptions& o, steady_time& sent) {
-        const auto in_grace = [&] { return steady_clock::now() < settings.topology->grants_from(); };
+                                         const AcquireOptions& o, steady_time& sent, detail::DirectGrants direct) {
         if (in_grace()) return std::unexpected(make_error_code(errc::failover_grace));
         sent = steady_clock::now();
         auto reply = detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder, wait_place(o),
-                                          local_line(r));
+                                          local_line(r), direct);
         // A lease this owner already held (reacquired) is no new grant: it is kept and returned.
         if (!reply || !reply->acquired || reply->reacquired || !in_grace()) return reply;
         (void)detail::release_once(*pool->borrow(), options.key_prefix, r, owner);
         return std::unexpected(make_error_code(errc::failover_grace));
     }
+
+    // A promoted master's failover grace: nothing is granted, no direct grant trusted.
+    bool in_grace() const { return steady_clock::now() < settings.topology->grants_from(); }
 
     // A single attempt waits nowhere; a sleeper's place is only of use to a release message.
     detail::WaitPlace wait_place(const AcquireOptions& o) const {

@@ -294,9 +294,11 @@ private:
 
 namespace {
 std::atomic<std::uint64_t> waits{0};
+std::atomic<std::uint64_t> grants{0};
 }  // namespace
 
 std::uint64_t ReleaseNotifier::waits_begun() noexcept { return waits.load(std::memory_order_relaxed); }
+std::uint64_t ReleaseNotifier::grants_taken() noexcept { return grants.load(std::memory_order_relaxed); }
 
 ReleaseNotifier::ReleaseNotifier(ConnectionSettings settings)
     : state_(std::make_shared<State>(std::move(settings))),
@@ -345,6 +347,13 @@ ReleaseNotifier::Waiter::~Waiter() {
         last = left.last;
     }
     if (last) state_->signal();
+}
+
+std::optional<DirectGrant> ReleaseNotifier::Waiter::take_grant() {
+    std::lock_guard lock(state_->mutex);
+    auto grant = state_->plan.take_grant(channel_, ticket_);
+    if (grant) grants.fetch_add(1, std::memory_order_relaxed);
+    return grant;
 }
 
 void ReleaseNotifier::Waiter::pass_on() {

@@ -32,6 +32,10 @@ std::optional<SubscriberPlan::Ticket> SubscriberPlan::pass_on(const std::string&
 
 bool SubscriberPlan::take_wake(const std::string& channel, Ticket t) { return channels_[channel].line.take_wake(t); }
 
+std::optional<DirectGrant> SubscriberPlan::take_grant(const std::string& channel, Ticket t) {
+    return channels_[channel].line.take_grant(t);
+}
+
 std::size_t SubscriberPlan::ahead(const std::string& channel, Ticket t) { return channels_[channel].line.ahead(t); }
 
 bool SubscriberPlan::confirmed(const std::string& channel) { return channels_[channel].confirmed; }
@@ -125,8 +129,13 @@ std::vector<SubscriberPlan::Notify> SubscriberPlan::on_push(Link& link, const st
     const bool here = c && c->node == link.node && c->on_server;
     if (kind == "smessage") {
         // A message naming an owner is for the first fair waiter only (maybe in another
-        // process); an empty one for whoever is first here.
+        // process); an empty one for whoever is first here. A grant is for its grantee only.
         if (!c) return {};
+        if (is_grant_message(payload)) {
+            const auto g = decode_grant_message(payload);
+            if (auto ticket = g ? c->line.grant(g->owner, g->grant) : std::nullopt) return {{name, ticket}};
+            return {};
+        }
         if (auto ticket = payload.empty() ? c->line.wake_next() : c->line.wake(payload)) return {{name, ticket}};
     } else if (kind == "ssubscribe") {
         if (!link.pending.empty()) link.pending.pop_front();

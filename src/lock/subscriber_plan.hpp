@@ -80,6 +80,8 @@ public:
     std::optional<Ticket> pass_on(const std::string& channel, Ticket t);
     /// Consumes `t`'s wake-up: true if a release (or a lost subscription) woke it.
     bool take_wake(const std::string& channel, Ticket t);
+    /// Consumes the direct grant a release message announced for `t`, if one came.
+    std::optional<DirectGrant> take_grant(const std::string& channel, Ticket t);
     std::size_t ahead(const std::string& channel, Ticket t);
 
     /// The subscription stands on the slot's node and no release on `channel` can go unseen.

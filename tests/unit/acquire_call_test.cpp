@@ -44,7 +44,7 @@ TEST(DecodeAcquire, FreeButAnEarlierFairWaitersTurn) {
     EXPECT_TRUE(r.queued);
     EXPECT_EQ(r.ttl, milliseconds(3'900));
     EXPECT_EQ(decode_acquire(A({I(0), I(3'900), I(2)})).error(), err(errc::protocol_error));
-    EXPECT_EQ(decode_acquire(A({I(0), I(3'900), I(1), I(1)})).error(), err(errc::protocol_error));
+    EXPECT_EQ(decode_acquire(A({I(0), I(3'900), I(1), S("x")})).error(), err(errc::protocol_error));
 }
 
 TEST(DecodeAcquire, FenceMissingAfterFlagIsCorruptKey) {
