@@ -19,10 +19,13 @@ bool AcquireLoop::may_wait() const noexcept {
 // Threads of this client already wait for the lock: a newcomer goes to the back of the line
 // instead of overtaking them. A fair waiter joins the local line before its first attempt, so
 // its place there follows its place in Redis's line, and attempts at once to get the latter.
-AcquireStep AcquireLoop::start(steady_time now, bool others_wait) {
+// With direct grants, a subscription that still stands is joined first too: the first attempt
+// is then watched and takes a place a release can grant, saving the second attempt a waiter
+// makes after subscribing.
+AcquireStep AcquireLoop::start(steady_time now, bool others_wait, bool subscribed) {
     started_ = now;
     deadline_ = now + plan_.wait;
-    if (may_wait() && (plan_.fair || others_wait)) {
+    if (may_wait() && (plan_.fair || others_wait || (subscribed && plan_.direct_grants))) {
         phase_ = Phase::first_join;
         return join(now);
     }

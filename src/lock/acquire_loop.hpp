@@ -96,8 +96,9 @@ public:
     AcquireLoop(AcquirePlan plan, std::mt19937_64& rng);
 
     /// The acquisition starts at `now`; `others_wait`: threads of this client already wait for
-    /// the lock (only asked when waiting is possible).
-    AcquireStep start(steady_time now, bool others_wait);
+    /// the lock; `subscribed`: its release channel's subscription stands (it lingers after the
+    /// last waiter left). Both only asked when waiting is possible.
+    AcquireStep start(steady_time now, bool others_wait, bool subscribed = false);
     /// After join_line: whether the subscription was confirmed and how many local waiters are
     /// ahead of this one.
     AcquireStep joined(bool subscribed, std::size_t ahead);

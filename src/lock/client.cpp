@@ -85,7 +85,8 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
     const std::string channel = loop.may_wait() ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
     steady_time sent;
-    auto step = loop.start(started, loop.may_wait() && has_local_waiters(channel));
+    auto step = loop.may_wait() ? loop.start(started, has_local_waiters(channel), subscribed(channel))
+                                : loop.start(started, false);
     for (;;) {
         switch (step.kind) {
             case Kind::attempt: {

@@ -93,6 +93,11 @@ struct LockClient::Impl {
         return notifier && notifier->has_waiters(channel);
     }
 
+    bool subscribed(const std::string& channel) {
+        std::lock_guard lock(notifier_mutex);
+        return notifier && notifier->subscribed(channel);
+    }
+
     // Told to every attempt, waiting or not: a lease granted while this client's threads wait
     // for r must wake them when released (acquire.lua, ARGV[9]).
     detail::LocalLine local_line(const ResourceName& r) {

@@ -78,6 +78,9 @@ public:
     std::unique_ptr<Waiter> join(const std::string& channel, const std::string& owner);
     /// Whether some thread of this client waits for `channel`.
     bool has_waiters(const std::string& channel) const;
+    /// Whether `channel`'s subscription stands confirmed now, waiters or not (it lingers a
+    /// moment after the last waiter left).
+    bool subscribed(const std::string& channel) const;
 
 private:
     std::shared_ptr<State> state_;

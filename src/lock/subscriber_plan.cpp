@@ -10,7 +10,7 @@ SubscriberPlan::Joined SubscriberPlan::join(const std::string& channel, std::str
     return {c.line.join(std::move(owner)), first};
 }
 
-SubscriberPlan::Left SubscriberPlan::leave(const std::string& channel, Ticket t, bool granted) {
+SubscriberPlan::Left SubscriberPlan::leave(const std::string& channel, Ticket t, bool granted, time_point now) {
     auto& c = channels_[channel];
     // A wake-up a waiter leaving without the lock did not use belongs to the next one.
     const bool unused_wake = c.line.take_wake(t) && !granted;
@@ -23,6 +23,7 @@ SubscriberPlan::Left SubscriberPlan::leave(const std::string& channel, Ticket t,
     // front gives up without the lock, the new front must attempt, or it could sleep its whole
     // timer while the lock is free.
     else if (was_front && !granted) wake = c.line.wake_front();
+    if (c.line.empty()) c.idle_since = now;
     return {wake, c.line.empty()};
 }
 
@@ -39,6 +40,18 @@ std::optional<DirectGrant> SubscriberPlan::take_grant(const std::string& channel
 std::size_t SubscriberPlan::ahead(const std::string& channel, Ticket t) { return channels_[channel].line.ahead(t); }
 
 bool SubscriberPlan::confirmed(const std::string& channel) { return channels_[channel].confirmed; }
+
+bool SubscriberPlan::confirmed_now(const std::string& channel) const {
+    auto it = channels_.find(channel);
+    return it != channels_.end() && it->second.confirmed;
+}
+
+std::optional<SubscriberPlan::time_point> SubscriberPlan::next_unsubscribe() const {
+    std::optional<time_point> next;
+    for (const auto& [name, c] : channels_)
+        if (c.line.empty() && c.on_server) next = std::min(next.value_or(c.idle_since + linger_), c.idle_since + linger_);
+    return next;
+}
 
 std::uint64_t SubscriberPlan::failures(const std::string& channel) { return channels_[channel].failures; }
 
@@ -57,7 +70,7 @@ SubscriberPlan::Link& SubscriberPlan::link(const Node& node) {
     return *it;
 }
 
-std::vector<SubscriberPlan::Command> SubscriberPlan::commands(const Route& route) {
+std::vector<SubscriberPlan::Command> SubscriberPlan::commands(const Route& route, time_point now) {
     std::vector<Command> out;
     for (auto it = channels_.begin(); it != channels_.end();) {
         auto& c = it->second;
@@ -68,7 +81,7 @@ std::vector<SubscriberPlan::Command> SubscriberPlan::commands(const Route& route
                 c.node = *node;
                 c.on_server = true;
             }
-        } else if (c.line.empty() && c.on_server) {
+        } else if (c.line.empty() && c.on_server && now >= c.idle_since + linger_) {
             out.push_back({*c.node, "SUNSUBSCRIBE", it->first});
             link(*c.node).pending.push_back({false, it->first});
             c.on_server = false;

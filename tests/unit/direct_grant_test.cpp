@@ -210,5 +210,43 @@ TEST(DirectGrantPlan, OfTwoGrantsTheNewerIsKeptAndAnAwakeWaiterStillGetsIt) {
     EXPECT_EQ(plan.take_grant("ch", a)->fence, FencingToken{20});
 }
 
+TEST(DirectGrantPlan, ASubscriptionLingersAfterTheLastWaiterAndANewWaiterKeepsIt) {
+    detail::SubscriberPlan plan(1000ms);
+    ScriptedSubscriberConnection redis{plan};
+    const steady_time t0{std::chrono::hours(1)};
+    const auto a = plan.join("ch", "a").ticket;
+    redis.flush();
+    redis.ack("ch");
+    EXPECT_TRUE(plan.leave("ch", a, true, t0).last);
+    EXPECT_EQ(plan.commands({}, t0 + 999ms).size(), 0u);
+    EXPECT_TRUE(plan.confirmed_now("ch")) << "lingering: still subscribed";
+    EXPECT_EQ(plan.next_unsubscribe(), t0 + 1000ms);
+    plan.join("ch", "b");  // a new waiter finds it standing: nothing to send
+    EXPECT_EQ(redis.flush(), std::vector<std::string>{});
+    EXPECT_FALSE(plan.next_unsubscribe());
+}
+
+TEST(DirectGrantPlan, ALingeringSubscriptionGoesOnceItsTimeIsUp) {
+    detail::SubscriberPlan plan(1000ms);
+    const steady_time t0{std::chrono::hours(1)};
+    const auto route = [](const std::string&) -> std::optional<detail::SubscriberPlan::Node> { return detail::SubscriberPlan::Node{}; };
+    const auto a = plan.join("ch", "a").ticket;
+    plan.commands(route, t0);
+    plan.leave("ch", a, false, t0);
+    const auto sent = plan.commands(route, t0 + 1000ms);
+    ASSERT_EQ(sent.size(), 1u);
+    EXPECT_EQ(sent[0].verb, "SUNSUBSCRIBE");
+    EXPECT_FALSE(plan.confirmed_now("ch"));
+}
+
+TEST(DirectGrant, AStandingSubscriptionIsJoinedFirstSoTheFirstAttemptTakesAPlace) {
+    ScriptedAcquire s(plan());
+    s.subscription(true).reply(refused_at(3)).grant_after(2ms, 4);
+    const auto finish = s.run(false, true);
+    EXPECT_EQ(s.log(), (Log{"join", "attempt", "wait", "granted", "finish acquired"}));
+    EXPECT_EQ(s.loop().attempts(), 1u);
+    EXPECT_TRUE(finish.direct);
+}
+
 }  // namespace
 }  // namespace fencelock::test_support

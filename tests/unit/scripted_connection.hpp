@@ -78,8 +78,8 @@ public:
     }
 
     /// Drives the loop to its finish step and returns it.
-    detail::AcquireStep run(bool others_wait = false) {
-        auto step = loop_.start(start_, others_wait);
+    detail::AcquireStep run(bool others_wait = false, bool subscribed = false) {
+        auto step = loop_.start(start_, others_wait, subscribed);
         for (int guard = 0; guard < 10'000; ++guard) {
             switch (step.kind) {
                 case Kind::attempt: step = attempt(step); break;
