@@ -64,9 +64,10 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
                                  steady_time sent, steady_time now, bool stopped) {
     if (reply && reply->acquired && !reply->unreplicated) {
         AcquireStep finish{.kind = Kind::finish, .result = AcquireResult::acquired, .grant = *reply, .sent = sent};
-        // The confirmation of a direct grant finds the lease "already ours": for the caller it
+        // "Already ours" after a refusal, with no attempt of unknown outcome since: a release
+        // granted it directly (confirmed, or found before its message came). For the caller it
         // is a new acquisition, not a retry after a lost reply.
-        if (grant_ && reply->reacquired && reply->fence == grant_->fence) finish.grant.reacquired = false;
+        if (reply->reacquired && refused_ && !maybe_granted_) finish.grant.reacquired = false;
         return finish;
     }
     watched_ = watched;
@@ -86,6 +87,7 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
     } else if (reply) {
         ++contended_;
         holder_ttl_ = reply->ttl;
+        refused_ = true;
         refused_fence_ = reply->seen_fence;
         refused_sent_ = sent;
         last_error_.clear();
@@ -148,7 +150,6 @@ AcquireStep AcquireLoop::waited(bool woken, bool stopped, const std::optional<Di
 // A release granted us the lease and said so (see the header for when that is trusted).
 AcquireStep AcquireLoop::granted(const DirectGrant& g, steady_time now, bool stopped, bool in_grace) {
     ++grants_;
-    grant_ = g;
     woken_ = false;         // the wake-up was ours: nothing to hand on
     may_be_in_line_ = true; // the lease may be ours: giving up must give it back (leave_line)
     if (stopped || now >= deadline_) {

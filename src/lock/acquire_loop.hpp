@@ -155,9 +155,9 @@ private:
     bool maybe_granted_ = false;  // an attempt with unknown outcome may hold the lease
     bool may_be_in_line_ = false; // a waiting attempt was refused: Redis may keep a place for us
     // The last refused attempt: the fence it saw and when it was sent (direct grants).
+    bool refused_ = false;
     std::optional<FencingToken> refused_fence_;
     steady_time refused_sent_{};
-    std::optional<DirectGrant> grant_;  // the last direct grant announced to us
     unsigned grants_ = 0;
     std::deque<AcquireStep> queued_;  // steps that follow a pass_on / leave_line / release
 };

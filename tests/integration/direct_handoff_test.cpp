@@ -129,7 +129,9 @@ TEST_F(DirectHandoffTest, LeavingTheLineHandsOnALeaseGrantedMeanwhile) {
     ASSERT_EQ(dead_waiter_attempt("leave", "first", "1", "60000").substr(0, 1), "0");
     ASSERT_EQ(dead_waiter_attempt("leave", "second", "1", "60000").substr(0, 1), "0");
     ASSERT_TRUE(holder_client.release(r, held->owner));
-    ASSERT_EQ(holder_client.inspect(r)->holder->owner, "first");
+    const auto granted = holder_client.inspect(r);
+    ASSERT_TRUE(granted && granted->holder);
+    ASSERT_EQ(granted->holder->owner, "first");
     // "first" gives up before it took the grant up: the lease goes on to "second".
     const std::string t = "{leave}";
     const std::string left = redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "6", "waiters:" + t,
@@ -198,6 +200,7 @@ TEST_F(DirectHandoffTest, TheKeeperRenewsADirectGrantShorterThanTheLease) {
         return info && info->holder && info->holder->renewals > 0;
     }, 10s)) << "the keeper never renewed the granted lease";
     auto info = holder_client.inspect(r);
+    ASSERT_TRUE(info && info->holder);
     EXPECT_GT(info->holder->ttl, 2500ms) << "renewed to the lease, past the grant's TTL";
     EXPECT_EQ(info->holder->fence, granted->holder->fence);
     EXPECT_TRUE(got->lease->valid());

@@ -67,6 +67,17 @@ TEST(DirectGrant, AGrantNoNewerThanTheRefusedFenceIsConfirmedWithTheSameToken) {
     EXPECT_EQ(s.owners(), (Log{"owner-1", "owner-1", "owner-1"}));
 }
 
+TEST(DirectGrant, ALeaseFoundOursAfterARefusalIsANewAcquisitionUnlessAnOutcomeWasUnknown) {
+    // The grant was found by the timer's attempt before its message came.
+    ScriptedAcquire found(plan());
+    queued_behind(found, 5).reply(granted(6, 3s, true));
+    EXPECT_FALSE(found.run().grant.reacquired);
+    // After a lost reply the lease may be that attempt's own grant: a retry, as before.
+    ScriptedAcquire retried(plan());
+    queued_behind(retried, 5).reply(failure(errc::reply_timeout)).reply(granted(6, 3s, true));
+    EXPECT_TRUE(retried.run().grant.reacquired);
+}
+
 TEST(DirectGrant, AStaleGrantIsConfirmedAndARefusalKeepsTheWaiterWaiting) {
     ScriptedAcquire s(plan(100ms));
     queued_behind(s, 9).grant_after(5ms, 8).reply(refused_at(10)).reply(refused_at(10));

@@ -35,8 +35,12 @@ end
 -- k: {lock, fence, waiters, deadlines, sleepers, handoff}, the lock already free (deleted).
 local function hand_on(k, channel)
     local now_ms, t = server_ms()
-    local next_owner = first_live(k.waiters, k.deadlines, now_ms, k.handoff) or
-        first_live(k.sleepers, k.deadlines, now_ms, k.handoff)
+    local line = k.waiters
+    local next_owner = first_live(k.waiters, k.deadlines, now_ms, k.handoff)
+    if not next_owner then
+        line = k.sleepers
+        next_owner = first_live(k.sleepers, k.deadlines, now_ms, k.handoff)
+    end
     if not next_owner then
         redis.pcall('SPUBLISH', channel, '')  -- pcall: without channel permission, no wake-up
         return
@@ -54,8 +58,7 @@ local function hand_on(k, channel)
     local ttl_ms = math.min(a[1], a[6])
     redis.call('SET', k.fence, fence)
     write_lease(k.lock, next_owner, fence, now_ms, a[1], a[2], a[3], a[4], a[5], '1', ttl_ms)
-    redis.call('ZREM', k.waiters, next_owner)
-    redis.call('ZREM', k.sleepers, next_owner)
+    redis.call('ZREM', line, next_owner)  -- its place; an owner waits in one line only
     redis.call('HDEL', k.deadlines, next_owner)
     redis.call('HDEL', k.handoff, next_owner)
     redis.pcall('SPUBLISH', channel, 'grant ' .. next_owner .. ' ' .. fence .. ' ' .. ttl_ms)
