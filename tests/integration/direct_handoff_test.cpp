@@ -121,6 +121,30 @@ TEST_F(DirectHandoffTest, AWaiterThatDidNotOptInIsOnlyWokenNeverGranted) {
     EXPECT_EQ(info->last_fence, held->fence) << "no fence was issued";
 }
 
+// A release by an ACL user that may not publish cannot tell the waiter of a grant: it grants
+// nothing, and the waiter takes the free lock by its own timer.
+TEST_F(DirectHandoffTest, AReleaseThatCannotPublishGrantsNothing) {
+    redis->cli({"ACL", "SETUSER", "nochan", "on", ">nochan-pw", "~*", "resetchannels", "+@all"});
+    ClientOptions mute;
+    mute.endpoint = *parse_redis_url("redis://nochan:nochan-pw@127.0.0.1:" + std::to_string(redis->port()));
+    auto holder_client = LockClient::create(mute).value();
+    auto waiter_client = client();
+    const auto r = resource("mute");
+    const auto held = hold_for_a_minute(holder_client, r);
+    ASSERT_TRUE(held);
+    auto waiting = std::async(std::launch::async, [&] {
+        return waiter_client.acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 10ms, .max = 100ms}});
+    });
+    ASSERT_TRUE(eventually([&] { return handoff_entries("mute") == 1; }));
+    ASSERT_TRUE(holder_client.release(r, held->owner));
+    auto info = holder_client.inspect(r);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->last_fence, held->fence) << "a grant was issued that nobody was told of";
+    ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready);
+    auto got = waiting.get();
+    ASSERT_TRUE(got && got->acquired());
+}
+
 TEST_F(DirectHandoffTest, LeavingTheLineHandsOnALeaseGrantedMeanwhile) {
     auto holder_client = client();
     const auto r = resource("leave");

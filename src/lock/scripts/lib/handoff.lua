@@ -56,10 +56,14 @@ local function hand_on(k, channel)
         return
     end
     local ttl_ms = math.min(a[1], a[6])
+    -- The message first: a grant its waiter cannot be told of (the caller's ACL user may not
+    -- publish) would leave the lock idle until the waiter's timer. Then no grant: the lock stays
+    -- free, as without direct handoff. The script is atomic, so the order is not observable.
+    local sent = redis.pcall('SPUBLISH', channel, 'grant ' .. next_owner .. ' ' .. fence .. ' ' .. ttl_ms)
+    if type(sent) == 'table' and sent.err then return end
     redis.call('SET', k.fence, fence)
     write_lease(k.lock, next_owner, fence, now_ms, a[1], a[2], a[3], a[4], a[5], '1', ttl_ms)
     redis.call('ZREM', line, next_owner)  -- its place; an owner waits in one line only
     redis.call('HDEL', k.deadlines, next_owner)
     redis.call('HDEL', k.handoff, next_owner)
-    redis.pcall('SPUBLISH', channel, 'grant ' .. next_owner .. ' ' .. fence .. ' ' .. ttl_ms)
 end
