@@ -66,10 +66,11 @@ void detail::require_valid_lease(milliseconds lease) {
 // waiting and retry rules) against Redis, the release notifier and the clock.
 template <typename Out, typename OnGranted>
 Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
-                                           const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
+                                           bool kept, const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
     using Kind = detail::AcquireStep::Kind;
     detail::require_valid(o, options.command_timeout);
     const auto started = steady_clock::now();
+    const bool direct_grants = takes_direct_grants(kept, o);
     detail::AcquireLoop loop({.owner = owner,
                               .wait = o.wait,
                               .backoff = o.backoff,
@@ -78,7 +79,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                               .takes_place = wait_place(o) != detail::WaitPlace::none,
                               .token_is_private = token_is_private,
                               .command_timeout = options.command_timeout,
-                              .direct_grants = options.release_notifications && wait_place(o) != detail::WaitPlace::none,
+                              .direct_grants = direct_grants,
                               .trust_grants = o.replicas == 0,
                               .drift_factor = options.clock_drift_factor},
                              thread_rng());
@@ -92,7 +93,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
             case Kind::attempt: {
                 const bool watched = line && line->subscribed_now();
                 // Only a waiter that hears the release messages can take a direct grant.
-                const auto direct = loop.may_wait() && watched ? detail::DirectGrants::taken : detail::DirectGrants::refused;
+                const auto direct = direct_grants && watched ? detail::DirectGrants::taken : detail::DirectGrants::refused;
                 const auto reply = attempt(r, *step.owner, o, sent, direct);
                 step = loop.replied(reply, watched, sent, steady_clock::now(), stop.stop_requested());
                 break;
@@ -186,7 +187,7 @@ Result<Acquisition> LockClient::acquire_with(const ResourceName& resource, const
                                              std::stop_token stop) {
     const double drift = impl_->options.clock_drift_factor;
     return impl_->acquire_loop<Acquisition>(
-        resource, owner, token_is_private, options, stop,
+        resource, owner, token_is_private, false, options, stop,
         [&](Acquisition& out, const detail::AcquireReply& reply, steady_time sent) {
             out.lease = Lease{resource, owner, reply.fence, reply.ttl, detail::safe_until(sent, reply.ttl, drift),
                               reply.reacquired};
@@ -212,7 +213,7 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
                                                      detail::replica_ack(options));
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
     auto result = impl_->acquire_loop<Holding>(
-        resource, owner, true, options, stop, [&](Holding& out, const detail::AcquireReply& reply, steady_time sent) {
+        resource, owner, true, true, options, stop, [&](Holding& out, const detail::AcquireReply& reply, steady_time sent) {
             keeper->activate(state, sent, reply.ttl, reply.fence);
             out.lease.emplace(HeldLease(state, keeper));
         });

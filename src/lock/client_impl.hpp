@@ -66,11 +66,22 @@ struct LockClient::Impl {
         return options.release_notifications ? detail::WaitPlace::sleepers : detail::WaitPlace::none;
     }
 
+    // Who opts in to direct grants (acquire.lua ARGV[10] '1'): a kept lease only, since a grant's
+    // TTL may be shorter than the lease and the keeper extends it at once (a plain acquire()
+    // caller would silently hold less than it asked); no replica acknowledgement asked, since a
+    // confirmation's WAIT need not cover a grant the releaser's connection wrote; and a waiter
+    // with a place in Redis's line that hears the release messages.
+    bool takes_direct_grants(bool kept, const AcquireOptions& o) const {
+        return kept && o.replicas == 0 && options.release_notifications && wait_place(o) != detail::WaitPlace::none;
+    }
+
     // Full-jitter retry loop shared by acquire() and hold(). `on_granted` turns a grant into
     // the caller's result type.
     // `token_is_private`: the caller never saw the owner token, so it cannot retry with it.
+    // `kept`: the keeper keeps the lease (hold()), so it extends a direct grant's shorter TTL
+    // at once; only such an acquisition opts in to direct grants (docs/DESIGN.md, "Direct handoff").
     template <typename Out, typename OnGranted>
-    Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
+    Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private, bool kept,
                              const AcquireOptions& o, std::stop_token stop, OnGranted on_granted);
 
     std::shared_ptr<detail::Keeper> keeper_instance() {

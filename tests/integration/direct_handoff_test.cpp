@@ -37,6 +37,12 @@ protected:
                            "waiters:" + t, "waiter-deadlines:" + t, "sleepers:" + t, "handoff:" + t, owner, "60000",
                            "60000", "dead-host", "4242", "dead", "2", slot_ms, "0", direct});
     }
+    // hold() on another thread, for a waiter that opts in and retries quickly (a 2.2 s slot).
+    static std::future<Result<Holding>> hold_soon(LockClient& c, const ResourceName& r) {
+        return std::async(std::launch::async, [&c, r] {
+            return c.hold(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 10ms, .max = 100ms}}, KeepOptions{});
+        });
+    }
     static std::string this_host() {
         char buf[256] = {};
         return gethostname(buf, sizeof buf - 1) == 0 ? buf : "unknown";
@@ -49,8 +55,9 @@ TEST_F(DirectHandoffTest, TheNamedWaiterOwnsTheLeaseWhenTheReleaseReturnsAndSend
     const auto r = resource("direct");
     const auto held = hold_for_a_minute(holder_client, r);
     ASSERT_TRUE(held);
-    auto waiting = std::async(std::launch::async,
-                              [&] { return waiter_client.acquire(r, {.lease = 10s, .wait = 120s, .backoff = sleepy}); });
+    auto waiting = std::async(std::launch::async, [&] {
+        return waiter_client.hold(r, {.lease = 10s, .wait = 120s, .backoff = sleepy}, KeepOptions{});
+    });
     // Its watched attempt was refused and left its grant arguments: asleep on the message.
     ASSERT_TRUE(eventually([&] { return handoff_entries("direct") == 1 && script_calls() == 3; }));
 
@@ -70,12 +77,11 @@ TEST_F(DirectHandoffTest, TheNamedWaiterOwnsTheLeaseWhenTheReleaseReturnsAndSend
     ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready) << "the grant message never reached the waiter";
     auto got = waiting.get();
     ASSERT_TRUE(got && got->acquired());
-    EXPECT_EQ(got->lease->owner.str(), info->holder->owner);
-    EXPECT_EQ(got->lease->fence, info->holder->fence);
-    EXPECT_FALSE(got->lease->reacquired);
+    EXPECT_EQ(got->lease->owner().str(), info->holder->owner);
+    EXPECT_EQ(got->lease->fence(), info->holder->fence);
     EXPECT_EQ(got->attempts, 2u);  // refused unwatched, refused watched; nothing after the release
     EXPECT_EQ(script_calls(), after_release + 1) << "the waiter confirmed the grant (only inspect should count)";
-    EXPECT_TRUE(waiter_client.release(r, got->lease->owner));
+    EXPECT_TRUE(got->lease->release());
 }
 
 TEST_F(DirectHandoffTest, ADeadGranteeBlocksTheLockAtMostItsSlotAndTheNextWaiterIsServed) {
@@ -86,9 +92,7 @@ TEST_F(DirectHandoffTest, ADeadGranteeBlocksTheLockAtMostItsSlotAndTheNextWaiter
     ASSERT_TRUE(held);
     // A waiter that opted in and then died: its 60 s lease would block the lock for a minute.
     ASSERT_EQ(dead_waiter_attempt("dead", "dead-owner", "1", "1500").substr(0, 1), "0");
-    auto waiting = std::async(std::launch::async, [&] {
-        return waiter_client.acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 10ms, .max = 100ms}});
-    });
+    auto waiting = hold_soon(waiter_client, r);
     ASSERT_TRUE(eventually([&] { return handoff_entries("dead") == 2; }));
 
     ASSERT_TRUE(holder_client.release(r, held->owner));
@@ -104,7 +108,7 @@ TEST_F(DirectHandoffTest, ADeadGranteeBlocksTheLockAtMostItsSlotAndTheNextWaiter
     ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready);
     auto got = waiting.get();
     ASSERT_TRUE(got && got->acquired()) << "the next waiter was not served once the dead grant lapsed";
-    EXPECT_GT(got->lease->fence, info->holder->fence);
+    EXPECT_GT(got->lease->fence(), info->holder->fence);
 }
 
 TEST_F(DirectHandoffTest, AWaiterThatDidNotOptInIsOnlyWokenNeverGranted) {
@@ -121,6 +125,30 @@ TEST_F(DirectHandoffTest, AWaiterThatDidNotOptInIsOnlyWokenNeverGranted) {
     EXPECT_EQ(info->last_fence, held->fence) << "no fence was issued";
 }
 
+// A plain acquire() has no keeper to extend a shorter grant: it never opts in, is woken and
+// takes the lock through acquire, with the whole lease it asked for.
+TEST_F(DirectHandoffTest, APlainAcquireIsNeverGrantedAndGetsItsWholeLease) {
+    auto holder_client = client();
+    auto waiter_client = client();
+    const auto r = resource("plain");
+    const auto held = hold_for_a_minute(holder_client, r);
+    ASSERT_TRUE(held);
+    const BackoffPolicy quick{.base = 10ms, .max = 250ms};  // slot 2 * 250 ms + 2 s = 2.5 s
+    auto waiting = std::async(std::launch::async,
+                              [&] { return waiter_client.acquire(r, {.lease = 30s, .wait = 60s, .backoff = quick}); });
+    ASSERT_TRUE(eventually([&] { return redis->cli({"ZCARD", "sleepers:{plain}"}) == "1" && script_calls() >= 3; }));
+    EXPECT_EQ(handoff_entries("plain"), 0) << "a plain acquire() opted in to direct grants";
+    ASSERT_TRUE(holder_client.release(r, held->owner));
+    ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready);
+    auto got = waiting.get();
+    ASSERT_TRUE(got && got->acquired());
+    EXPECT_GT(got->lease->ttl, 2500ms) << "the lease was cut to the waiter's slot";
+    auto info = holder_client.inspect(r);
+    ASSERT_TRUE(info && info->holder);
+    EXPECT_GT(info->holder->ttl, 2500ms);
+    EXPECT_TRUE(waiter_client.release(r, got->lease->owner));
+}
+
 // A release by an ACL user that may not publish cannot tell the waiter of a grant: it grants
 // nothing, and the waiter takes the free lock by its own timer.
 TEST_F(DirectHandoffTest, AReleaseThatCannotPublishGrantsNothing) {
@@ -132,9 +160,7 @@ TEST_F(DirectHandoffTest, AReleaseThatCannotPublishGrantsNothing) {
     const auto r = resource("mute");
     const auto held = hold_for_a_minute(holder_client, r);
     ASSERT_TRUE(held);
-    auto waiting = std::async(std::launch::async, [&] {
-        return waiter_client.acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 10ms, .max = 100ms}});
-    });
+    auto waiting = hold_soon(waiter_client, r);
     ASSERT_TRUE(eventually([&] { return handoff_entries("mute") == 1; }));
     ASSERT_TRUE(holder_client.release(r, held->owner));
     auto info = holder_client.inspect(r);
@@ -180,14 +206,14 @@ TEST_F(DirectHandoffTest, GivingUpWhileAGrantIsInFlightLeaksNoLease) {
             threads.emplace_back([&, t] {
                 for (int i = 0; i < 60; ++i) {
                     const auto wait = std::chrono::milliseconds(1 + (t * 7 + i) % 5);
-                    auto got = shared.acquire(r, {.lease = 30s, .wait = wait});
+                    auto got = shared.hold(r, {.lease = 30s, .wait = wait}, KeepOptions{});
                     if (!got || !got->acquired()) {
                         ++gave_up;
                         continue;
                     }
                     ++acquired;
                     std::this_thread::yield();
-                    ASSERT_TRUE(shared.release(r, got->lease->owner));
+                    ASSERT_TRUE(got->lease->release());
                 }
             });
     }
@@ -251,19 +277,19 @@ TEST_F(DirectHandoffTest, AHotResourceKeepsExclusionAndFencesAcrossThreadsAndPro
         const auto r = resource(name);
         const auto until = monotonic_ns() + run_ms * 1'000'000;
         while (monotonic_ns() < until) {
-            auto got = c.acquire(r, {.lease = 10s, .wait = 5s, .backoff = {.base = 1ms, .max = 10ms}});
+            auto got = c.hold(r, {.lease = 10s, .wait = 5s, .backoff = {.base = 1ms, .max = 10ms}}, KeepOptions{});
             if (!got || !got->acquired()) {
                 ++failures;
                 continue;
             }
-            Hold h{name, got->lease->fence.value(), monotonic_ns(), 0, who};
+            Hold h{name, got->lease->fence().value(), monotonic_ns(), 0, who};
             std::this_thread::yield();
             h.end_ns = monotonic_ns();
             {
                 std::lock_guard lock(m);
                 holds.push_back(h);
             }
-            EXPECT_TRUE(c.release(r, got->lease->owner));
+            EXPECT_TRUE(got->lease->release());
         }
     };
     {

