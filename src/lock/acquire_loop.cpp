@@ -64,10 +64,10 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
                                  steady_time sent, steady_time now, bool stopped) {
     if (reply && reply->acquired && !reply->unreplicated) {
         AcquireStep finish{.kind = Kind::finish, .result = AcquireResult::acquired, .grant = *reply, .sent = sent};
-        // "Already ours" after a refusal, with no attempt of unknown outcome since: a release
-        // granted it directly (confirmed, or found before its message came). For the caller it
-        // is a new acquisition, not a retry after a lost reply.
-        if (reply->reacquired && refused_ && !maybe_granted_) finish.grant.reacquired = false;
+        // "Already ours" for a lease a release handed on, or after a refusal with no attempt of
+        // unknown outcome since: a release granted it directly (confirmed, or found before its
+        // message came). For the caller it is a new acquisition, not a retry after a lost reply.
+        if (reply->reacquired && (reply->handed || (refused_ && !maybe_granted_))) finish.grant.reacquired = false;
         return finish;
     }
     watched_ = watched;

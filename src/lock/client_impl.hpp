@@ -51,7 +51,9 @@ struct LockClient::Impl {
         auto reply = detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder, wait_place(o),
                                           local_line(r), direct);
         // A lease this owner already held (reacquired) is no new grant: it is kept and returned.
-        if (!reply || !reply->acquired || reply->reacquired || !in_grace()) return reply;
+        // One a release handed on is (it may have been issued on the promoted master during
+        // its grace): given back like a new one.
+        if (!reply || !reply->acquired || (reply->reacquired && !reply->handed) || !in_grace()) return reply;
         (void)detail::release_once(*pool->borrow(), options.key_prefix, r, owner);
         return std::unexpected(make_error_code(errc::failover_grace));
     }

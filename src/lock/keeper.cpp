@@ -49,8 +49,8 @@ void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent,
         lease->fence = fence.value();
         lease->set_deadline(times.safe_until);
         lease->next_renewal = times.next_renewal;
-        // A direct grant's TTL may be shorter than the lease (lib/handoff.lua, at most the
-        // waiter's slot): renewed on the next pass, so it runs on the lease asked for.
+        // A direct grant's TTL may be shorter than the lease (lib/handoff.lua, at most what
+        // was left of the waiter's place): renewed on the next pass, so it runs on the lease asked for.
         if (ttl < lease->lease) lease->next_renewal = sent;
         lease->acquired_at = sent;
         lease->state = State::active;

@@ -1,7 +1,8 @@
 // Direct handoff against a real redis-server: the release grants the lease to the waiter it
 // names (docs/DESIGN.md, "Direct handoff"), a dead grantee blocks the lock no longer than its
-// slot, giving up leaks no lease, a waiter that did not opt in is never granted to, and many
-// threads and processes on one hot resource keep mutual exclusion and increasing fences.
+// place would have, giving up leaks no lease, a waiter that did not opt in (a plain acquire())
+// is never granted to, and many threads and processes on one hot resource keep mutual exclusion
+// and increasing fences.
 #include <unistd.h>
 
 #include <fstream>
@@ -42,6 +43,19 @@ protected:
         return std::async(std::launch::async, [&c, r] {
             return c.hold(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 10ms, .max = 100ms}}, KeepOptions{});
         });
+    }
+    // leave_line.lua for `owner`, as the client calls it.
+    std::string leave_line(const std::string& r, const std::string& owner) {
+        const std::string t = "{" + r + "}";
+        return redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "6", "waiters:" + t,
+                           "waiter-deadlines:" + t, "lock:" + t, "sleepers:" + t, "fence:" + t, "handoff:" + t, owner,
+                           "released:" + t});
+    }
+    // The server's clock in ms (the clock deadlines and TTLs are counted on).
+    std::int64_t server_ms() {
+        const std::string t = redis->cli({"TIME"});
+        const auto nl = t.find('\n');
+        return std::stoll(t.substr(0, nl)) * 1000 + std::stoll(t.substr(nl + 1)) / 1000;
     }
     static std::string this_host() {
         char buf[256] = {};
@@ -94,6 +108,7 @@ TEST_F(DirectHandoffTest, ADeadGranteeBlocksTheLockAtMostItsSlotAndTheNextWaiter
     ASSERT_EQ(dead_waiter_attempt("dead", "dead-owner", "1", "1500").substr(0, 1), "0");
     auto waiting = hold_soon(waiter_client, r);
     ASSERT_TRUE(eventually([&] { return handoff_entries("dead") == 2; }));
+    const std::int64_t lapses_at = std::stoll(redis->cli({"HGET", "waiter-deadlines:{dead}", "dead-owner"}));
 
     ASSERT_TRUE(holder_client.release(r, held->owner));
     auto info = holder_client.inspect(r);
@@ -101,9 +116,13 @@ TEST_F(DirectHandoffTest, ADeadGranteeBlocksTheLockAtMostItsSlotAndTheNextWaiter
     EXPECT_EQ(info->holder->owner, "dead-owner") << "the first sleeper is the one granted";
     EXPECT_EQ(info->holder->label, "dead");
     EXPECT_EQ(info->holder->lease, 60s);
-    // The documented bound: min(its lease, its slot), here the 1.5 s slot.
-    EXPECT_LE(info->holder->ttl, 1500ms);
-    EXPECT_GT(info->holder->ttl, 0ms);
+    // The documented bound: the grant ends when its place would have lapsed (min(its lease,
+    // deadline - now)), not a whole slot after the release. TIME before PTTL: their sum is at
+    // most the expiry.
+    const std::int64_t now_ms = server_ms();
+    const std::int64_t ttl_ms = std::stoll(redis->cli({"PTTL", "lock:{dead}"}));
+    EXPECT_GT(ttl_ms, 0);
+    EXPECT_LE(now_ms + ttl_ms, lapses_at + 1) << "the dead grantee blocks the lock past its place's deadline";
 
     ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready);
     auto got = waiting.get();
@@ -183,15 +202,38 @@ TEST_F(DirectHandoffTest, LeavingTheLineHandsOnALeaseGrantedMeanwhile) {
     ASSERT_TRUE(granted && granted->holder);
     ASSERT_EQ(granted->holder->owner, "first");
     // "first" gives up before it took the grant up: the lease goes on to "second".
-    const std::string t = "{leave}";
-    const std::string left = redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "6", "waiters:" + t,
-                                         "waiter-deadlines:" + t, "lock:" + t, "sleepers:" + t, "fence:" + t,
-                                         "handoff:" + t, "first", "released:" + t});
-    EXPECT_EQ(left, "2");
+    EXPECT_EQ(leave_line("leave", "first"), "2");
     auto info = holder_client.inspect(r);
     ASSERT_TRUE(info && info->holder);
     EXPECT_EQ(info->holder->owner, "second");
     EXPECT_EQ(info->holder->fence, info->last_fence);
+}
+
+// A lease the owner's own acquire got (a retry after a lost reply would find it) is not
+// leave_line's to give back: a caller holding the token retries for it.
+TEST_F(DirectHandoffTest, LeavingTheLineKeepsALeaseTheOwnersOwnAcquireGot) {
+    auto c = client();
+    const auto r = resource("own");
+    ASSERT_EQ(dead_waiter_attempt("own", "mine", "1", "60000").substr(0, 1), "1") << "the free lock was not granted";
+    EXPECT_EQ(leave_line("own", "mine"), "0");
+    auto info = c.inspect(r);
+    ASSERT_TRUE(info && info->holder) << "leave_line deleted a lease its leaver's acquire got";
+    EXPECT_EQ(info->holder->owner, "mine");
+}
+
+// A holder's hash without a fence (damaged, or written by hand) leaves a waiter waiting, as
+// before direct handoff: no fatal malformed reply that would leave its place and arguments.
+TEST_F(DirectHandoffTest, AHolderWithoutAFenceIsWaitedForNotAFatalReply) {
+    auto c = client();
+    const auto r = resource("nofence");
+    redis->cli({"HSET", "lock:{nofence}", "owner", "someone", "waiting", "1"});
+    redis->cli({"PEXPIRE", "lock:{nofence}", "60000"});
+    ASSERT_EQ(dead_waiter_attempt("nofence", "w", "1", "60000").substr(0, 2), "0\n");
+    auto got = c.hold(r, {.lease = 10s, .wait = 300ms, .backoff = {.base = 10ms, .max = 50ms}}, KeepOptions{});
+    ASSERT_TRUE(got) << got.error().message();
+    EXPECT_FALSE(got->acquired());
+    EXPECT_EQ(redis->cli({"ZCARD", "sleepers:{nofence}"}), "1") << "only the hand-made waiter w keeps a place";
+    EXPECT_EQ(handoff_entries("nofence"), 1);
 }
 
 // Waiters that give up at all moments (short waits on a hot resource): once every acquisition
@@ -224,8 +266,8 @@ TEST_F(DirectHandoffTest, GivingUpWhileAGrantIsInFlightLeaksNoLease) {
     EXPECT_FALSE(info->holder) << "a lease was left to " << (info->holder ? info->holder->owner : "");
 }
 
-// A kept lease granted directly starts with TTL min(lease, slot); the keeper renews it to the
-// full lease on its next pass.
+// A kept lease granted directly starts with TTL min(lease, what is left of its place); the
+// keeper renews it to the full lease on its next pass.
 TEST_F(DirectHandoffTest, TheKeeperRenewsADirectGrantShorterThanTheLease) {
     auto holder_client = client();
     auto waiter_client = client();

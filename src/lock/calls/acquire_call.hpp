@@ -35,7 +35,11 @@ struct AcquireReply {
     FencingToken fence{0};
     /// acquired: the lease's TTL; contended: the holder's remaining TTL.
     std::chrono::milliseconds ttl{0};
+    /// Already held by this owner token (acquire.lua's "already ours").
     bool reacquired = false;
+    /// reacquired, and the lease was handed to this owner by a release or leave_line (a
+    /// direct grant, `handed 1`): a new grant for the caller, not a retry's lease.
+    bool handed = false;
     /// Not granted although free: an earlier fair waiter's turn (ttl: until its place lapses).
     bool queued = false;
     /// Not granted: the newest fence issued when the script ran (the holder's, or the counter

@@ -27,9 +27,11 @@
 -- Replies
 --   {1, fence, pttl, 0}  acquired: a new fence was issued (fences are decimal strings)
 --   {1, fence, pttl, 1}  already held by this same owner token (a retry after a lost
---                        reply, or the confirmation of a direct grant): the existing fence,
---                        nothing changed
+--                        reply): the existing fence, nothing changed
+--   {1, fence, pttl, 2}  the same, for a lease a release or leave_line handed to this owner
+--                        (`handed 1`, lib/handoff.lua): a new grant for the caller
 --   {0, ms, 0, fence}    not granted: held by another owner for ms more; fence: the holder's
+--                        ({0, ms, 0} when the holder's hash has no fence)
 --   {0, ms, 1, fence}    not granted: free, but an earlier fair waiter's turn, whose place
 --                        lapses in ms; fence: the counter
 --                        (the fence is the newest one issued when the script ran: a direct
@@ -93,10 +95,10 @@ if not taken then
     return grant(fence, now_ms, local_waiters)
 end
 
-local lease = redis.call('HMGET', KEYS[1], 'owner', 'waiting', 'fence')
+local lease = redis.call('HMGET', KEYS[1], 'owner', 'waiting', 'fence', 'handed')
 local holder = lease[1]
 if holder == ARGV[1] then
-    return {1, lease[3], redis.call('PTTL', KEYS[1]), 1}
+    return {1, lease[3], redis.call('PTTL', KEYS[1]), lease[4] == '1' and 2 or 1}
 end
 
 -- A key's TTL never ends before its longest-lived place.
@@ -125,6 +127,8 @@ if holder then
     wait_in_line()
     -- A waiter sleeps on the release message from now on: make sure the release sends it.
     if mode ~= '0' and lease[2] ~= '1' then redis.call('HSET', KEYS[1], 'waiting', '1') end
+    -- HMGET gives false for a missing fence, which would become a nil element: leave it out.
+    if not lease[3] then return {0, redis.call('PTTL', KEYS[1]), 0} end
     return {0, redis.call('PTTL', KEYS[1]), 0, lease[3]}
 end
 -- Computed before any write: a failing counter or clock changes nothing.

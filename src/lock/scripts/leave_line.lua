@@ -1,6 +1,7 @@
 -- leave_line: a waiter that stops waiting gives up its place (fair line or sleepers), so the
 -- waiters behind it need not wait for the place to lapse, and gives back a lease a release
--- granted it directly meanwhile (lib/handoff.lua), which it will not use.
+-- granted it directly meanwhile (lib/handoff.lua, marked `handed 1`), which it will not use.
+-- A lease its own acquire granted is kept: a caller holding the owner token may retry for it.
 --
 -- KEYS[1]  waiters    waiters:{R}
 -- KEYS[2]  deadlines  waiter-deadlines:{R}
@@ -13,7 +14,7 @@
 --
 -- Replies
 --   1  the place was given up
---   2  the owner held the lock (a direct grant it had not taken up): the lease was deleted
+--   2  the owner held a lease handed to it (a direct grant it had not taken up): deleted
 --   0  the owner had no place and held nothing
 --
 -- If the lock is free (or was the leaver's), the next waiter is served as release serves it
@@ -27,7 +28,8 @@
 
 -- Reads that can fail (WRONGTYPE) come before the first write.
 check_line_keys(KEYS[1], KEYS[2], KEYS[4], KEYS[6])
-local holds = redis.call('HGET', KEYS[3], 'owner') == ARGV[1]
+local lease = redis.call('HMGET', KEYS[3], 'owner', 'handed')
+local holds = lease[1] == ARGV[1] and lease[2] == '1'
 local removed = redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[4], ARGV[1])
 if removed == 0 and not holds then
     return 0

@@ -5,9 +5,10 @@
 -- Direct handoff: a waiter whose refused attempt opted in (acquire.lua ARGV[10]) left its grant
 -- arguments in handoff:{R}. Then the lease is written for it here, with the next fence by the
 -- one fence rule (next_fence: never backwards, "Fences across failover"), the holder metadata
--- acquire would write, and TTL = min(its lease, its slot): a grantee that died blocks the lock
--- at most its slot (2 * backoff.max + 2 s), as its place would have. Its place and arguments
--- go, and the message says so: "grant <owner> <fence> <ttl ms>". Owner tokens hold no spaces,
+-- acquire would write, `handed 1` (leave_line gives back only such a lease, and acquire's
+-- "already ours" reply says so), and TTL = min(its lease, its place's deadline - now): a
+-- grantee that died blocks the lock no longer than its place would have. Its place and
+-- arguments go, and the message says so: "grant <owner> <fence> <ttl ms>". Owner tokens hold no spaces,
 -- so a client without direct handoff, which wakes the waiter a message names, wakes nobody on
 -- it; it is never named in one anyway, having stored no arguments. The message is a hint: the
 -- waiter checks it against its own last refused attempt before it trusts it, or confirms with
@@ -36,10 +37,10 @@ end
 local function hand_on(k, channel)
     local now_ms, t = server_ms()
     local line = k.waiters
-    local next_owner = first_live(k.waiters, k.deadlines, now_ms, k.handoff)
+    local next_owner, deadline = first_live(k.waiters, k.deadlines, now_ms, k.handoff)
     if not next_owner then
         line = k.sleepers
-        next_owner = first_live(k.sleepers, k.deadlines, now_ms, k.handoff)
+        next_owner, deadline = first_live(k.sleepers, k.deadlines, now_ms, k.handoff)
     end
     if not next_owner then
         redis.pcall('SPUBLISH', channel, '')  -- pcall: without channel permission, no wake-up
@@ -55,14 +56,14 @@ local function hand_on(k, channel)
         redis.pcall('SPUBLISH', channel, next_owner)
         return
     end
-    local ttl_ms = math.min(a[1], a[6])
+    local ttl_ms = math.min(a[1], deadline - now_ms)  -- >= 1: first_live's deadline is in the future
     -- The message first: a grant its waiter cannot be told of (the caller's ACL user may not
     -- publish) would leave the lock idle until the waiter's timer. Then no grant: the lock stays
     -- free, as without direct handoff. The script is atomic, so the order is not observable.
     local sent = redis.pcall('SPUBLISH', channel, 'grant ' .. next_owner .. ' ' .. fence .. ' ' .. ttl_ms)
     if type(sent) == 'table' and sent.err then return end
     redis.call('SET', k.fence, fence)
-    write_lease(k.lock, next_owner, fence, now_ms, a[1], a[2], a[3], a[4], a[5], '1', ttl_ms)
+    write_lease(k.lock, next_owner, fence, now_ms, a[1], a[2], a[3], a[4], a[5], '1', ttl_ms, true)
     redis.call('ZREM', line, next_owner)  -- its place; an owner waits in one line only
     redis.call('HDEL', k.deadlines, next_owner)
     redis.call('HDEL', k.handoff, next_owner)

@@ -4,8 +4,10 @@
 -- The hash and its TTL are written together from checked numbers, so no lock is ever left
 -- without a TTL. `waiting` '1' means a waiter may sleep on this lease's release message, so
 -- release must send it; only '0' lets release skip the line lookups and the message.
--- `ttl_ms` is the lease itself for acquire, and may be shorter for a direct grant.
-local function write_lease(lock, owner, fence, now_ms, lease_ms, max_hold_ms, host, pid, label, waiting, ttl_ms)
+-- `ttl_ms` is the lease itself for acquire, and may be shorter for a direct grant. `handed`:
+-- a release or leave_line granted it (lib/handoff.lua), marked `handed 1`.
+local function write_lease(lock, owner, fence, now_ms, lease_ms, max_hold_ms, host, pid, label, waiting, ttl_ms,
+                           handed)
     redis.call('HSET', lock,
         'owner', owner,
         'fence', fence,
@@ -19,5 +21,6 @@ local function write_lease(lock, owner, fence, now_ms, lease_ms, max_hold_ms, ho
         'pid', pid,
         'label', label,
         'waiting', waiting)
+    if handed then redis.call('HSET', lock, 'handed', '1') end
     redis.call('PEXPIRE', lock, ttl_ms)
 end
