@@ -132,7 +132,9 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 out.holder_ttl = loop.holder_ttl();
                 if (step.result == AcquireResult::acquired) {
                     if (line) line->granted();
-                    on_granted(out, step.grant, step.sent);
+                    // A trusted grant's lease counts from the refused attempt's send (safe-until),
+                    // its holding from now, when its message was taken.
+                    on_granted(out, step.grant, step.sent, step.direct ? steady_clock::now() : step.sent);
                     report(step.result, r, owner, o, step.grant.fence, loop, started, {});
                     return out;
                 }
@@ -188,7 +190,7 @@ Result<Acquisition> LockClient::acquire_with(const ResourceName& resource, const
     const double drift = impl_->options.clock_drift_factor;
     return impl_->acquire_loop<Acquisition>(
         resource, owner, token_is_private, false, options, stop,
-        [&](Acquisition& out, const detail::AcquireReply& reply, steady_time sent) {
+        [&](Acquisition& out, const detail::AcquireReply& reply, steady_time sent, steady_time) {
             out.lease = Lease{resource, owner, reply.fence, reply.ttl, detail::safe_until(sent, reply.ttl, drift),
                               reply.reacquired};
         });
@@ -213,8 +215,9 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
                                                      detail::replica_ack(options));
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
     auto result = impl_->acquire_loop<Holding>(
-        resource, owner, true, true, options, stop, [&](Holding& out, const detail::AcquireReply& reply, steady_time sent) {
-            keeper->activate(state, sent, reply.ttl, reply.fence);
+        resource, owner, true, true, options, stop,
+        [&](Holding& out, const detail::AcquireReply& reply, steady_time sent, steady_time granted_at) {
+            keeper->activate(state, sent, reply.ttl, reply.fence, granted_at);
             out.lease.emplace(HeldLease(state, keeper));
         });
     if (!result || !result->acquired()) keeper->remove(state);

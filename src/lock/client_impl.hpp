@@ -127,7 +127,7 @@ struct LockClient::Impl {
         options.observer->on_acquire(AcquireEvent{
             r, owner, result, fence, loop.attempts(),
             std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started), o.lease, ec,
-            loop.contended_attempts(), loop.failed_attempts()});
+            loop.contended_attempts(), loop.failed_attempts(), loop.direct_grants()});
     }
 
     ClientOptions options;

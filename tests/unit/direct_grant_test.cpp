@@ -78,6 +78,15 @@ TEST(DirectGrant, ALeaseFoundOursAfterARefusalIsANewAcquisitionUnlessAnOutcomeWa
     EXPECT_TRUE(retried.run().grant.reacquired);
 }
 
+TEST(DirectGrant, ALeaseHandedOnIsANewAcquisitionEvenAfterAnUnknownOutcome) {
+    // The script says the lease was handed on (`handed` 1): no lost reply of ours got it.
+    auto handed = granted(6, 3s, true);
+    handed.handed = true;
+    ScriptedAcquire s(plan());
+    queued_behind(s, 5).reply(failure(errc::reply_timeout)).reply(handed);
+    EXPECT_FALSE(s.run().grant.reacquired);
+}
+
 TEST(DirectGrant, AStaleGrantIsConfirmedAndARefusalKeepsTheWaiterWaiting) {
     ScriptedAcquire s(plan(100ms));
     queued_behind(s, 9).grant_after(5ms, 8).reply(refused_at(10)).reply(refused_at(10));
