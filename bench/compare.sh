@@ -17,7 +17,8 @@
 #   distinct, 1 client    one locker, sequential acquire + release of its own resource
 #   distinct, N clients   N concurrent lockers, each on its own resource
 #   hot, N clients        N contenders on one resource: handoffs/s, waits, failed attempts, fairness
-#                         (fencelock twice: its default mode, then --fair)
+#                         (fencelock four times: its default mode, --fair, then both with --keep:
+#                         contenders hold() the lock, so a release grants it to them directly)
 # redis-benchmark runs the project's acquire.lua and release.lua by EVALSHA (1 and N clients, no
 # pipelining, then N clients with pipelining): the most cycles Redis itself can do.
 #
@@ -424,6 +425,10 @@ main() {
   run_fencelock hot "$clients"
   line_extra=(fair=true)
   run_fencelock hot "$clients" --fair
+  line_extra=(keep=true)
+  run_fencelock hot "$clients" --keep
+  line_extra=(fair=true keep=true)
+  run_fencelock hot "$clients" --fair --keep
   line_extra=()
   for peer in "${peers[@]}"; do run_peer "$peer" hot "$clients"; done
 

@@ -67,8 +67,10 @@ def label(row):
     tool = row["tool"]
     if tool == "redis-benchmark":
         return f"redis-benchmark ceiling (-P {row.get('pipeline', 1)})"
-    if tool == "fencelock" and row.get("fair"):
-        return "fencelock (fair mode)"
+    if tool == "fencelock" and (row.get("fair") or row.get("keep")):
+        # keep: hold() (a kept lease, which takes a release's direct grant), not acquire().
+        modes = [m for m, on in (("fair mode", row.get("fair")), ("hold()", row.get("keep"))) if on]
+        return f"fencelock ({', '.join(modes)})"
     if tool == "sesame-redlock":
         return "@sesamecare-oss/redlock"
     return tool
@@ -126,7 +128,7 @@ def hot_table(rows, out):
 
 def find(rows, tool, scenario, clients=None, pipeline=None):
     for r in rows:
-        if r.get("tool") != tool or r.get("scenario") != scenario or unavailable(r) or r.get("fair"):
+        if r.get("tool") != tool or r.get("scenario") != scenario or unavailable(r) or r.get("fair") or r.get("keep"):
             continue
         if clients is not None and r.get("clients") != clients:
             continue
@@ -152,7 +154,7 @@ def targets_table(rows, clients, out):
                       and r.get("pipeline", 1) > 1 and not unavailable(r)), None)
     fl_hot = find(rows, "fencelock", "hot")
     fl_fair = next((r for r in rows if r.get("tool") == "fencelock" and r.get("scenario") == "hot"
-                    and r.get("fair") and not unavailable(r)), None)
+                    and r.get("fair") and not r.get("keep") and not unavailable(r)), None)
     rl_hot = find(rows, "node-redlock", "hot")
     peer_hot = [r for r in (find(rows, p, "hot") for p in peers) if r]
     best_hot = max(peer_hot, key=lambda r: r["handoffs_per_sec"], default=None)

@@ -40,6 +40,8 @@ struct AcquireEvent {
     unsigned attempts;
     /// From the first attempt to the outcome.
     std::chrono::microseconds waited;
+    /// The lease asked for (AcquireOptions::lease). A kept lease a release granted directly
+    /// may start with a shorter TTL, which its keeper extends to this at once.
     std::chrono::milliseconds lease;
     std::error_code error;
     /// Attempts that found the lock held (or a fair waiter first), whatever the outcome: an
@@ -47,6 +49,9 @@ struct AcquireEvent {
     unsigned contended_attempts = 0;
     /// Attempts that failed with a Redis error, the retried ones included (`error` is the last).
     unsigned failed_attempts = 0;
+    /// Grants a release announced to this acquisition directly (docs/DESIGN.md, "Direct
+    /// handoff"), trusted or confirmed; 0 for a plain acquire(), which never opts in.
+    unsigned direct_grants = 0;
 };
 
 struct RenewEvent {

@@ -60,7 +60,11 @@ struct ClientOptions {
 
 struct AcquireOptions {
     /// Lease length: Redis deletes the lock this long after acquisition unless renewed.
-    /// At least 10 ms, at most limits::lease (24 h). Default 30 s.
+    /// At least 10 ms, at most limits::lease (24 h). Default 30 s. acquire() always gets the
+    /// whole lease. A kept lease (hold(), and what builds on it) may start shorter when a
+    /// release hands the lock to it directly, so that a grantee that died blocks the lock no
+    /// longer than its place would have; the keeper extends it to the lease at once, and
+    /// Lease::ttl and safe_until tell the truth (docs/DESIGN.md, "Direct handoff").
     milliseconds lease{30'000};
     /// Limit on total ownership, enforced by Redis from its own clock: renewals are refused
     /// from acquisition + max_hold on, and no renewal sets a TTL past acquisition + max_hold +

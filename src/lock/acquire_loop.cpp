@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "common/backoff.hpp"
+#include "lock/protocol.hpp"
 
 namespace fencelock::detail {
 
@@ -18,10 +19,13 @@ bool AcquireLoop::may_wait() const noexcept {
 // Threads of this client already wait for the lock: a newcomer goes to the back of the line
 // instead of overtaking them. A fair waiter joins the local line before its first attempt, so
 // its place there follows its place in Redis's line, and attempts at once to get the latter.
-AcquireStep AcquireLoop::start(steady_time now, bool others_wait) {
+// With direct grants, a subscription that still stands is joined first too: the first attempt
+// is then watched and takes a place a release can grant, saving the second attempt a waiter
+// makes after subscribing.
+AcquireStep AcquireLoop::start(steady_time now, bool others_wait, bool subscribed) {
     started_ = now;
     deadline_ = now + plan_.wait;
-    if (may_wait() && (plan_.fair || others_wait)) {
+    if (may_wait() && (plan_.fair || others_wait || (subscribed && plan_.direct_grants))) {
         phase_ = Phase::first_join;
         return join(now);
     }
@@ -36,7 +40,8 @@ AcquireStep AcquireLoop::join(steady_time now) {
 AcquireStep AcquireLoop::joined(bool subscribed, std::size_t ahead) {
     in_line_ = true;
     if (phase_ == Phase::first_join) {
-        if (subscribed && !plan_.fair && ahead > 0) {
+        // With direct grants every waiter attempts at once: its refused attempt is its place.
+        if (subscribed && !plan_.fair && ahead > 0 && !plan_.direct_grants) {
             phase_ = Phase::first_wait;
             return {.kind = Kind::wait_for_release, .until = std::min(deadline_, started_ + plan_.backoff.max)};
         }
@@ -56,9 +61,15 @@ AcquireStep AcquireLoop::attempt() {
 }
 
 AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_code>& reply, bool watched,
-                                 steady_time now, bool stopped) {
-    if (reply && reply->acquired && !reply->unreplicated)
-        return {.kind = Kind::finish, .result = AcquireResult::acquired, .grant = *reply};
+                                 steady_time sent, steady_time now, bool stopped) {
+    if (reply && reply->acquired && !reply->unreplicated) {
+        AcquireStep finish{.kind = Kind::finish, .result = AcquireResult::acquired, .grant = *reply, .sent = sent};
+        // "Already ours" for a lease a release handed on, or after a refusal with no attempt of
+        // unknown outcome since: a release granted it directly (confirmed, or found before its
+        // message came). For the caller it is a new acquisition, not a retry after a lost reply.
+        if (reply->reacquired && (reply->handed || (refused_ && !maybe_granted_))) finish.grant.reacquired = false;
+        return finish;
+    }
     watched_ = watched;
     replied_at_ = now;
     if (reply && reply->acquired) {
@@ -76,6 +87,9 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
     } else if (reply) {
         ++contended_;
         holder_ttl_ = reply->ttl;
+        refused_ = true;
+        refused_fence_ = reply->seen_fence;
+        refused_sent_ = sent;
         last_error_.clear();
         maybe_granted_ = false;
         may_be_in_line_ = may_be_in_line_ || plan_.takes_place;
@@ -89,7 +103,12 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         else ++failed_;
         last_error_ = reply.error();
         const failure_kind kind = classify(last_error_);
-        if (kind == failure_kind::fatal) return {.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_};
+        if (kind == failure_kind::fatal) {
+            // A release may have granted us the lease meanwhile: leave_line gives it back.
+            if (may_be_in_line_ && plan_.direct_grants) queued_.push_back({.kind = Kind::leave_line, .owner = &plan_.owner});
+            queued_.push_back({.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_});
+            return next_queued();
+        }
         const bool unknown = kind == failure_kind::outcome_unknown;
         maybe_granted_ = maybe_granted_ || unknown;
         may_be_in_line_ = may_be_in_line_ || (plan_.takes_place && unknown);
@@ -117,13 +136,39 @@ void AcquireLoop::queue_wait() {
     else queued_.push_back({.kind = Kind::sleep, .delay = delay});
 }
 
-AcquireStep AcquireLoop::waited(bool woken, bool stopped) {
+AcquireStep AcquireLoop::waited(bool woken, bool stopped, const std::optional<DirectGrant>& grant, steady_time now,
+                                bool in_grace) {
+    if (grant) return granted(*grant, now, stopped, in_grace);
     woken_ = woken;
     // The first wait (behind this client's earlier waiters) always ends in an attempt.
     if (phase_ == Phase::first_wait || !stopped) return attempt();
     if (woken) queued_.push_back({.kind = Kind::pass_on});  // a release this waiter will not use
     queue_give_up();
     return next_queued();
+}
+
+// A release granted us the lease and said so (see the header for when that is trusted).
+AcquireStep AcquireLoop::granted(const DirectGrant& g, steady_time now, bool stopped, bool in_grace) {
+    ++grants_;
+    woken_ = false;         // the wake-up was ours: nothing to hand on
+    may_be_in_line_ = true; // the lease may be ours: giving up must give it back (leave_line)
+    if (stopped || now >= deadline_) {
+        queue_give_up();
+        return next_queued();
+    }
+    if (trusted(g, now, in_grace)) {
+        return {.kind = Kind::finish,
+                .result = AcquireResult::acquired,
+                .grant = {.acquired = true, .fence = g.fence, .ttl = g.ttl},
+                .sent = refused_sent_,
+                .direct = true};
+    }
+    return attempt();  // confirm: the same owner token finds the lease if the grant stands
+}
+
+bool AcquireLoop::trusted(const DirectGrant& g, steady_time now, bool in_grace) const {
+    if (!plan_.trust_grants || in_grace || !refused_fence_ || g.fence <= *refused_fence_) return false;
+    return now < safe_until(refused_sent_, g.ttl, plan_.drift_factor);
 }
 
 // Best effort, both: a place left behind lapses by itself, a lease expires anyway.

@@ -14,14 +14,26 @@
 // release, in arrival order) or until the holder's lease would end; without a subscription it
 // polls with full-jitter backoff. Errors fail closed: a fatal one ends the loop at once, others
 // are retried until the deadline and then returned.
+//
+// Direct grants (docs/DESIGN.md, "Direct handoff"): a release may grant the lease to a waiter
+// whose refused attempt opted in, and the message says so. The message and the attempt's
+// reply come on different connections, so the loop trusts a grant without a round trip only
+// when (a) its fence is larger than the fence the last refused attempt saw: it was issued
+// after that attempt was processed, hence after it was sent, so (b) its lease is safe until
+// that send time + its TTL less the drift margin, and now is before that; (c) no replica
+// acknowledgement is asked and no failover grace holds. Otherwise it confirms with an attempt
+// under the same owner token, which finds the lease ("already ours") if the grant stands. A
+// grant that comes when the loop gives up is handed on by leave_line, never kept.
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <optional>
 #include <random>
 #include <system_error>
 
 #include "fencelock/client.hpp"
 #include "lock/calls/acquire_call.hpp"
+#include "lock/calls/grant_message.hpp"
 #include "lock/protocol.hpp"
 
 namespace fencelock::detail {
@@ -42,6 +54,14 @@ struct AcquirePlan {
     bool token_is_private = true;
     /// ClientOptions::command_timeout: bounds the wait for a subscription.
     std::chrono::milliseconds command_timeout{0};
+    /// Attempts sent while subscribed opt in to direct grants (the driver sends the flag);
+    /// every local waiter then attempts on arrival, so each has a place a release can grant.
+    bool direct_grants = false;
+    /// A direct grant may be trusted without a confirming attempt: no replica
+    /// acknowledgement is asked (AcquireOptions::replicas == 0).
+    bool trust_grants = false;
+    /// ClientOptions::clock_drift_factor, for a trusted grant's safe-until.
+    double drift_factor = 0;
 };
 
 /// One thing for the driver to do. Fields not named for a kind are unused.
@@ -64,6 +84,10 @@ struct AcquireStep {
     std::error_code error{};
     /// finish with acquired: the grant.
     AcquireReply grant{};
+    /// finish with acquired: the send time of the attempt the lease counts from (safe-until).
+    steady_time sent{};
+    /// finish with acquired: taken from a release's direct grant without a round trip.
+    bool direct = false;
 };
 
 class AcquireLoop {
@@ -72,18 +96,21 @@ public:
     AcquireLoop(AcquirePlan plan, std::mt19937_64& rng);
 
     /// The acquisition starts at `now`; `others_wait`: threads of this client already wait for
-    /// the lock (only asked when waiting is possible).
-    AcquireStep start(steady_time now, bool others_wait);
+    /// the lock; `subscribed`: its release channel's subscription stands (it lingers after the
+    /// last waiter left). Both only asked when waiting is possible.
+    AcquireStep start(steady_time now, bool others_wait, bool subscribed = false);
     /// After join_line: whether the subscription was confirmed and how many local waiters are
     /// ahead of this one.
     AcquireStep joined(bool subscribed, std::size_t ahead);
     /// After attempt: its reply, whether the subscription stood when it was sent, the time it
-    /// came back and whether stop was requested.
-    AcquireStep replied(const std::expected<AcquireReply, std::error_code>& reply, bool watched, steady_time now,
-                        bool stopped);
+    /// was sent, the time it came back and whether stop was requested.
+    AcquireStep replied(const std::expected<AcquireReply, std::error_code>& reply, bool watched, steady_time sent,
+                        steady_time now, bool stopped);
     /// After wait_for_release or sleep: whether a release woke this waiter, whether stop was
-    /// requested.
-    AcquireStep waited(bool woken, bool stopped);
+    /// requested, the direct grant a release announced for it (wait_for_release only), the
+    /// time now and whether a promoted master's failover grace holds.
+    AcquireStep waited(bool woken, bool stopped, const std::optional<DirectGrant>& grant = std::nullopt,
+                       steady_time now = {}, bool in_grace = false);
     /// After pass_on, leave_line or release.
     AcquireStep done();
 
@@ -94,12 +121,16 @@ public:
     /// Attempts that failed with a transport or server error (retried or not), not counting
     /// the failover grace.
     unsigned failed_attempts() const noexcept { return failed_; }
+    /// Direct grants that came to this waiter (trusted or confirmed).
+    unsigned direct_grants() const noexcept { return grants_; }
     std::chrono::milliseconds holder_ttl() const noexcept { return holder_ttl_; }
     /// Whether the loop may join the local line at all.
     bool may_wait() const noexcept;
 
 private:
     AcquireStep attempt();
+    AcquireStep granted(const DirectGrant& g, steady_time now, bool stopped, bool in_grace);
+    bool trusted(const DirectGrant& g, steady_time now, bool in_grace) const;
     AcquireStep join(steady_time now);
     void queue_wait();
     void queue_give_up();
@@ -123,6 +154,11 @@ private:
     bool woken_ = false;          // the last wait ended by a release message
     bool maybe_granted_ = false;  // an attempt with unknown outcome may hold the lease
     bool may_be_in_line_ = false; // a waiting attempt was refused: Redis may keep a place for us
+    // The last refused attempt: the fence it saw and when it was sent (direct grants).
+    bool refused_ = false;
+    std::optional<FencingToken> refused_fence_;
+    steady_time refused_sent_{};
+    unsigned grants_ = 0;
     std::deque<AcquireStep> queued_;  // steps that follow a pass_on / leave_line / release
 };
 

@@ -66,10 +66,11 @@ void detail::require_valid_lease(milliseconds lease) {
 // waiting and retry rules) against Redis, the release notifier and the clock.
 template <typename Out, typename OnGranted>
 Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
-                                           const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
+                                           bool kept, const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
     using Kind = detail::AcquireStep::Kind;
     detail::require_valid(o, options.command_timeout);
     const auto started = steady_clock::now();
+    const bool direct_grants = takes_direct_grants(kept, o);
     detail::AcquireLoop loop({.owner = owner,
                               .wait = o.wait,
                               .backoff = o.backoff,
@@ -77,18 +78,24 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                               .notifications = options.release_notifications,
                               .takes_place = wait_place(o) != detail::WaitPlace::none,
                               .token_is_private = token_is_private,
-                              .command_timeout = options.command_timeout},
+                              .command_timeout = options.command_timeout,
+                              .direct_grants = direct_grants,
+                              .trust_grants = o.replicas == 0,
+                              .drift_factor = options.clock_drift_factor},
                              thread_rng());
     const std::string channel = loop.may_wait() ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
     steady_time sent;
-    auto step = loop.start(started, loop.may_wait() && has_local_waiters(channel));
+    auto step = loop.may_wait() ? loop.start(started, has_local_waiters(channel), subscribed(channel))
+                                : loop.start(started, false);
     for (;;) {
         switch (step.kind) {
             case Kind::attempt: {
                 const bool watched = line && line->subscribed_now();
-                const auto reply = attempt(r, *step.owner, o, sent);
-                step = loop.replied(reply, watched, steady_clock::now(), stop.stop_requested());
+                // Only a waiter that hears the release messages can take a direct grant.
+                const auto direct = direct_grants && watched ? detail::DirectGrants::taken : detail::DirectGrants::refused;
+                const auto reply = attempt(r, *step.owner, o, sent, direct);
+                step = loop.replied(reply, watched, sent, steady_clock::now(), stop.stop_requested());
                 break;
             }
             case Kind::join_line: {
@@ -99,7 +106,8 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
             }
             case Kind::wait_for_release: {
                 const bool woken = line->wait(step.until, stop);
-                step = loop.waited(woken, stop.stop_requested());
+                const auto grant = line->take_grant();
+                step = loop.waited(woken, stop.stop_requested(), grant, steady_clock::now(), in_grace());
                 break;
             }
             case Kind::sleep:
@@ -124,7 +132,9 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 out.holder_ttl = loop.holder_ttl();
                 if (step.result == AcquireResult::acquired) {
                     if (line) line->granted();
-                    on_granted(out, step.grant, sent);
+                    // A trusted grant's lease counts from the refused attempt's send (safe-until),
+                    // its holding from now, when its message was taken.
+                    on_granted(out, step.grant, step.sent, step.direct ? steady_clock::now() : step.sent);
                     report(step.result, r, owner, o, step.grant.fence, loop, started, {});
                     return out;
                 }
@@ -179,8 +189,8 @@ Result<Acquisition> LockClient::acquire_with(const ResourceName& resource, const
                                              std::stop_token stop) {
     const double drift = impl_->options.clock_drift_factor;
     return impl_->acquire_loop<Acquisition>(
-        resource, owner, token_is_private, options, stop,
-        [&](Acquisition& out, const detail::AcquireReply& reply, steady_time sent) {
+        resource, owner, token_is_private, false, options, stop,
+        [&](Acquisition& out, const detail::AcquireReply& reply, steady_time sent, steady_time) {
             out.lease = Lease{resource, owner, reply.fence, reply.ttl, detail::safe_until(sent, reply.ttl, drift),
                               reply.reacquired};
         });
@@ -205,8 +215,9 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
                                                      detail::replica_ack(options));
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
     auto result = impl_->acquire_loop<Holding>(
-        resource, owner, true, options, stop, [&](Holding& out, const detail::AcquireReply& reply, steady_time sent) {
-            keeper->activate(state, sent, reply.ttl, reply.fence);
+        resource, owner, true, true, options, stop,
+        [&](Holding& out, const detail::AcquireReply& reply, steady_time sent, steady_time granted_at) {
+            keeper->activate(state, sent, reply.ttl, reply.fence, granted_at);
             out.lease.emplace(HeldLease(state, keeper));
         });
     if (!result || !result->acquired()) keeper->remove(state);

@@ -42,18 +42,24 @@ struct LockClient::Impl {
     // again after the reply, since the connection may have found the new master while sending.
     // A lease granted meanwhile is given back at once, before anyone was told of it (best
     // effort: if that release fails, the lease only blocks the lock until its TTL).
+    // `direct`: a refused attempt leaves grant arguments with its place (the caller hears the
+    // release messages).
     Result<detail::AcquireReply> attempt(const ResourceName& r, const OwnerToken& owner,
-                                         const AcquireOptions& o, steady_time& sent) {
-        const auto in_grace = [&] { return steady_clock::now() < settings.topology->grants_from(); };
+                                         const AcquireOptions& o, steady_time& sent, detail::DirectGrants direct) {
         if (in_grace()) return std::unexpected(make_error_code(errc::failover_grace));
         sent = steady_clock::now();
         auto reply = detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder, wait_place(o),
-                                          local_line(r));
+                                          local_line(r), direct);
         // A lease this owner already held (reacquired) is no new grant: it is kept and returned.
-        if (!reply || !reply->acquired || reply->reacquired || !in_grace()) return reply;
+        // One a release handed on is (it may have been issued on the promoted master during
+        // its grace): given back like a new one.
+        if (!reply || !reply->acquired || (reply->reacquired && !reply->handed) || !in_grace()) return reply;
         (void)detail::release_once(*pool->borrow(), options.key_prefix, r, owner);
         return std::unexpected(make_error_code(errc::failover_grace));
     }
+
+    // A promoted master's failover grace: nothing is granted, no direct grant trusted.
+    bool in_grace() const { return steady_clock::now() < settings.topology->grants_from(); }
 
     // A single attempt waits nowhere; a sleeper's place is only of use to a release message.
     detail::WaitPlace wait_place(const AcquireOptions& o) const {
@@ -62,11 +68,22 @@ struct LockClient::Impl {
         return options.release_notifications ? detail::WaitPlace::sleepers : detail::WaitPlace::none;
     }
 
+    // Who opts in to direct grants (acquire.lua ARGV[10] '1'): a kept lease only, since a grant's
+    // TTL may be shorter than the lease and the keeper extends it at once (a plain acquire()
+    // caller would silently hold less than it asked); no replica acknowledgement asked, since a
+    // confirmation's WAIT need not cover a grant the releaser's connection wrote; and a waiter
+    // with a place in Redis's line that hears the release messages.
+    bool takes_direct_grants(bool kept, const AcquireOptions& o) const {
+        return kept && o.replicas == 0 && options.release_notifications && wait_place(o) != detail::WaitPlace::none;
+    }
+
     // Full-jitter retry loop shared by acquire() and hold(). `on_granted` turns a grant into
     // the caller's result type.
     // `token_is_private`: the caller never saw the owner token, so it cannot retry with it.
+    // `kept`: the keeper keeps the lease (hold()), so it extends a direct grant's shorter TTL
+    // at once; only such an acquisition opts in to direct grants (docs/DESIGN.md, "Direct handoff").
     template <typename Out, typename OnGranted>
-    Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
+    Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private, bool kept,
                              const AcquireOptions& o, std::stop_token stop, OnGranted on_granted);
 
     std::shared_ptr<detail::Keeper> keeper_instance() {
@@ -89,6 +106,11 @@ struct LockClient::Impl {
         return notifier && notifier->has_waiters(channel);
     }
 
+    bool subscribed(const std::string& channel) {
+        std::lock_guard lock(notifier_mutex);
+        return notifier && notifier->subscribed(channel);
+    }
+
     // Told to every attempt, waiting or not: a lease granted while this client's threads wait
     // for r must wake them when released (acquire.lua, ARGV[9]).
     detail::LocalLine local_line(const ResourceName& r) {
@@ -105,7 +127,7 @@ struct LockClient::Impl {
         options.observer->on_acquire(AcquireEvent{
             r, owner, result, fence, loop.attempts(),
             std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started), o.lease, ec,
-            loop.contended_attempts(), loop.failed_attempts()});
+            loop.contended_attempts(), loop.failed_attempts(), loop.direct_grants()});
     }
 
     ClientOptions options;

@@ -42,14 +42,17 @@ void Keeper::add(const std::shared_ptr<KeptLease>& lease) {
 }
 
 void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent, std::chrono::milliseconds ttl,
-                      FencingToken fence) {
+                      FencingToken fence, steady_time granted_at) {
     {
         std::lock_guard lock(mutex_);
         const LeaseTimes times = after_confirmation(sent, ttl, lease->policy);
         lease->fence = fence.value();
         lease->set_deadline(times.safe_until);
         lease->next_renewal = times.next_renewal;
-        lease->acquired_at = sent;
+        // A direct grant's TTL may be shorter than the lease (lib/handoff.lua, at most what
+        // was left of the waiter's place): renewed on the next pass, so it runs on the lease asked for.
+        if (ttl < lease->lease) lease->next_renewal = sent;
+        lease->acquired_at = granted_at;
         lease->state = State::active;
         dirty_ = true;
     }

@@ -32,9 +32,10 @@ public:
 
     /// Registers a lease before its acquisition is sent; it is not renewed while pending.
     void add(const std::shared_ptr<KeptLease>& lease);
-    /// Starts renewing a lease whose acquisition Redis confirmed.
+    /// Starts renewing a lease whose acquisition Redis confirmed. `sent`: what its TTL counts
+    /// from; `granted_at`: what its holding counts from (later for a trusted direct grant).
     void activate(const std::shared_ptr<KeptLease>& lease, steady_time sent, std::chrono::milliseconds ttl,
-                  FencingToken fence);
+                  FencingToken fence, steady_time granted_at);
     /// Stops renewing and forgets the lease; no renewal of it is sent after this returns (one
     /// already on the wire is not waited for: renew compares the owner, so after the release
     /// it changes nothing). Waits for the lease's loss callbacks if they are running on the

@@ -39,7 +39,7 @@ struct KeptLease {
     std::atomic<std::uint64_t> renewals{0};
     std::stop_source stop;
 
-    steady_time acquired_at{};  ///< send time of the granted acquire; set once by activate()
+    steady_time acquired_at{};  ///< when it was granted (activate's granted_at); set once by activate()
 
     std::chrono::microseconds held_for(steady_time now) const noexcept {
         return std::chrono::duration_cast<std::chrono::microseconds>(now - acquired_at);

@@ -16,6 +16,7 @@ struct LockKeys {
     std::string sleepers;          ///< <prefix>sleepers:{R}: other waiters, zset owner -> arrival (us)
     std::string released;          ///< <prefix>released:{R}: pub/sub channel, one message per release
     std::string audit;             ///< <prefix>audit:{R}: stream of forced releases (force_release.lua)
+    std::string handoff;           ///< <prefix>handoff:{R}: hash owner -> a waiter's direct-grant arguments
 };
 
 LockKeys make_keys(std::string_view prefix, const ResourceName& resource);

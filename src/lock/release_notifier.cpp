@@ -23,6 +23,11 @@
 
 namespace fencelock::detail {
 
+// How long a channel stays subscribed after its last waiter left: a client that waited for a
+// resource is likely to wait for it again soon (a hot resource), and then its first attempt is
+// already watched and can take a direct grant, instead of a second attempt after subscribing.
+constexpr std::chrono::milliseconds subscription_linger{1000};
+
 // The plan (lock/subscriber_plan.hpp) decides; this file does the I/O and the thread wake-ups.
 struct ReleaseNotifier::State {
     using Node = SubscriberPlan::Node;
@@ -70,7 +75,7 @@ struct ReleaseNotifier::State {
     std::unique_ptr<Connection> cluster;  // a cluster endpoint only
     SlotRoutes* routes = nullptr;         // its slot map
     mutable std::mutex mutex;
-    SubscriberPlan plan;
+    SubscriberPlan plan{subscription_linger};
     // The condition variable each waiter sleeps on, by channel and ticket.
     std::map<std::string, std::map<SubscriberPlan::Ticket, std::condition_variable_any*>, std::less<>> sleepers;
     int wake_fd;
@@ -121,12 +126,14 @@ public:
             {
                 std::lock_guard lock(s_->mutex);
                 const auto now = clock::now();
-                commands = s_->plan.commands([&](const std::string& channel) -> std::optional<Node> {
-                    auto node = s_->route_now(channel);
-                    if (!node) s_->reload_wanted = true;
-                    if (!node || s_->offline_at(*node, now)) return std::nullopt;
-                    return node;
-                });
+                commands = s_->plan.commands(
+                    [&](const std::string& channel) -> std::optional<Node> {
+                        auto node = s_->route_now(channel);
+                        if (!node) s_->reload_wanted = true;
+                        if (!node || s_->offline_at(*node, now)) return std::nullopt;
+                        return node;
+                    },
+                    now);
             }
             send(commands);
             wait_for_events(timeout());
@@ -220,6 +227,7 @@ private:
             for (const auto& [node, until] : s_->offline)
                 if (until > now) consider(until - now);
         if (s_->routes && s_->reload_wanted) consider(s_->reload_after - now);
+        if (auto due = s_->plan.next_unsubscribe()) consider(*due - now);
         for (const auto& l : links_)
             if (l.topology->follows_master()) consider(generation_check);
         if (!wait) return -1;
@@ -294,9 +302,11 @@ private:
 
 namespace {
 std::atomic<std::uint64_t> waits{0};
+std::atomic<std::uint64_t> grants{0};
 }  // namespace
 
 std::uint64_t ReleaseNotifier::waits_begun() noexcept { return waits.load(std::memory_order_relaxed); }
+std::uint64_t ReleaseNotifier::grants_taken() noexcept { return grants.load(std::memory_order_relaxed); }
 
 ReleaseNotifier::ReleaseNotifier(ConnectionSettings settings)
     : state_(std::make_shared<State>(std::move(settings))),
@@ -320,6 +330,11 @@ bool ReleaseNotifier::has_waiters(const std::string& channel) const {
     return state_->plan.has_waiters(channel);
 }
 
+bool ReleaseNotifier::subscribed(const std::string& channel) const {
+    std::lock_guard lock(state_->mutex);
+    return state_->plan.confirmed_now(channel);
+}
+
 ReleaseNotifier::Waiter::Waiter(std::shared_ptr<State> state, std::string channel, std::string owner)
     : state_(std::move(state)), channel_(std::move(channel)) {
     bool first;
@@ -337,7 +352,7 @@ ReleaseNotifier::Waiter::~Waiter() {
     bool last;
     {
         std::lock_guard lock(state_->mutex);
-        const auto left = state_->plan.leave(channel_, ticket_, granted_);
+        const auto left = state_->plan.leave(channel_, ticket_, granted_, std::chrono::steady_clock::now());
         auto& sleepers = state_->sleepers[channel_];
         sleepers.erase(ticket_);
         if (left.wake) sleepers.at(*left.wake)->notify_all();
@@ -345,6 +360,13 @@ ReleaseNotifier::Waiter::~Waiter() {
         last = left.last;
     }
     if (last) state_->signal();
+}
+
+std::optional<DirectGrant> ReleaseNotifier::Waiter::take_grant() {
+    std::lock_guard lock(state_->mutex);
+    auto grant = state_->plan.take_grant(channel_, ticket_);
+    if (grant) grants.fetch_add(1, std::memory_order_relaxed);
+    return grant;
 }
 
 void ReleaseNotifier::Waiter::pass_on() {

@@ -12,10 +12,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
 
+#include "lock/calls/grant_message.hpp"
 #include "redis/hiredis_connection.hpp"
 
 namespace fencelock::detail {
@@ -49,6 +51,9 @@ public:
         /// Sleeps until a release picks this waiter (true), or `until` passes or `stop` is
         /// requested (false).
         bool wait(steady_time until, std::stop_token stop);
+        /// Consumes the direct grant a release announced for this waiter (its owner token), if
+        /// one came: the waiter decides whether to trust it (lock/acquire_loop.hpp).
+        std::optional<DirectGrant> take_grant();
         /// The release that woke this waiter was not its to take: wake the next one behind it.
         void pass_on();
         /// This waiter got the lock: a wake-up it did not consume is not handed on.
@@ -65,11 +70,17 @@ public:
     /// How many times, in this process, a waiter began to sleep until a release (wait()).
     /// Lets a test know a waiter relies on a message, which no server-side count can tell.
     static std::uint64_t waits_begun() noexcept;
+    /// How many direct grants, in this process, a waiter took from a release message
+    /// (take_grant()): lets a test know grants reached waiters.
+    static std::uint64_t grants_taken() noexcept;
 
     /// Enters the back of the local line for `channel` as `owner`, subscribing if needed.
     std::unique_ptr<Waiter> join(const std::string& channel, const std::string& owner);
     /// Whether some thread of this client waits for `channel`.
     bool has_waiters(const std::string& channel) const;
+    /// Whether `channel`'s subscription stands confirmed now, waiters or not (it lingers a
+    /// moment after the last waiter left).
+    bool subscribed(const std::string& channel) const;
 
 private:
     std::shared_ptr<State> state_;

@@ -10,7 +10,7 @@ SubscriberPlan::Joined SubscriberPlan::join(const std::string& channel, std::str
     return {c.line.join(std::move(owner)), first};
 }
 
-SubscriberPlan::Left SubscriberPlan::leave(const std::string& channel, Ticket t, bool granted) {
+SubscriberPlan::Left SubscriberPlan::leave(const std::string& channel, Ticket t, bool granted, time_point now) {
     auto& c = channels_[channel];
     // A wake-up a waiter leaving without the lock did not use belongs to the next one.
     const bool unused_wake = c.line.take_wake(t) && !granted;
@@ -23,6 +23,7 @@ SubscriberPlan::Left SubscriberPlan::leave(const std::string& channel, Ticket t,
     // front gives up without the lock, the new front must attempt, or it could sleep its whole
     // timer while the lock is free.
     else if (was_front && !granted) wake = c.line.wake_front();
+    if (c.line.empty()) c.idle_since = now;
     return {wake, c.line.empty()};
 }
 
@@ -32,9 +33,25 @@ std::optional<SubscriberPlan::Ticket> SubscriberPlan::pass_on(const std::string&
 
 bool SubscriberPlan::take_wake(const std::string& channel, Ticket t) { return channels_[channel].line.take_wake(t); }
 
+std::optional<DirectGrant> SubscriberPlan::take_grant(const std::string& channel, Ticket t) {
+    return channels_[channel].line.take_grant(t);
+}
+
 std::size_t SubscriberPlan::ahead(const std::string& channel, Ticket t) { return channels_[channel].line.ahead(t); }
 
 bool SubscriberPlan::confirmed(const std::string& channel) { return channels_[channel].confirmed; }
+
+bool SubscriberPlan::confirmed_now(const std::string& channel) const {
+    auto it = channels_.find(channel);
+    return it != channels_.end() && it->second.confirmed;
+}
+
+std::optional<SubscriberPlan::time_point> SubscriberPlan::next_unsubscribe() const {
+    std::optional<time_point> next;
+    for (const auto& [name, c] : channels_)
+        if (c.line.empty() && c.on_server) next = std::min(next.value_or(c.idle_since + linger_), c.idle_since + linger_);
+    return next;
+}
 
 std::uint64_t SubscriberPlan::failures(const std::string& channel) { return channels_[channel].failures; }
 
@@ -53,7 +70,7 @@ SubscriberPlan::Link& SubscriberPlan::link(const Node& node) {
     return *it;
 }
 
-std::vector<SubscriberPlan::Command> SubscriberPlan::commands(const Route& route) {
+std::vector<SubscriberPlan::Command> SubscriberPlan::commands(const Route& route, time_point now) {
     std::vector<Command> out;
     for (auto it = channels_.begin(); it != channels_.end();) {
         auto& c = it->second;
@@ -64,7 +81,7 @@ std::vector<SubscriberPlan::Command> SubscriberPlan::commands(const Route& route
                 c.node = *node;
                 c.on_server = true;
             }
-        } else if (c.line.empty() && c.on_server) {
+        } else if (c.line.empty() && c.on_server && now >= c.idle_since + linger_) {
             out.push_back({*c.node, "SUNSUBSCRIBE", it->first});
             link(*c.node).pending.push_back({false, it->first});
             c.on_server = false;
@@ -125,8 +142,13 @@ std::vector<SubscriberPlan::Notify> SubscriberPlan::on_push(Link& link, const st
     const bool here = c && c->node == link.node && c->on_server;
     if (kind == "smessage") {
         // A message naming an owner is for the first fair waiter only (maybe in another
-        // process); an empty one for whoever is first here.
+        // process); an empty one for whoever is first here. A grant is for its grantee only.
         if (!c) return {};
+        if (is_grant_message(payload)) {
+            const auto g = decode_grant_message(payload);
+            if (auto ticket = g ? c->line.grant(g->owner, g->grant) : std::nullopt) return {{name, ticket}};
+            return {};
+        }
         if (auto ticket = payload.empty() ? c->line.wake_next() : c->line.wake(payload)) return {{name, ticket}};
     } else if (kind == "ssubscribe") {
         if (!link.pending.empty()) link.pending.pop_front();

@@ -72,18 +72,32 @@ public:
         bool last;                   ///< the channel has no waiter left
     };
 
+    using time_point = std::chrono::steady_clock::time_point;
+
+    /// `linger`: how long a channel stays subscribed after its last waiter left, so that the
+    /// next acquisition of a hot resource finds the subscription standing and its first attempt
+    /// is watched (and can take a direct grant). Zero: unsubscribed at once.
+    explicit SubscriberPlan(std::chrono::milliseconds linger = std::chrono::milliseconds(0)) : linger_(linger) {}
+
     /// Enters the back of `channel`'s line as `owner`.
     Joined join(const std::string& channel, std::string owner);
-    /// Leaves; `granted`: the waiter got the lock, so a wake-up it did not consume stays unused.
-    Left leave(const std::string& channel, Ticket t, bool granted);
+    /// Leaves at `now`; `granted`: the waiter got the lock, so a wake-up it did not consume
+    /// stays unused.
+    Left leave(const std::string& channel, Ticket t, bool granted, time_point now = {});
     /// The release that woke `t` was not its to take: the next waiter behind it to wake.
     std::optional<Ticket> pass_on(const std::string& channel, Ticket t);
     /// Consumes `t`'s wake-up: true if a release (or a lost subscription) woke it.
     bool take_wake(const std::string& channel, Ticket t);
+    /// Consumes the direct grant a release message announced for `t`, if one came.
+    std::optional<DirectGrant> take_grant(const std::string& channel, Ticket t);
     std::size_t ahead(const std::string& channel, Ticket t);
 
     /// The subscription stands on the slot's node and no release on `channel` can go unseen.
     bool confirmed(const std::string& channel);
+    /// Confirmed, without a waiter of its own (lingering) or with some.
+    bool confirmed_now(const std::string& channel) const;
+    /// When the next lingering subscription is due to be undone (commands() at or after it).
+    std::optional<time_point> next_unsubscribe() const;
     /// Failures seen by `channel` (its node's connection lost, no route to a node): a waiter
     /// for a confirmation stops at a change.
     std::uint64_t failures(const std::string& channel);
@@ -93,8 +107,9 @@ public:
 
     /// The commands that bring the nodes' subscriptions in line with the waiters, each
     /// SSUBSCRIBE on the node `route` names (a channel it names no node for waits for a later
-    /// call); counts them as sent.
-    std::vector<Command> commands(const Route& route);
+    /// call); counts them as sent. A channel without waiters is unsubscribed once it lingered
+    /// `linger` since its last waiter left, by `now`.
+    std::vector<Command> commands(const Route& route, time_point now = {});
     /// A reply on `node`'s subscriber connection: a release message, an acknowledgement, an
     /// error, a redirect, or the node's own `sunsubscribe` when the slot left it.
     Reaction on_reply(const Node& node, const Reply& reply);
@@ -117,6 +132,7 @@ private:
         bool confirmed = false;    // ...and acknowledged: from here on no release goes unseen
         unsigned redirects = 0;    // MOVED answers since the last confirmation
         std::uint64_t failures = 0;
+        time_point idle_since{};   // when its last waiter left (the line is empty)
     };
     // A command a node has not answered yet.
     struct Pending {
@@ -138,6 +154,7 @@ private:
     std::map<std::string, Channel, std::less<>> channels_;
     std::vector<Link> links_;
     std::chrono::milliseconds retry_{0};
+    std::chrono::milliseconds linger_;
 };
 
 }  // namespace fencelock::detail

@@ -1,6 +1,7 @@
 #include "lock/wait_line.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace fencelock::detail {
 
@@ -14,6 +15,20 @@ std::optional<WaitLine::Ticket> WaitLine::wake(std::string_view tag) {
     if (it == entries_.end() || it->woken) return std::nullopt;
     it->woken = true;
     return it->ticket;
+}
+
+std::optional<WaitLine::Ticket> WaitLine::grant(std::string_view tag, const DirectGrant& g) {
+    auto it = std::ranges::find(entries_, tag, &Entry::tag);
+    if (it == entries_.end()) return std::nullopt;
+    if (!it->grant || it->grant->fence < g.fence) it->grant = g;
+    it->woken = true;
+    return it->ticket;
+}
+
+std::optional<DirectGrant> WaitLine::take_grant(Ticket t) {
+    auto it = std::ranges::find(entries_, t, &Entry::ticket);
+    if (it == entries_.end() || !it->grant) return std::nullopt;
+    return std::exchange(it->grant, std::nullopt);
 }
 
 void WaitLine::leave(Ticket t) {

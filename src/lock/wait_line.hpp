@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "lock/calls/grant_message.hpp"
+
 namespace fencelock::detail {
 
 class WaitLine {
@@ -32,6 +34,11 @@ public:
     /// Hands a release on: wakes the first waiter behind `t` not already woken (the release
     /// was not `t`'s to take: an earlier fair waiter's turn).
     std::optional<Ticket> wake_after(Ticket t);
+    /// A release granted the lease to the waiter tagged `tag` (a direct grant): keeps the grant
+    /// for take_grant() (the newer one, should two arrive) and wakes it, awake or not.
+    std::optional<Ticket> grant(std::string_view tag, const DirectGrant& g);
+    /// Consumes the ticket's grant, if one came since the last call.
+    std::optional<DirectGrant> take_grant(Ticket t);
     /// Wakes every waiter (release messages may have been missed: all must look for themselves).
     void wake_all();
     /// Consumes the ticket's wake-up: true if it had been woken since the last call.
@@ -46,6 +53,7 @@ private:
         Ticket ticket;
         bool woken;
         std::string tag;
+        std::optional<DirectGrant> grant{};
     };
     std::deque<Entry> entries_;
     Ticket next_ = 1;

@@ -67,12 +67,6 @@ protected:
         const auto nl = t.find('\n');
         return std::stoll(t.substr(0, nl)) * 1000 + std::stoll(t.substr(nl + 1)) / 1000;
     }
-    // A lease on `r` its holder keeps for a minute unless it releases it.
-    std::optional<Lease> hold_for_a_minute(LockClient& c, const ResourceName& r) {
-        auto held = c.try_acquire(r, {.lease = 60s});
-        if (!held || !held->acquired()) return std::nullopt;
-        return held->lease;
-    }
     // An acquire() on another thread, waiting for `r`.
     std::future<Result<Acquisition>> start_waiting(LockClient& c, const ResourceName& r, AcquireOptions o) {
         return std::async(std::launch::async, [&c, r, o] { return c.acquire(r, o); });
@@ -104,7 +98,8 @@ TEST_F(HandoffTest, ReleaseWakesAWaiterWhoseBackoffWouldSleepForAMinute) {
     auto got = waiting.get();
     ASSERT_TRUE(got && got->acquired());
     EXPECT_GT(got->lease->fence, held->fence);
-    // One refused attempt, one more right after subscribing, one after the wake-up.
+    // One refused attempt, one more right after subscribing, one after the wake-up (a plain
+    // acquire() takes no direct grant: docs/DESIGN.md, "Direct handoff").
     EXPECT_EQ(got->attempts, 3u);
     EXPECT_TRUE(eventually([&] { return subscribers("order:1") == 0; })) << "the waiter left its channel subscribed";
 }

@@ -53,14 +53,16 @@ protected:
     std::string eval_acquire(const std::string& r, const std::string& o, const std::string& local_waiters) {
         const std::string t = "{" + r + "}";
         return eval(detail::scripts::acquire,
-                    {"lock:" + t, "fence:" + t, "waiters:" + t, "waiter-deadlines:" + t, "sleepers:" + t, o, "10000",
-                     "10000", "host", "1", "", "2", "1000", local_waiters},
-                    5);
+                    {"lock:" + t, "fence:" + t, "waiters:" + t, "waiter-deadlines:" + t, "sleepers:" + t,
+                     "handoff:" + t, o, "10000", "10000", "host", "1", "", "2", "1000", local_waiters},
+                    6);
     }
     std::string eval_release(const std::string& r, const std::string& o) {
         const std::string t = "{" + r + "}";
         return eval(detail::scripts::release,
-                    {"lock:" + t, "waiters:" + t, "waiter-deadlines:" + t, "sleepers:" + t, o, "released:" + t}, 4);
+                    {"lock:" + t, "waiters:" + t, "waiter-deadlines:" + t, "sleepers:" + t, "fence:" + t,
+                     "handoff:" + t, o, "released:" + t},
+                    6);
     }
 };
 

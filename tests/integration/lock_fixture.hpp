@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 
 #include "fencelock/client.hpp"
 #include "fencelock/redis_url.hpp"
@@ -30,6 +31,12 @@ protected:
         return info && !info->holder;
     }
 
+    /// A lease on `r` its holder keeps for a minute unless it releases it.
+    static std::optional<Lease> hold_for_a_minute(LockClient& c, const ResourceName& r) {
+        auto held = c.try_acquire(r, {.lease = std::chrono::seconds(60)});
+        if (!held || !held->acquired()) return std::nullopt;
+        return held->lease;
+    }
     /// EVALSHA calls the server has executed so far (acquire attempts included).
     long script_calls() {
         const std::string stats = redis->cli({"INFO", "commandstats"});

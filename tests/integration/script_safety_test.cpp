@@ -21,9 +21,9 @@ protected:
     /// could send), returning redis-cli's output.
     std::string eval_acquire(std::string_view r, const std::vector<std::string>& args) {
         const std::string tag = "{" + std::string(r) + "}";
-        std::vector<std::string> argv{"EVAL", std::string(detail::scripts::acquire.body), "5", "lock:" + tag,
+        std::vector<std::string> argv{"EVAL", std::string(detail::scripts::acquire.body), "6", "lock:" + tag,
                                       "fence:" + tag, "waiters:" + tag, "waiter-deadlines:" + tag,
-                                      "sleepers:" + tag};
+                                      "sleepers:" + tag, "handoff:" + tag};
         argv.insert(argv.end(), args.begin(), args.end());
         return redis->cli(argv);
     }
@@ -168,15 +168,17 @@ TEST_F(ScriptSafetyTest, ALineKeyOfTheWrongTypeFailsEveryScriptWithNothingChange
             EXPECT_NE(out.find("WRONGTYPE"), std::string::npos) << "held, mode " << mode << ": " << out;
             EXPECT_EQ(redis->snapshot(), before) << "held, mode " << mode;
         }
-        const std::string released = redis->cli({"EVAL", std::string(detail::scripts::release.body), "4", "lock:{w}",
-                                                 "waiters:{w}", "waiter-deadlines:{w}", "sleepers:{w}", "holder",
+        const std::string released = redis->cli({"EVAL", std::string(detail::scripts::release.body), "6", "lock:{w}",
+                                                 "waiters:{w}", "waiter-deadlines:{w}", "sleepers:{w}", "fence:{w}",
+                                                 "handoff:{w}", "holder",
                                                  "released:{w}"});
         if (std::string(corrupt) != "waiter-deadlines:{w}") {  // release reads the deadlines only with waiters
             EXPECT_NE(released.find("WRONGTYPE"), std::string::npos) << released;
             EXPECT_EQ(redis->snapshot(), before) << "release deleted the lock, then failed";
         }
-        const std::string left = redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "4", "waiters:{w}",
-                                             "waiter-deadlines:{w}", "lock:{w}", "sleepers:{w}", "owner-2",
+        const std::string left = redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "6", "waiters:{w}",
+                                             "waiter-deadlines:{w}", "lock:{w}", "sleepers:{w}", "fence:{w}",
+                                             "handoff:{w}", "owner-2",
                                              "released:{w}"});
         EXPECT_NE(left.find("WRONGTYPE"), std::string::npos) << left;
     }
@@ -196,8 +198,9 @@ TEST_F(ScriptSafetyTest, LeaveLineNamesTheFirstLiveWaiterNotALapsedOne) {
     for (int i = 0; i < 6; ++i) confirmation.push_back(subscriber.read_line(5s).value_or("(none)"));
     ASSERT_EQ(confirmation.back(), ":1") << "not subscribed";
 
-    const std::string out = redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "4", "waiters:{q}",
-                                        "waiter-deadlines:{q}", "lock:{q}", "sleepers:{q}", "leaving", "released:{q}"});
+    const std::string out = redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "6", "waiters:{q}",
+                                        "waiter-deadlines:{q}", "lock:{q}", "sleepers:{q}", "fence:{q}",
+                                        "handoff:{q}", "leaving", "released:{q}"});
     ASSERT_EQ(out, "1");
     std::vector<std::string> message;
     for (int i = 0; i < 7; ++i) message.push_back(subscriber.read_line(5s).value_or("(none)"));

@@ -31,6 +31,26 @@ TEST(DecodeAcquire, ReacquiredWithFenceAsString) {
     EXPECT_EQ(r.ttl, milliseconds(12'345));
 }
 
+TEST(DecodeAcquire, ALeaseHandedOnByAReleaseIsMarkedHanded) {
+    const auto r = decode_acquire(A({I(1), S("9"), I(2'500), I(2)})).value();
+    EXPECT_TRUE(r.acquired);
+    EXPECT_TRUE(r.reacquired);
+    EXPECT_TRUE(r.handed);
+    EXPECT_FALSE(decode_acquire(A({I(1), S("9"), I(2'500), I(1)})).value().handed);
+}
+
+// A holder's hash without a fence: the current script leaves the fence out, an older one sent
+// a nil in its place. Both are a refusal whose fence is unknown, not a broken reply.
+TEST(DecodeAcquire, ARefusalWithoutTheHoldersFenceIsARefusal) {
+    for (const Reply& reply : {A({I(0), I(30'000), I(0)}), A({I(0), I(30'000), I(0), Nil()})}) {
+        const auto r = decode_acquire(reply);
+        ASSERT_TRUE(r);
+        EXPECT_FALSE(r->acquired);
+        EXPECT_EQ(r->ttl, milliseconds(30'000));
+        EXPECT_FALSE(r->seen_fence);
+    }
+}
+
 TEST(DecodeAcquire, Contended) {
     const auto r = decode_acquire(A({I(0), I(4'200)})).value();
     EXPECT_FALSE(r.acquired);
@@ -44,7 +64,7 @@ TEST(DecodeAcquire, FreeButAnEarlierFairWaitersTurn) {
     EXPECT_TRUE(r.queued);
     EXPECT_EQ(r.ttl, milliseconds(3'900));
     EXPECT_EQ(decode_acquire(A({I(0), I(3'900), I(2)})).error(), err(errc::protocol_error));
-    EXPECT_EQ(decode_acquire(A({I(0), I(3'900), I(1), I(1)})).error(), err(errc::protocol_error));
+    EXPECT_EQ(decode_acquire(A({I(0), I(3'900), I(1), S("x")})).error(), err(errc::protocol_error));
 }
 
 TEST(DecodeAcquire, FenceMissingAfterFlagIsCorruptKey) {

@@ -30,6 +30,10 @@ inline detail::AcquireReply granted(std::uint64_t fence, milliseconds ttl = 30s,
 inline detail::AcquireReply contended(milliseconds holder_ttl, bool queued = false) {
     return {.acquired = false, .ttl = holder_ttl, .queued = queued};
 }
+/// Refused with the fence the script saw (the holder's, or the counter when queued).
+inline detail::AcquireReply refused_at(std::uint64_t seen_fence, milliseconds holder_ttl = 10s, bool queued = false) {
+    return {.acquired = false, .ttl = holder_ttl, .queued = queued, .seen_fence = FencingToken{seen_fence}};
+}
 
 /// Runs an AcquireLoop against a script: attempt replies, subscription outcomes and release
 /// messages, on a fake clock. Every step lands in log() ("attempt", "join", "wait", "sleep",
@@ -54,7 +58,17 @@ public:
     }
     /// A release wakes the next wait_for_release `after` it began (if that is before its end).
     ScriptedAcquire& release_after(milliseconds after) {
-        releases_.push_back(after);
+        releases_.push_back({after, std::nullopt});
+        return *this;
+    }
+    /// A release grants this waiter the lease directly `after` the next wait_for_release began.
+    ScriptedAcquire& grant_after(milliseconds after, std::uint64_t fence, milliseconds ttl = 4s) {
+        releases_.push_back({after, detail::DirectGrant{FencingToken{fence}, ttl}});
+        return *this;
+    }
+    /// Whether a promoted master's failover grace holds when grants arrive.
+    ScriptedAcquire& in_grace(bool grace) {
+        in_grace_ = grace;
         return *this;
     }
     /// Stop is requested during the n-th wait or sleep (1-based) and stays requested.
@@ -64,8 +78,8 @@ public:
     }
 
     /// Drives the loop to its finish step and returns it.
-    detail::AcquireStep run(bool others_wait = false) {
-        auto step = loop_.start(start_, others_wait);
+    detail::AcquireStep run(bool others_wait = false, bool subscribed = false) {
+        auto step = loop_.start(start_, others_wait, subscribed);
         for (int guard = 0; guard < 10'000; ++guard) {
             switch (step.kind) {
                 case Kind::attempt: step = attempt(step); break;
@@ -89,6 +103,8 @@ public:
     /// The ends of the wait_for_release and join_line steps, from the start.
     const std::vector<milliseconds>& untils() const { return untils_; }
     milliseconds elapsed() const { return since_start(now_); }
+    /// A moment the loop handed back (e.g. a finish step's `sent`), from the start.
+    milliseconds at(steady_time t) const { return since_start(t); }
     const detail::AcquireLoop& loop() const { return loop_; }
 
 private:
@@ -99,6 +115,10 @@ private:
     struct Join {
         bool confirmed;
         std::size_t ahead;
+    };
+    struct Release {
+        milliseconds after;
+        std::optional<detail::DirectGrant> grant;  // a direct grant, or a plain wake-up
     };
 
     milliseconds since_start(steady_time t) const { return std::chrono::duration_cast<milliseconds>(t - start_); }
@@ -113,8 +133,9 @@ private:
         if (replies_.empty()) throw std::logic_error("the script has no reply for attempt " + std::to_string(owners_.size()));
         auto next = std::move(replies_.front());
         replies_.pop_front();
+        const steady_time sent = now_;
         now_ += next.round_trip;
-        return loop_.replied(next.reply, subscribed_, now_, stopped_);
+        return loop_.replied(next.reply, subscribed_, sent, now_, stopped_);
     }
 
     detail::AcquireStep join(const detail::AcquireStep& step) {
@@ -133,14 +154,17 @@ private:
         waits_.push_back(std::chrono::duration_cast<milliseconds>(step.until - now_));
         const bool stop_now = count_wait();
         bool woken = false;
-        if (!releases_.empty() && now_ + releases_.front() < step.until) {
-            now_ += releases_.front();
+        std::optional<detail::DirectGrant> grant;
+        if (!releases_.empty() && now_ + releases_.front().after < step.until) {
+            now_ += releases_.front().after;
+            grant = releases_.front().grant;
             releases_.pop_front();
             woken = true;
         } else if (!stop_now) {
             now_ = std::max(now_, step.until);
         }
-        return loop_.waited(woken, stopped_);
+        if (grant) log_.push_back("granted");
+        return loop_.waited(woken, stopped_, grant, now_, in_grace_);
     }
 
     detail::AcquireStep sleep(const detail::AcquireStep& step) {
@@ -162,7 +186,8 @@ private:
     steady_time now_ = start_;
     std::deque<Scripted> replies_;
     std::deque<Join> joins_;
-    std::deque<milliseconds> releases_;
+    std::deque<Release> releases_;
+    bool in_grace_ = false;
     std::optional<unsigned> stop_at_wait_;
     unsigned waits_seen_ = 0;
     bool subscribed_ = false;

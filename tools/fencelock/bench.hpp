@@ -25,6 +25,9 @@ struct BenchArgs {
     std::string duration = "5s";
     std::string lease = "10s";
     bool fair = false;
+    /// hot: contenders take the lock with hold() and release the HeldLease (a kept lease takes
+    /// a release's direct grant; a plain acquire() is woken and tries again).
+    bool keep = false;
     int connections = 1;
     /// hot: processes the contenders are spread over (1: threads of this process only).
     int processes = 1;

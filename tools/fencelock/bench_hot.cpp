@@ -43,20 +43,33 @@ HotSample run_contenders(const Globals& g, const BenchArgs& a, std::chrono::mill
     std::stop_source stop;
     std::vector<std::jthread> threads;
     const auto started = clock::now();
+    // One turn: take the lock (acquire(), or hold() with --keep), count it, release it.
+    const auto turn = [&](Contender& c, const auto& got, const auto& release) {
+        if (!got || !got->acquired()) {
+            if (!got && !c.first_error) c.first_error = got.error();
+            if (!got) ++c.errors;
+            return;
+        }
+        c.attempts += got->attempts;
+        auto released = release();
+        if (!released || *released != ReleaseStatus::released) ++c.errors;
+    };
     for (auto& c : contenders) {
         threads.emplace_back([&] {
             while (!stop.stop_requested()) {
                 const auto t0 = clock::now();
-                auto got = client.acquire(hot_resource(), options, stop.get_token());
-                if (!got || !got->acquired()) {
-                    if (!got && !c.first_error) c.first_error = got.error();
-                    if (!got) ++c.errors;
-                    continue;
+                const auto waited = [&] {
+                    c.wait_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
+                };
+                if (a.keep) {
+                    auto got = client.hold(hot_resource(), options, KeepOptions{}, stop.get_token());
+                    if (got && got->acquired()) waited();
+                    turn(c, got, [&] { return got->lease->release(); });
+                } else {
+                    auto got = client.acquire(hot_resource(), options, stop.get_token());
+                    if (got && got->acquired()) waited();
+                    turn(c, got, [&] { return client.release(hot_resource(), got->lease->owner); });
                 }
-                c.wait_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
-                c.attempts += got->attempts;
-                auto released = client.release(hot_resource(), got->lease->owner);
-                if (!released || *released != ReleaseStatus::released) ++c.errors;
             }
         });
     }
@@ -92,6 +105,7 @@ nlohmann::json hot_summary(const BenchArgs& a, const HotSample& sample) {
             {"clients", a.clients},
             {"processes", a.processes},
             {"fair", a.fair},
+            {"keep", a.keep},
             {"duration_s", sample.elapsed_s},
             {"acquisitions", waits.size()},
             {"handoffs_per_sec", grants / sample.elapsed_s},

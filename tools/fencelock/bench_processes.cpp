@@ -49,6 +49,7 @@ std::vector<std::string> child_argv(const Globals& g, const BenchArgs& a, int cl
                              a.duration, "--lease", a.lease, "--connections", std::to_string(a.connections),
                              "--as-child"});
     if (a.fair) argv.push_back("--fair");
+    if (a.keep) argv.push_back("--keep");
     if (!a.replicas.replicas.empty()) argv.insert(argv.end(), {"--replicas", a.replicas.replicas});
     if (!a.replicas.timeout.empty()) argv.insert(argv.end(), {"--replica-timeout", a.replicas.timeout});
     return argv;

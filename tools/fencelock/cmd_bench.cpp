@@ -148,6 +148,7 @@ int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
     if (a.leases < 1 || a.leases > 1'000'000) throw InputError{"--leases", "must be from 1 to 1000000"};
     if (a.processes < 1 || a.processes > 64) throw InputError{"--processes", "must be from 1 to 64"};
     if (a.processes > 1 && a.scenario != "hot") throw InputError{"--processes", "applies to --scenario hot only"};
+    if (a.keep && a.scenario != "hot") throw InputError{"--keep", "applies to --scenario hot only"};
     if (a.processes > a.clients) throw InputError{"--processes", "must not exceed --clients (each process runs at least one contender)"};
     using Scenario = int (*)(const Globals&, const BenchArgs&, std::chrono::milliseconds, const AcquireOptions&);
     Scenario scenario = a.scenario == "keeper" ? run_keeper_bench
@@ -180,6 +181,8 @@ void register_bench_command(Program& p) {
                     "distinct (acquire+release cycles), hot (contenders on one resource) or keeper (held leases)");
     cmd->add_option("--connections", args->connections, "distinct, hot: connections of the shared client (default 1)");
     cmd->add_flag("--fair", args->fair, "hot: contenders wait in the fair (FIFO) line");
+    cmd->add_flag("--keep", args->keep,
+                  "hot: contenders hold() the lock (kept lease, takes direct grants) instead of acquire()");
     cmd->add_option("--leases", args->leases, "keeper: leases held and renewed (default 10000)");
     cmd->add_option("--clients", args->clients, "concurrent lockers (threads) sharing one client (default 1)");
     cmd->add_option("--processes", args->processes,

@@ -12,6 +12,8 @@ namespace {
 constexpr std::int64_t refused = 0;
 constexpr std::int64_t granted = 1;
 constexpr std::int64_t fair_waiters_turn = 1;  // third element of a refusal
+constexpr std::int64_t already_ours = 1;       // fourth element of a grant
+constexpr std::int64_t handed_to_us = 2;       // the same, for a lease a release handed on
 
 // ARGV[7]: where a refused attempt waits.
 const char* wait_mode(WaitPlace place) {
@@ -33,8 +35,17 @@ std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply) 
     if (flag == refused) {
         std::int64_t queued = 0;
         const auto n = reply.elements.size();
-        if ((n != 2 && n != 3) || !as_int(reply.elements[1], ttl)) return malformed_reply();
-        if (n == 3 && (!as_int(reply.elements[2], queued) || queued != fair_waiters_turn)) return malformed_reply();
+        if (n < 2 || n > 4 || !as_int(reply.elements[1], ttl)) return malformed_reply();
+        if (n >= 3 && (!as_int(reply.elements[2], queued) || (queued != 0 && queued != fair_waiters_turn)))
+            return malformed_reply();
+        // {0, ms, 0} (or a nil fence, from an older script): a holder's hash without a fence;
+        // nothing is granted, so the fence is only unknown (a grant message is then always
+        // confirmed).
+        if (n == 4 && reply.elements[3].kind != Reply::Kind::nil) {
+            FencingToken seen{0};
+            if (!as_fence(reply.elements[3], seen)) return malformed_reply();
+            out.seen_fence = seen;
+        }
         out.ttl = milliseconds(ttl);
         out.queued = queued == fair_waiters_turn;
         return out;
@@ -45,7 +56,8 @@ std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply) 
     if (!as_int(reply.elements[2], ttl) || !as_int(reply.elements[3], reacquired)) return malformed_reply();
     out.acquired = true;
     out.ttl = milliseconds(ttl);
-    out.reacquired = reacquired == 1;
+    out.reacquired = reacquired == already_ours || reacquired == handed_to_us;
+    out.handed = reacquired == handed_to_us;
     return out;
 }
 
@@ -58,14 +70,16 @@ std::chrono::milliseconds waiter_slot(const AcquireOptions& options) {
 std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
                                                           const ResourceName& resource, const OwnerToken& owner,
                                                           const AcquireOptions& options, const HolderMeta& holder,
-                                                          WaitPlace place, LocalLine local_line) {
+                                                          WaitPlace place, LocalLine local_line,
+                                                          DirectGrants direct) {
     const auto keys = make_keys(prefix, resource);
     const std::string lease_ms = std::to_string(options.lease.count());
     const std::string max_hold_ms = std::to_string(options.max_hold.count());
     const std::string slot_ms = std::to_string(waiter_slot(options).count());
-    const ScriptCall call{{keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines, keys.sleepers},
+    const ScriptCall call{{keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines, keys.sleepers, keys.handoff},
                           {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label,
-                           wait_mode(place), slot_ms, local_line == LocalLine::waiting ? "1" : "0"}};
+                           wait_mode(place), slot_ms, local_line == LocalLine::waiting ? "1" : "0",
+                           direct == DirectGrants::taken ? "1" : "0"}};
     const ReplicaAck ack = replica_ack(options);
     if (!ack.on()) {
         auto reply = run_script(c, scripts::acquire, call);

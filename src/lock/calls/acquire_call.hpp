@@ -3,6 +3,7 @@
 // the head of src/lock/scripts/acquire.lua.
 #include <chrono>
 #include <expected>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -34,16 +35,29 @@ struct AcquireReply {
     FencingToken fence{0};
     /// acquired: the lease's TTL; contended: the holder's remaining TTL.
     std::chrono::milliseconds ttl{0};
+    /// Already held by this owner token (acquire.lua's "already ours").
     bool reacquired = false;
+    /// reacquired, and the lease was handed to this owner by a release or leave_line (a
+    /// direct grant, `handed 1`): a new grant for the caller, not a retry's lease.
+    bool handed = false;
     /// Not granted although free: an earlier fair waiter's turn (ttl: until its place lapses).
     bool queued = false;
+    /// Not granted: the newest fence issued when the script ran (the holder's, or the counter
+    /// when queued); nullopt from a script that did not say. A direct grant with a larger fence
+    /// was issued after this attempt was processed (lib/handoff.lua).
+    std::optional<FencingToken> seen_fence{};
     /// Granted, but the replica acknowledgement asked for did not come: not_replicated, or
     /// WAIT's own error (see replica_ack.hpp). The grant must be released, never used.
     std::error_code unreplicated{};
 };
 
-/// Replies {1, fence, pttl, 0|1} (granted, 1: already ours), {0, pttl} (held) or {0, ms, 1}
-/// (an earlier fair waiter's turn).
+/// Whether a refused attempt leaves grant arguments with its place, so that a release may grant
+/// it the lease directly (acquire.lua ARGV[10]): only a waiter that hears the release messages.
+enum class DirectGrants { refused, taken };
+
+/// Replies {1, fence, pttl, 0|1} (granted, 1: already ours), {0, pttl, 0, fence} (held) or
+/// {0, ms, 1, fence} (an earlier fair waiter's turn); the shapes without the fence ({0, pttl},
+/// {0, ms, 1}, {0, pttl, 0}) decode with seen_fence unset.
 std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply);
 
 /// How long a fair waiter's place in the line lasts without a new attempt.
@@ -55,6 +69,7 @@ std::chrono::milliseconds waiter_slot(const AcquireOptions& options);
 std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
                                                           const ResourceName& resource, const OwnerToken& owner,
                                                           const AcquireOptions& options, const HolderMeta& holder,
-                                                          WaitPlace place, LocalLine local_line);
+                                                          WaitPlace place, LocalLine local_line,
+                                                          DirectGrants direct = DirectGrants::refused);
 
 }  // namespace fencelock::detail

@@ -8,16 +8,17 @@
 namespace fencelock::detail {
 
 std::expected<bool, std::error_code> decode_leave_line(const Reply& reply) {
-    constexpr std::int64_t place_given_up = 1;
+    constexpr std::int64_t place_given_up = 1, grant_given_back = 2;
     // Any other integer reads as "had no place", as it always has; only the type is checked.
     if (reply.kind != Reply::Kind::integer) return malformed_reply();
-    return reply.integer == place_given_up;
+    return reply.integer == place_given_up || reply.integer == grant_given_back;
 }
 
 std::expected<bool, std::error_code> leave_line_once(Connection& c, std::string_view prefix,
                                                      const ResourceName& resource, const OwnerToken& owner) {
     const auto keys = make_keys(prefix, resource);
-    auto reply = run_script(c, scripts::leave_line, {keys.waiters, keys.waiter_deadlines, keys.lock, keys.sleepers},
+    auto reply = run_script(c, scripts::leave_line, {keys.waiters, keys.waiter_deadlines, keys.lock, keys.sleepers,
+                                                      keys.fence, keys.handoff},
                             {owner.str(), keys.released});
     if (!reply) return std::unexpected(reply.error());
     return decode_leave_line(*reply);

@@ -18,7 +18,7 @@ std::expected<ReleaseStatus, std::error_code> decode_release(const Reply& reply)
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner) {
     const auto keys = make_keys(prefix, resource);
-    auto reply = run_script(c, scripts::release, {keys.lock, keys.waiters, keys.waiter_deadlines, keys.sleepers},
+    auto reply = run_script(c, scripts::release, {keys.lock, keys.waiters, keys.waiter_deadlines, keys.sleepers, keys.fence, keys.handoff},
                             {owner.str(), keys.released});
     if (!reply) return std::unexpected(reply.error());
     return decode_release(*reply);

@@ -6,6 +6,8 @@
 -- KEYS[4]  deadlines    waiter-deadlines:{R}  hash owner -> ms when the waiter's place lapses
 -- KEYS[5]  sleepers     sleepers:{R}          other waiters: zset owner -> arrival (us); they
 --                                             block nobody, releases wake them in turn
+-- KEYS[6]  handoff      handoff:{R}           hash owner -> grant arguments (cmsgpack), with the
+--                                             place; expires with the last place
 -- ARGV[1]  owner token (fresh per acquisition)
 -- ARGV[2]  lease length in ms, 1 .. MAX_LEASE_MS
 -- ARGV[3]  max hold in ms, lease .. MAX_HOLD_MS: renewals are refused from acquisition +
@@ -17,14 +19,23 @@
 -- ARGV[9]  '1' when threads of the caller's client (the caller included) wait for this lock in
 --          its local line (some may sleep on the next release message without a place in
 --          Redis's line), else '0'; absent counts as '0'
+-- ARGV[10] '1': the caller takes direct grants (it hears this lock's release messages): a
+--          refused attempt that takes a place also leaves its grant arguments in KEYS[6], so a
+--          release can grant it the lease (lib/handoff.lua); '0' or absent: it never is, and
+--          arguments an earlier attempt of this owner left are removed
 --
 -- Replies
 --   {1, fence, pttl, 0}  acquired: a new fence was issued (fences are decimal strings)
 --   {1, fence, pttl, 1}  already held by this same owner token (a retry after a lost
 --                        reply): the existing fence, nothing changed
---   {0, ms}              not granted: held by another owner for ms more
---   {0, ms, 1}           not granted: free, but an earlier fair waiter's turn, whose place
---                        lapses in ms
+--   {1, fence, pttl, 2}  the same, for a lease a release or leave_line handed to this owner
+--                        (`handed 1`, lib/handoff.lua): a new grant for the caller
+--   {0, ms, 0, fence}    not granted: held by another owner for ms more; fence: the holder's
+--                        ({0, ms, 0} when the holder's hash has no fence)
+--   {0, ms, 1, fence}    not granted: free, but an earlier fair waiter's turn, whose place
+--                        lapses in ms; fence: the counter
+--                        (the fence is the newest one issued when the script ran: a direct
+--                        grant with a larger fence was issued after this attempt)
 --   error                an argument out of range, WRONGTYPE, or a corrupt or exhausted
 --                        counter; nothing was written
 --
@@ -39,7 +50,7 @@
 -- loses its place when its deadline passes, so a dead waiter blocks the lock no longer than
 -- ARGV[8]. Both line keys expire with the last place, so they never outlive their waiters.
 --
--- Lean when nobody waits: one EXISTS over the lock and the three line keys tells a free lock
+-- Lean when nobody waits: one EXISTS over the lock and the four line keys tells a free lock
 -- with no line at all, and then the grant costs TIME, GET and SET of the counter, HSET and
 -- PEXPIRE. The lease's `waiting` field tells release whether to look for a waiter and publish:
 -- '1' when a line existed at the grant or the client said local waiters wait (ARGV[9]), and
@@ -50,6 +61,7 @@
 
 -- @include args
 -- @include line
+-- @include lease
 
 local lease_ms = ms_arg(2, 1, MAX_LEASE_MS)
 local max_hold_ms = ms_arg(3, lease_ms, MAX_HOLD_MS)
@@ -62,32 +74,20 @@ local local_waiters = ARGV[9] or '0'
 if local_waiters ~= '0' and local_waiters ~= '1' then
     error({err = "ERR fencelock: argument 9 must be '0' or '1'"})
 end
+local direct = ARGV[10] or '0'
+if direct ~= '0' and direct ~= '1' then
+    error({err = "ERR fencelock: argument 10 must be '0' or '1'"})
+end
 
--- Writes the lease: its hash, with the holder metadata inspect and list show, and its TTL,
--- together and from checked numbers, so no lock is ever left without a TTL. `waiting` '1'
--- means a waiter may sleep on this lease's release message, so release must send it; only
--- '0' lets release skip the line lookups and the message.
+-- Writes the lease (lib/lease.lua) with the holder metadata inspect and list show.
 local function grant(fence, now_ms, waiting)
-    redis.call('HSET', KEYS[1],
-        'owner', ARGV[1],
-        'fence', fence,
-        'acquired_ms', now_ms,
-        'renewed_ms', now_ms,
-        'renewals', 0,
-        'lease_ms', lease_ms,
-        'max_hold_until_ms', now_ms + max_hold_ms,
-        'ends_by_ms', now_ms + max_hold_ms + lease_ms,
-        'host', ARGV[4],
-        'pid', ARGV[5],
-        'label', ARGV[6],
-        'waiting', waiting)
-    redis.call('PEXPIRE', KEYS[1], lease_ms)
+    write_lease(KEYS[1], ARGV[1], fence, now_ms, lease_ms, max_hold_ms, ARGV[4], ARGV[5], ARGV[6], waiting, lease_ms)
     return {1, fence, lease_ms, 0}
 end
 
--- The lean path: no lock and no line at all (one call for the four keys), so nobody waits and
+-- The lean path: no lock and no line at all (one call for the five keys), so nobody waits and
 -- nothing can have the wrong type: check the counter, grant, done.
-local taken = redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4], KEYS[5]) > 0
+local taken = redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6]) > 0
 local now_ms, t = server_ms()
 if not taken then
     local fence = next_fence(current_fence(KEYS[2]), t)
@@ -95,46 +95,61 @@ if not taken then
     return grant(fence, now_ms, local_waiters)
 end
 
-local lease = redis.call('HMGET', KEYS[1], 'owner', 'waiting', 'fence')
+local lease = redis.call('HMGET', KEYS[1], 'owner', 'waiting', 'fence', 'handed')
 local holder = lease[1]
 if holder == ARGV[1] then
-    return {1, lease[3], redis.call('PTTL', KEYS[1]), 1}
+    return {1, lease[3], redis.call('PTTL', KEYS[1]), lease[4] == '1' and 2 or 1}
+end
+
+-- A key's TTL never ends before its longest-lived place.
+local function outlive_place(key)
+    if redis.call('PTTL', key) < slot_ms then redis.call('PEXPIRE', key, slot_ms) end
 end
 
 local function wait_in_line()
     if mode == '0' then return end
-    check_line_keys(KEYS[3], KEYS[4], KEYS[5])
+    check_line_keys(KEYS[3], KEYS[4], KEYS[5], KEYS[6])
     local line = mode == '1' and KEYS[3] or KEYS[5]
     local arrival_us = time_us(t)
     redis.call('ZADD', line, 'NX', arrival_us, ARGV[1])
     redis.call('HSET', KEYS[4], ARGV[1], now_ms + slot_ms)
-    -- A key's TTL never ends before its longest-lived place.
-    if redis.call('PTTL', line) < slot_ms then redis.call('PEXPIRE', line, slot_ms) end
-    if redis.call('PTTL', KEYS[4]) < slot_ms then redis.call('PEXPIRE', KEYS[4], slot_ms) end
+    outlive_place(line)
+    outlive_place(KEYS[4])
+    if direct == '1' then
+        redis.call('HSET', KEYS[6], ARGV[1], cmsgpack.pack({lease_ms, max_hold_ms, ARGV[4], ARGV[5], ARGV[6], slot_ms}))
+        outlive_place(KEYS[6])
+    else
+        redis.call('HDEL', KEYS[6], ARGV[1])  -- it no longer hears grants: never grant to it
+    end
 end
 
 if holder then
     wait_in_line()
     -- A waiter sleeps on the release message from now on: make sure the release sends it.
     if mode ~= '0' and lease[2] ~= '1' then redis.call('HSET', KEYS[1], 'waiting', '1') end
-    return {0, redis.call('PTTL', KEYS[1])}
+    -- HMGET gives false for a missing fence, which would become a nil element: leave it out.
+    if not lease[3] then return {0, redis.call('PTTL', KEYS[1]), 0} end
+    return {0, redis.call('PTTL', KEYS[1]), 0, lease[3]}
 end
 -- Computed before any write: a failing counter or clock changes nothing.
-local fence = next_fence(current_fence(KEYS[2]), t)
-check_line_keys(KEYS[3], KEYS[4], KEYS[5])
-local head, head_deadline = first_live(KEYS[3], KEYS[4], now_ms)
+local counter = current_fence(KEYS[2])
+local fence = next_fence(counter, t)
+check_line_keys(KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+local head, head_deadline = first_live(KEYS[3], KEYS[4], now_ms, KEYS[6])
 if head and head ~= ARGV[1] then
     wait_in_line()
-    return {0, head_deadline - now_ms, 1}
+    return {0, head_deadline - now_ms, 1, counter}
 end
 
 redis.call('SET', KEYS[2], fence)
 if head then
     redis.call('ZREM', KEYS[3], head)
     redis.call('HDEL', KEYS[4], head)
+    redis.call('HDEL', KEYS[6], head)
 elseif mode == '2' then
     redis.call('ZREM', KEYS[5], ARGV[1])
     redis.call('HDEL', KEYS[4], ARGV[1])
+    redis.call('HDEL', KEYS[6], ARGV[1])
 end
 
 -- The line existed when this lease was granted: its release wakes the next waiter.

@@ -1,9 +1,12 @@
--- release: compare-and-delete, then wake the next waiter if one may wait.
+-- release: compare-and-delete, then serve the next waiter if one may wait: grant it the lease
+-- (direct handoff) or wake it.
 --
 -- KEYS[1]  lock key   lock:{R}
 -- KEYS[2]  waiters    waiters:{R}           the fair line (zset owner -> arrival)
 -- KEYS[3]  deadlines  waiter-deadlines:{R}  owner -> ms when its place lapses
 -- KEYS[4]  sleepers   sleepers:{R}          other waiters, in arrival order
+-- KEYS[5]  fence key  fence:{R}             read and advanced only for a direct grant
+-- KEYS[6]  handoff    handoff:{R}           waiters' direct-grant arguments
 -- ARGV[1]  owner token
 -- ARGV[2]  release channel  released:{R}
 --
@@ -18,11 +21,15 @@
 -- The message names the waiter to wake: the first live fair waiter (the only one acquire will
 -- grant to), else the longest-waiting sleeper. Only that waiter wakes, in whichever process it
 -- is, so waiters in many processes do not all try at once. With nobody named the message is
--- empty and each subscribed client wakes its first waiter. Messages only wake: a waiter still
--- takes the lock through acquire, so a lost or spurious one can delay it, never let two hold it.
+-- empty and each subscribed client wakes its first waiter. A named waiter that stored grant
+-- arguments is granted the lease here and the message says so (lib/handoff.lua); any other
+-- message only wakes: that waiter still takes the lock through acquire, so a lost or spurious
+-- one can delay it, never let two hold it.
 
 -- @include args
 -- @include line
+-- @include lease
+-- @include handoff
 
 local lease = redis.call('HMGET', KEYS[1], 'owner', 'waiting')
 if lease[1] ~= ARGV[1] then
@@ -35,14 +42,13 @@ if lease[2] == '0' then
     return 1
 end
 local has_waiters = redis.call('EXISTS', KEYS[2], KEYS[4]) > 0
-if has_waiters then check_line_keys(KEYS[2], KEYS[3], KEYS[4]) end
+if has_waiters then check_line_keys(KEYS[2], KEYS[3], KEYS[4], KEYS[6]) end
 redis.call('DEL', KEYS[1])
-
-local next_owner = ''
 if has_waiters then
-    local now_ms = server_ms()
-    next_owner = first_live(KEYS[2], KEYS[3], now_ms) or first_live(KEYS[4], KEYS[3], now_ms) or ''
+    hand_on({lock = KEYS[1], fence = KEYS[5], waiters = KEYS[2], deadlines = KEYS[3], sleepers = KEYS[4],
+             handoff = KEYS[6]}, ARGV[2])
+else
+    -- pcall: an ACL user without channel permission (Redis 7's default) must still release.
+    redis.pcall('SPUBLISH', ARGV[2], '')
 end
--- pcall: an ACL user without channel permission (Redis 7's default) must still release.
-redis.pcall('SPUBLISH', ARGV[2], next_owner)
 return 1
