@@ -2,22 +2,33 @@
 /// AsyncLockClient: the lock client's operations with a completion callback instead of a
 /// blocking return, so one thread can drive many lockers.
 ///
-/// Each operation is queued and carried out by one of the client's runner threads with the
-/// synchronous LockClient's own logic (topology, failover grace, replica WAIT, Cluster
-/// redirects, backoff and release notifications all behave exactly as in LockClient); the
-/// calling thread returns at once.
+/// How operations run. On one server or a Sentinel-managed master (redis://, redis-sentinel://)
+/// the client has an event loop of its own: one thread and one connection carry every
+/// operation, each a chain of script calls and timers, and commands issued while a round trip
+/// is under way leave together in the next write. The calls, replies, failover grace, replica
+/// WAIT and retries with the same owner token are the synchronous LockClient's. One difference:
+/// an acquire that waits polls with full-jitter backoff (AcquireOptions::backoff) and does not
+/// hear release messages, so it neither wakes on a release nor takes a direct grant; a fair one
+/// keeps its place in the fair line. For a hot resource where the wake-up latency matters, use
+/// LockClient::acquire or hold on threads. On a Redis Cluster (redis-cluster://) each
+/// operation is carried out by one of AsyncOptions::runners threads calling the synchronous
+/// client, so redirects and per-node connections behave exactly as there.
 ///
-/// Threads. Every callback runs on one of the runner threads, never on the caller's thread
-/// and never while the client holds an internal lock, so a callback may call back into the
-/// client (e.g. release in the callback of acquire, or issue the next operation). Callbacks
-/// must not throw: an exception leaving a callback ends the process (std::terminate).
-/// Operations run concurrently up to AsyncOptions::runners; more wait in FIFO order.
+/// Threads. Every callback runs on the client's loop thread (Cluster: a runner thread), never
+/// on the caller's thread and never while the client holds an internal lock, so a callback may
+/// call back into the client (release in the callback of acquire, or the next operation).
+/// Callbacks must not block: every operation of the client waits behind one that does (the
+/// synchronous calls of sync() and a Holding's destruction make a round trip on another
+/// connection). Callbacks must not throw: an exception leaving a callback ends the process
+/// (std::terminate).
 ///
-/// Destruction. The destructor stops waiting acquisitions, lets the operations under way
-/// finish (each is bounded by the command timeout) and completes every operation exactly once:
-/// one that had not started, or finished after destruction began, gets
-/// std::errc::operation_canceled, and a lease it got is released again (best effort). It
-/// returns when every callback has returned. Do not destroy the client from one of its callbacks.
+/// Destruction. The destructor ends waiting acquisitions at once, lets the requests under way
+/// finish (each bounded by the command timeout) and completes every operation exactly once. An
+/// acquisition that ends after destruction began gets std::errc::operation_canceled, and a
+/// lease it got is released again (best effort); a renew or release already sent completes
+/// with its result. An operation issued once destruction began (from a callback) completes at
+/// once with operation_canceled. The destructor returns when every callback has returned. Do
+/// not destroy the client from one of its callbacks.
 
 #include <cstddef>
 #include <expected>
@@ -31,8 +42,9 @@
 namespace fencelock {
 
 struct AsyncOptions {
-    /// Runner threads: how many operations are carried out at once (each holds its runner for
-    /// its round trips, or for the whole wait of an acquire). Default 4; at least 1.
+    /// On a Redis Cluster only: runner threads, how many operations are carried out at once
+    /// (each holds its runner for its round trips, or for the whole wait of an acquire).
+    /// Default 4; at least 1.
     std::size_t runners = 4;
 
     std::expected<void, OptionError> validate() const;

@@ -148,7 +148,8 @@ public:
     const ClientOptions& options() const noexcept;
 
 private:
-    friend class LockAdmin;  // shares the connections
+    friend class LockAdmin;        // shares the connections
+    friend class AsyncLockClient;  // shares the settings, keeper and holder metadata
     struct Impl;
     Result<Acquisition> acquire_with(const ResourceName& resource, const OwnerToken& owner, bool token_is_private,
                                      const AcquireOptions& options, std::stop_token stop);

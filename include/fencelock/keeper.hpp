@@ -82,6 +82,7 @@ public:
 
 private:
     friend class LockClient;
+    friend class AsyncLockClient;
     HeldLease(std::shared_ptr<detail::KeptLease> state, std::shared_ptr<detail::Keeper> keeper) noexcept;
     std::shared_ptr<detail::KeptLease> state_;
     std::shared_ptr<detail::Keeper> keeper_;

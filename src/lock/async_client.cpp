@@ -1,12 +1,22 @@
-// AsyncLockClient: each operation is a job on the runner threads (lock/async_runners.hpp) that
-// calls the synchronous LockClient, so the async API shares every rule of the sync path.
+// AsyncLockClient. On one server or a Sentinel-managed master, each operation is a chain of
+// script calls and timers on the client's own event loop (lock/async_acquire.hpp): no thread
+// per operation. On a Cluster, whose redirects and per-node connections the loop does not
+// follow, each operation is a job on the runner threads (lock/async_runners.hpp) that calls the
+// synchronous LockClient. Both share LockClient's rules through its Impl.
 #include "fencelock/async_client.hpp"
 
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <stop_token>
 #include <system_error>
 
+#include "lock/async_acquire.hpp"
 #include "lock/async_runners.hpp"
 #include "lock/client_impl.hpp"
+#include "lock/lock_events.hpp"
+#include "lock/scripts.hpp"
+#include "redis/async_script.hpp"
 
 namespace fencelock {
 
@@ -15,19 +25,97 @@ std::expected<void, OptionError> AsyncOptions::validate() const {
     return {};
 }
 
+namespace {
+std::unexpected<std::error_code> cancelled() {
+    return std::unexpected(std::make_error_code(std::errc::operation_canceled));
+}
+
+AcquireOptions single_attempt(AcquireOptions options) {
+    options.wait = milliseconds::zero();
+    return options;
+}
+
+// A lease's result from its script reply, or the transport error that failed the request.
+std::expected<detail::Reply, std::error_code> first_result(const std::expected<detail::BatchThen, std::error_code>& batch) {
+    if (!batch) return std::unexpected(batch.error());
+    if (batch->results.size() != 1) return std::unexpected(make_error_code(errc::protocol_error));
+    return batch->results.front();
+}
+}  // namespace
+
 struct AsyncLockClient::Impl {
-    Impl(LockClient c, std::size_t runners) : client(std::move(c)), runners(runners) {}
+    // The event-loop mode: counts the operations under way so that destruction can wait for them.
+    struct LoopMode {
+        explicit LoopMode(LockClient::Impl& sync)
+            : loop(sync.settings),
+              context{loop, sync.options, sync.holder, *detail::topology_of(sync.settings), closing} {}
+
+        ~LoopMode() { close(); }
+
+        // Ends the waits, then waits for every operation to complete; idempotent.
+        void close() {
+            {
+                std::lock_guard lock(mutex);
+                closing.store(true, std::memory_order_release);
+            }
+            loop.hurry();  // sleeping acquisitions wake, see `closing` and give up
+            std::unique_lock lock(mutex);
+            idle.wait(lock, [&] { return under_way == 0; });
+        }
+
+        // Counts an operation in; false (and `done` completed as cancelled) once destruction began.
+        template <typename T>
+        bool begin(Callback<T>& done) {
+            {
+                std::lock_guard lock(mutex);
+                if (!closing.load(std::memory_order_relaxed)) {
+                    ++under_way;
+                    return true;
+                }
+            }
+            done(cancelled());
+            return false;
+        }
+
+        // Completes an operation: its callback returns before destruction may go on.
+        template <typename T>
+        void end(Callback<T>& done, Result<T> result) {
+            done(std::move(result));
+            std::lock_guard lock(mutex);
+            if (--under_way == 0) idle.notify_all();
+        }
+
+        bool closing_now() const { return closing.load(std::memory_order_acquire); }
+
+        detail::AsyncLoop loop;  // its own connection; the sync client's topology
+        std::atomic<bool> closing{false};
+        detail::AsyncLockContext context;
+        std::mutex mutex;
+        std::condition_variable idle;
+        std::size_t under_way = 0;
+    };
+
+    Impl(LockClient c, std::size_t runner_count) : client(std::move(c)) {
+        if (client.options().endpoint.uses_cluster()) runners.emplace(runner_count);
+        else native.emplace(*client.impl_);
+    }
     ~Impl() {
+        if (native) {
+            native->close();  // still usable meanwhile: a callback may issue an operation
+            return;
+        }
         stop.request_stop();  // ends the waits of acquisitions under way
-        runners.close();
+        runners->close();
     }
 
-    // Queues `work` (LockClient& -> Result<T>). A result that comes after destruction began
-    // is reported cancelled, and `give_back` undoes what it got (a lease).
+    LockClient::Impl& sync() { return *client.impl_; }
+
+    // Runner mode: queues `work` (LockClient& -> Result<T>). A result that comes after
+    // destruction began is reported cancelled, and `give_back` undoes what it got (a lease).
     template <typename T, typename Work, typename GiveBack>
     void submit(Callback<T> done, Work work, GiveBack give_back) {
-        runners.post([this, done = std::move(done), work = std::move(work),
-                      give_back = std::move(give_back)](bool closing) mutable {
+        runners->post([this, done = std::move(done), work = std::move(work),
+                       give_back = std::move(give_back)](bool closing) mutable {
             if (closing || closing_now()) return done(cancelled());
             Result<T> result = work(client, stop.get_token());
             if (closing_now()) {
@@ -40,15 +128,49 @@ struct AsyncLockClient::Impl {
 
     // Stop is requested before the runners close: a wait it ended (no lease, no error) must
     // still report cancelled, and a job taken in between must not start its work.
-    bool closing_now() const { return stop.stop_requested() || runners.closing(); }
+    bool closing_now() const { return stop.stop_requested() || runners->closing(); }
 
-    static std::unexpected<std::error_code> cancelled() {
-        return std::unexpected(std::make_error_code(std::errc::operation_canceled));
+    // Loop mode: one acquisition, its result built by `on_granted` as LockClient builds it.
+    // One that ends after destruction began gives its lease back and reports cancelled.
+    template <typename Out, typename OnGranted, typename Undo>
+    void acquire_on_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
+                         const AcquireOptions& o, Callback<Out> done, OnGranted on_granted, Undo undo) {
+        if (!native->begin(done)) return;
+        const auto started = steady_clock::now();
+        detail::start_async_acquire(
+            native->context, r, owner, token_is_private, o,
+            [this, r, owner, o, started, done = std::move(done), on_granted = std::move(on_granted),
+             undo = std::move(undo)](const detail::AcquireStep& step, const detail::AcquireLoop& loop) mutable {
+                const bool acquired = step.result == AcquireResult::acquired;
+                auto result = detail::finish_acquisition<Out>(step, loop, on_granted);
+                sync().report(step.result, r, owner, o, acquired ? std::optional(step.grant.fence) : std::nullopt,
+                              loop, started, acquired ? std::error_code{} : step.error);
+                undo(result);
+                // Destruction ended the wait, or came before the caller could hear of the lease:
+                // the lease goes back before the operation counts as complete.
+                if (native->closing_now() && result && result->acquired())
+                    return give_back(*result, [this, done = std::move(done)]() mutable { native->end(done, Result<Out>(cancelled())); });
+                native->end(done, native->closing_now() ? Result<Out>(cancelled()) : std::move(result));
+            });
+    }
+
+    template <typename Then>
+    void give_back(Acquisition& got, Then then) {
+        detail::run_script_async(native->loop, detail::scripts::release,
+                                 detail::release_script_call(client.options().key_prefix, got.lease->resource,
+                                                             got.lease->owner),
+                                 {}, [then = std::move(then)](auto) mutable { then(); });
+    }
+    template <typename Then>
+    void give_back(Holding& got, Then then) {
+        got.lease.reset();  // a HeldLease releases when destroyed (a round trip on the pool)
+        then();
     }
 
     LockClient client;
+    std::optional<LoopMode> native;  // one server or Sentinel
     std::stop_source stop;
-    detail::AsyncRunners runners;  // last: its threads end before the client they use
+    std::optional<detail::AsyncRunners> runners;  // Cluster; last: its threads end before the client they use
 };
 
 namespace {
@@ -57,6 +179,7 @@ void give_back_acquisition(LockClient& client, Acquisition& got) {
     if (got.acquired()) (void)client.release(got.lease->resource, got.lease->owner);
 }
 void nothing_to_give_back(LockClient&, const auto&) {}
+void nothing_to_undo(const auto&) {}
 }  // namespace
 
 std::expected<AsyncLockClient, OptionError> AsyncLockClient::create(ClientOptions options, AsyncOptions async) {
@@ -75,45 +198,98 @@ LockClient& AsyncLockClient::sync() noexcept { return impl_->client; }
 
 void AsyncLockClient::try_acquire(const ResourceName& resource, const AcquireOptions& options,
                                   Callback<Acquisition> done) {
-    detail::require_valid(options, impl_->client.options().command_timeout);
-    impl_->submit<Acquisition>(
-        std::move(done), [resource, options](LockClient& c, std::stop_token) { return c.try_acquire(resource, options); },
-        give_back_acquisition);
+    acquire(resource, single_attempt(options), std::move(done));
 }
 
 void AsyncLockClient::acquire(const ResourceName& resource, const AcquireOptions& options,
                               Callback<Acquisition> done) {
     detail::require_valid(options, impl_->client.options().command_timeout);
-    impl_->submit<Acquisition>(
-        std::move(done),
-        [resource, options](LockClient& c, std::stop_token stop) { return c.acquire(resource, options, stop); },
-        give_back_acquisition);
+    if (!impl_->native) {
+        return impl_->submit<Acquisition>(
+            std::move(done),
+            [resource, options](LockClient& c, std::stop_token stop) { return c.acquire(resource, options, stop); },
+            give_back_acquisition);
+    }
+    const double drift = impl_->client.options().clock_drift_factor;
+    const OwnerToken owner = OwnerToken::generate();
+    impl_->acquire_on_loop<Acquisition>(
+        resource, owner, true, options, std::move(done),
+        [resource, owner, drift](Acquisition& out, const detail::AcquireReply& reply, steady_time sent, steady_time) {
+            out.lease = Lease{resource, owner, reply.fence, reply.ttl, detail::safe_until(sent, reply.ttl, drift),
+                              reply.reacquired};
+        },
+        nothing_to_undo<Result<Acquisition>>);
 }
 
 void AsyncLockClient::renew(const ResourceName& resource, const OwnerToken& owner, milliseconds lease,
                             Callback<Renewal> done) {
     detail::require_valid_lease(lease);
-    impl_->submit<Renewal>(
-        std::move(done),
-        [resource, owner, lease](LockClient& c, std::stop_token) { return c.renew(resource, owner, lease); },
-        nothing_to_give_back<Renewal>);
+    if (!impl_->native) {
+        return impl_->submit<Renewal>(
+            std::move(done),
+            [resource, owner, lease](LockClient& c, std::stop_token) { return c.renew(resource, owner, lease); },
+            nothing_to_give_back<Renewal>);
+    }
+    auto& mode = *impl_->native;
+    if (!mode.begin(done)) return;
+    const auto& options = impl_->client.options();
+    const auto sent = steady_clock::now();
+    detail::run_script_async(
+        mode.loop, detail::scripts::renew, detail::renew_script_call(options.key_prefix, resource, owner, lease), {},
+        [&mode, &options, resource, owner, lease, sent, done = std::move(done)](auto batch) mutable {
+            auto reply = first_result(batch);
+            const auto decoded = reply ? detail::decode_renew(*reply)
+                                       : std::expected<detail::RenewReply, std::error_code>(std::unexpected(reply.error()));
+            detail::report_renew(options.observer.get(), resource, owner, decoded, lease, false);
+            mode.end(done, detail::renewal_result(decoded, sent, options.clock_drift_factor));
+        });
 }
 
 void AsyncLockClient::release(const ResourceName& resource, const OwnerToken& owner, Callback<ReleaseStatus> done) {
-    impl_->submit<ReleaseStatus>(
-        std::move(done), [resource, owner](LockClient& c, std::stop_token) { return c.release(resource, owner); },
-        nothing_to_give_back<ReleaseStatus>);
+    if (!impl_->native) {
+        return impl_->submit<ReleaseStatus>(
+            std::move(done), [resource, owner](LockClient& c, std::stop_token) { return c.release(resource, owner); },
+            nothing_to_give_back<ReleaseStatus>);
+    }
+    auto& mode = *impl_->native;
+    if (!mode.begin(done)) return;
+    const auto& options = impl_->client.options();
+    detail::run_script_async(
+        mode.loop, detail::scripts::release, detail::release_script_call(options.key_prefix, resource, owner), {},
+        [&mode, &options, resource, owner, done = std::move(done)](auto batch) mutable {
+            auto reply = first_result(batch);
+            const Result<ReleaseStatus> result =
+                reply ? detail::decode_release(*reply) : Result<ReleaseStatus>(std::unexpected(reply.error()));
+            detail::report_release(options.observer.get(), resource, owner, result, std::nullopt);
+            mode.end(done, result);
+        });
 }
 
 void AsyncLockClient::hold(const ResourceName& resource, const AcquireOptions& options, KeepOptions keep,
                            Callback<Holding> done) {
     detail::require_valid(keep, options, impl_->client.options());
-    impl_->submit<Holding>(
-        std::move(done),
-        [resource, options, keep = std::move(keep)](LockClient& c, std::stop_token stop) {
-            return c.hold(resource, options, keep, stop);
+    if (!impl_->native) {
+        return impl_->submit<Holding>(
+            std::move(done),
+            [resource, options, keep = std::move(keep)](LockClient& c, std::stop_token stop) {
+                return c.hold(resource, options, keep, stop);
+            },
+            [](LockClient&, Holding& got) { got.lease.reset(); });  // a HeldLease releases when destroyed
+    }
+    auto& sync = impl_->sync();
+    auto keeper = sync.keeper_instance();
+    const OwnerToken owner = OwnerToken::generate();
+    auto state = sync.kept_lease(resource, owner, options, std::move(keep));
+    keeper->add(state);  // before the request: a grant is never unknown to the keeper
+    impl_->acquire_on_loop<Holding>(
+        resource, owner, true, options, std::move(done),
+        [keeper, state](Holding& out, const detail::AcquireReply& reply, steady_time sent, steady_time granted_at) {
+            keeper->activate(state, sent, reply.ttl, reply.fence, granted_at);
+            out.lease.emplace(HeldLease(state, keeper));
         },
-        [](LockClient&, Holding& got) { got.lease.reset(); });  // a HeldLease releases when destroyed
+        [keeper, state](const Result<Holding>& result) {
+            if (!result || !result->acquired()) keeper->remove(state);
+        });
 }
 
 }  // namespace fencelock

@@ -127,19 +127,11 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 step = loop.done();
                 break;
             case Kind::finish: {
-                Out out;
-                out.attempts = loop.attempts();
-                out.holder_ttl = loop.holder_ttl();
-                if (step.result == AcquireResult::acquired) {
-                    if (line) line->granted();
-                    // A trusted grant's lease counts from the refused attempt's send (safe-until),
-                    // its holding from now, when its message was taken.
-                    on_granted(out, step.grant, step.sent, step.direct ? steady_clock::now() : step.sent);
-                    report(step.result, r, owner, o, step.grant.fence, loop, started, {});
-                    return out;
-                }
-                report(step.result, r, owner, o, std::nullopt, loop, started, step.error);
-                if (step.error) return std::unexpected(step.error);
+                const bool acquired = step.result == AcquireResult::acquired;
+                if (acquired && line) line->granted();
+                auto out = detail::finish_acquisition<Out>(step, loop, on_granted);
+                report(step.result, r, owner, o, acquired ? std::optional(step.grant.fence) : std::nullopt, loop,
+                       started, acquired ? std::error_code{} : step.error);
                 return out;
             }
         }
@@ -203,16 +195,9 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
 Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOptions& options, KeepOptions keep,
                                  std::stop_token stop) {
     detail::require_valid(keep, options, impl_->options);
-    const detail::RenewalPolicy policy{
-        .interval = keep.renew_every > milliseconds::zero() ? keep.renew_every
-                                                            : detail::default_renew_interval(options.lease),
-        .retry_delay = keep.retry_delay,
-        .drift_factor = impl_->options.clock_drift_factor};
     auto keeper = impl_->keeper_instance();
     const OwnerToken owner = OwnerToken::generate();
-    auto state = std::make_shared<detail::KeptLease>(resource, owner, options.lease, policy, std::move(keep),
-                                                     detail::make_keys(impl_->options.key_prefix, resource).lock,
-                                                     detail::replica_ack(options));
+    auto state = impl_->kept_lease(resource, owner, options, std::move(keep));
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
     auto result = impl_->acquire_loop<Holding>(
         resource, owner, true, true, options, stop,
@@ -239,11 +224,7 @@ Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken
     const auto sent = steady_clock::now();
     auto reply = detail::renew_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner, lease);
     detail::report_renew(impl_->options.observer.get(), resource, owner, reply, lease, false);
-    if (!reply) return std::unexpected(reply.error());
-    Renewal r{reply->status, reply->ttl, {}, reply->fence};
-    if (r.status == RenewStatus::renewed)
-        r.safe_until = detail::safe_until(sent, r.ttl, impl_->options.clock_drift_factor);
-    return r;
+    return detail::renewal_result(reply, sent, impl_->options.clock_drift_factor);
 }
 
 Result<ReleaseStatus> LockClient::release(const ResourceName& resource, const OwnerToken& owner) {

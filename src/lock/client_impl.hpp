@@ -8,7 +8,10 @@
 #include "lock/keeper.hpp"
 #include "lock/calls/acquire_call.hpp"
 #include "lock/calls/release_call.hpp"
+#include "lock/calls/renew_call.hpp"
+#include "lock/protocol.hpp"
 #include "lock/keys.hpp"
+#include "lock/lock_events.hpp"
 #include "redis/cluster_connection.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/hiredis_connection.hpp"
@@ -22,6 +25,32 @@ using std::chrono::steady_clock;
 std::string host_name();
 
 namespace detail {
+// The caller's result of an acquisition's finish step, shared by LockClient and AsyncLockClient.
+// `on_granted(out, grant, sent, granted_at)` fills in the lease: a trusted direct grant's lease
+// counts from the refused attempt's send (safe-until), its holding from now, when its message
+// was taken.
+template <typename Out, typename OnGranted>
+Result<Out> finish_acquisition(const AcquireStep& step, const AcquireLoop& loop, OnGranted&& on_granted) {
+    Out out;
+    out.attempts = loop.attempts();
+    out.holder_ttl = loop.holder_ttl();
+    if (step.result == AcquireResult::acquired) {
+        on_granted(out, step.grant, step.sent, step.direct ? std::chrono::steady_clock::now() : step.sent);
+        return out;
+    }
+    if (step.error) return std::unexpected(step.error);
+    return out;
+}
+
+/// LockClient::renew's result from renew.lua's reply to a request sent at `sent`.
+inline Result<Renewal> renewal_result(const std::expected<RenewReply, std::error_code>& reply, steady_time sent,
+                                      double drift_factor) {
+    if (!reply) return std::unexpected(reply.error());
+    Renewal r{reply->status, reply->ttl, {}, reply->fence};
+    if (r.status == RenewStatus::renewed) r.safe_until = safe_until(sent, r.ttl, drift_factor);
+    return r;
+}
+
 // Misuse checks shared by LockClient and AsyncLockClient: std::invalid_argument naming the field.
 void require_valid(const AcquireOptions& options, milliseconds command_timeout);
 void require_valid(const KeepOptions& keep, const AcquireOptions& options, const ClientOptions& client);
@@ -86,6 +115,19 @@ struct LockClient::Impl {
     Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private, bool kept,
                              const AcquireOptions& o, std::stop_token stop, OnGranted on_granted);
 
+    // What the keeper keeps for a lease hold() is about to ask for.
+    std::shared_ptr<detail::KeptLease> kept_lease(const ResourceName& r, const OwnerToken& owner,
+                                                  const AcquireOptions& o, KeepOptions keep) const {
+        const detail::RenewalPolicy policy{
+            .interval = keep.renew_every > milliseconds::zero() ? keep.renew_every
+                                                                : detail::default_renew_interval(o.lease),
+            .retry_delay = keep.retry_delay,
+            .drift_factor = options.clock_drift_factor};
+        return std::make_shared<detail::KeptLease>(r, owner, o.lease, policy, std::move(keep),
+                                                   detail::make_keys(options.key_prefix, r).lock,
+                                                   detail::replica_ack(o));
+    }
+
     std::shared_ptr<detail::Keeper> keeper_instance() {
         std::lock_guard lock(keeper_mutex);
         if (!keeper)
@@ -123,11 +165,7 @@ struct LockClient::Impl {
     void report(AcquireResult result, const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,
                 std::optional<FencingToken> fence, const detail::AcquireLoop& loop, steady_time started,
                 std::error_code ec) {
-        if (!options.observer) return;
-        options.observer->on_acquire(AcquireEvent{
-            r, owner, result, fence, loop.attempts(),
-            std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started), o.lease, ec,
-            loop.contended_attempts(), loop.failed_attempts(), loop.direct_grants()});
+        detail::report_acquire(options.observer.get(), result, r, owner, o, fence, loop, started, ec);
     }
 
     ClientOptions options;

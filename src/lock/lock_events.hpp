@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "fencelock/observer.hpp"
+#include "lock/acquire_loop.hpp"
 #include "lock/calls/renew_call.hpp"
 
 namespace fencelock::detail {
@@ -14,6 +15,11 @@ namespace fencelock::detail {
 void report_renew(LockObserver* observer, const ResourceName& resource, const OwnerToken& owner,
                   const std::expected<RenewReply, std::error_code>& reply, std::chrono::milliseconds lease,
                   bool kept) noexcept;
+
+/// The end of one acquisition that started at `started`, as `loop` counted it.
+void report_acquire(LockObserver* observer, AcquireResult result, const ResourceName& resource, const OwnerToken& owner,
+                    const AcquireOptions& options, std::optional<FencingToken> fence, const AcquireLoop& loop,
+                    steady_time started, std::error_code ec) noexcept;
 
 void report_release(LockObserver* observer, const ResourceName& resource, const OwnerToken& owner,
                     const std::expected<ReleaseStatus, std::error_code>& result,

@@ -30,6 +30,9 @@ void append_header(std::string& out, char type, std::size_t n) {
     out += "\r\n";
 }
 
+// The loop whose thread this is, if any.
+thread_local const AsyncLoop* current_loop = nullptr;
+
 }  // namespace
 
 void append_resp(std::string& out, std::span<const std::string_view> argv) {
@@ -70,9 +73,13 @@ AsyncLoop::~AsyncLoop() {
 void AsyncLoop::submit(std::shared_ptr<AsyncRequest> request) {
     bool first = false;
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         if (stopping_) {
-            complete(*request, errc::unavailable);
+            lock.unlock();
+            request->error = make_error_code(errc::unavailable);
+            if (request->on_done) return std::exchange(request->on_done, nullptr)(request->error, request->replies);
+            request->done.store(1, std::memory_order_release);
+            request->done.notify_one();
             return;
         }
         // Stamped under the lock, so deadlines grow in queue order.
@@ -81,8 +88,36 @@ void AsyncLoop::submit(std::shared_ptr<AsyncRequest> request) {
         requests_.fetch_add(1, std::memory_order_relaxed);
         first = submitted_.size() == 1;
     }
-    // One wake-up per batch: while requests are queued, the loop has a wake-up pending.
-    if (first) wake();
+    wake_from(first);
+}
+
+bool AsyncLoop::post_at(clock::time_point at, Task task) {
+    bool first = false;
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) return false;
+        posted_.emplace_back(at, std::move(task));
+        first = posted_.size() == 1 && submitted_.empty();
+    }
+    wake_from(first);
+    return true;
+}
+
+void AsyncLoop::hurry() noexcept {
+    {
+        std::lock_guard lock(mutex_);
+        hurry_ = true;
+    }
+    wake_from(true);
+}
+
+bool AsyncLoop::on_loop_thread() const noexcept { return current_loop == this; }
+
+// One wake-up per batch: while work is queued, the loop has a wake-up pending. The loop
+// thread itself looks at its queues before it polls again.
+void AsyncLoop::wake_from(bool first) noexcept {
+    if (on_loop_thread()) self_submitted_ = true;
+    else if (first) wake();
 }
 
 MultiplexedStats AsyncLoop::stats() const noexcept {
@@ -96,6 +131,7 @@ void AsyncLoop::wake() noexcept {
 }
 
 void AsyncLoop::run() {
+    current_loop = this;
     for (;;) {
         pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {-1, 0, 0}};  // poll ignores fd -1
         if (ac_ != nullptr)
@@ -107,22 +143,60 @@ void AsyncLoop::run() {
             }
             if (fds[1].revents != 0 && ac_ != nullptr) handle_events(fds[1].revents);
         }
+        run_completions();
         if (!take_submissions()) break;
-        expire(clock::now());
+        const auto now = clock::now();
+        run_due_tasks(now);
+        expire(now);
         pump();
+        run_completions();  // what pump() or expire() failed
     }
     drop(errc::connection_lost, errc::unavailable);
+    run_completions();
+    // Tasks left when the loop stops run now, so that no operation is forgotten; what they
+    // submit fails at once (submit() on a stopping loop).
+    run_due_tasks(clock::time_point::max());
+}
+
+void AsyncLoop::run_completions() {
+    while (!completed_.empty()) {
+        auto done = std::exchange(completed_, {});
+        for (auto& r : done) {
+            auto callback = std::exchange(r->on_done, nullptr);
+            callback(r->error, r->replies);
+        }
+    }
+}
+
+void AsyncLoop::run_due_tasks(clock::time_point now) {
+    while (!tasks_.empty() && tasks_.begin()->first <= now) {
+        auto task = std::move(tasks_.begin()->second);
+        tasks_.erase(tasks_.begin());
+        task();
+    }
 }
 
 bool AsyncLoop::take_submissions() {
     bool stop = false;
+    bool hurry = false;
+    std::vector<std::pair<clock::time_point, Task>> posted;
     {
         std::lock_guard lock(mutex_);
         taken_.swap(submitted_);
+        posted.swap(posted_);
+        hurry = std::exchange(hurry_, false);
         stop = stopping_;
     }
+    self_submitted_ = false;
     for (auto& r : taken_) waiting_.push_back(std::move(r));
     taken_.clear();
+    for (auto& [at, task] : posted) tasks_.emplace(at, std::move(task));
+    if (hurry) {
+        // Everything posted so far becomes due now, in its order.
+        std::multimap<clock::time_point, Task> due;
+        for (auto& [at, task] : tasks_) due.emplace(clock::time_point::min(), std::move(task));
+        tasks_ = std::move(due);
+    }
     return !stop;
 }
 
@@ -133,7 +207,8 @@ AsyncLoop::clock::time_point AsyncLoop::deadline_of(const AsyncRequest& r) const
 }
 
 int AsyncLoop::poll_timeout_ms(clock::time_point now) const {
-    auto next = clock::time_point::max();
+    if (self_submitted_) return 0;
+    auto next = tasks_.empty() ? clock::time_point::max() : tasks_.begin()->first;
     if (state_ == State::connecting) next = connect_deadline_;
     // Deadlines grow along each queue and handed-over requests are older: the fronts decide.
     if (state_ == State::ready && !in_flight_.empty()) next = deadline_of(*in_flight_.front());
@@ -287,7 +362,7 @@ void AsyncLoop::on_reply(redisReply* reply) {
     r.replies.push_back(convert(reply));
     if (topology_->follows_master() && asks_for_another_server(r.replies.back())) leaving_ = true;
     if (r.replies.size() == r.ends.size()) {
-        complete(r, {});
+        complete(in_flight_.front(), {});
         in_flight_.pop_front();
     }
 }
@@ -301,8 +376,8 @@ void AsyncLoop::drop(std::error_code written, std::error_code unsent) {
 }
 
 void AsyncLoop::fail_all(std::error_code written, std::error_code unsent) {
-    for (auto& r : in_flight_) complete(*r, ledger_.was_written(r->first_byte) ? written : unsent);
-    for (auto& r : waiting_) complete(*r, unsent);
+    for (auto& r : in_flight_) complete(r, ledger_.was_written(r->first_byte) ? written : unsent);
+    for (auto& r : waiting_) complete(r, unsent);
     in_flight_.clear();
     waiting_.clear();
     state_ = State::idle;
@@ -314,9 +389,12 @@ void AsyncLoop::fail_all(std::error_code written, std::error_code unsent) {
     want_read_ = want_write_ = false;
 }
 
-void AsyncLoop::complete(AsyncRequest& r, std::error_code ec) {
+void AsyncLoop::complete(const std::shared_ptr<AsyncRequest>& request, std::error_code ec) {
+    AsyncRequest& r = *request;
     r.error = ec;
     if (ec) r.replies.clear();
+    // A callback runs later, between I/O turns: here we may be inside hiredis's read.
+    if (r.on_done) return completed_.push_back(request);
     r.done.store(1, std::memory_order_release);
     r.done.notify_one();
 }

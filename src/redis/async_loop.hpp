@@ -19,10 +19,19 @@
 // safe to retry) or was at least partly written (reply_timeout / connection_lost: outcome
 // unknown). A request whose deadline passes drops the whole connection: replies still on the
 // way can then never reach the wrong caller.
+//
+// Completions and tasks (the asynchronous lock API). A request with `on_done` is completed by
+// calling it on the loop thread instead of waking a waiter, and post_at() runs a task there at
+// a given time. Both run between I/O turns, outside hiredis's callbacks and without the loop's
+// lock, so they may submit and post again; what the loop thread submits needs no wake-up (the
+// loop looks at its queue before it polls again). They must not block: every caller of the
+// connection waits behind them.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -59,6 +68,11 @@ struct AsyncRequest {
     // Loop thread only: offset of the first byte in the connection's output stream.
     std::uint64_t first_byte = 0;
 
+    /// Set before submit(): the loop calls it on its thread once the request is done (replies
+    /// or error filled in), instead of waking a waiter. A request submitted to a stopping loop
+    /// is completed at once, on the submitting thread.
+    std::move_only_function<void(std::error_code error, std::vector<Reply>& replies)> on_done;
+
     /// Blocks the caller until the loop has finished with this request.
     void wait() const noexcept;
 };
@@ -79,6 +93,16 @@ public:
 
     MultiplexedStats stats() const noexcept;
 
+    using Task = std::move_only_function<void()>;
+    /// Runs `task` on the loop thread at `at` (or at its next turn, if that passed). False when
+    /// the loop is stopping: the task is then destroyed without running.
+    bool post_at(clock::time_point at, Task task);
+    /// Every task posted so far runs at the loop's next turn, whatever its time (used to end
+    /// the waits of asynchronous operations when their client is destroyed).
+    void hurry() noexcept;
+    /// Whether the calling thread is this loop's.
+    bool on_loop_thread() const noexcept;
+
 private:
     enum class State { idle, connecting, ready };
 
@@ -96,7 +120,11 @@ private:
     void on_reply(redisReply* reply);
     void drop(std::error_code written, std::error_code unsent);
     void fail_all(std::error_code written, std::error_code unsent);
-    static void complete(AsyncRequest& r, std::error_code ec);
+    void complete(const std::shared_ptr<AsyncRequest>& r, std::error_code ec);
+    void run_completions();
+    void run_due_tasks(clock::time_point now);
+    /// After a submission or post: a wake-up unless the loop thread made it.
+    void wake_from(bool first) noexcept;
 
     // hiredis event hooks and callbacks (privdata is the loop).
     static void ev_add_read(void* self);
@@ -113,6 +141,8 @@ private:
     // Shared with callers.
     mutable std::mutex mutex_;
     std::vector<std::shared_ptr<AsyncRequest>> submitted_;
+    std::vector<std::pair<clock::time_point, Task>> posted_;
+    bool hurry_ = false;
     bool stopping_ = false;
     std::atomic<std::uint64_t> requests_{0}, commands_{0}, writes_{0}, connects_{0};
 
@@ -134,6 +164,9 @@ private:
     std::deque<std::shared_ptr<AsyncRequest>> waiting_;    ///< not handed to hiredis yet
     std::deque<std::shared_ptr<AsyncRequest>> in_flight_;  ///< handed over, replies due
     InflightLedger ledger_;  ///< bytes handed to hiredis on this connection, and written
+    std::vector<std::shared_ptr<AsyncRequest>> completed_;  ///< with on_done, not yet called
+    std::multimap<clock::time_point, Task> tasks_;            ///< posted, by time
+    bool self_submitted_ = false;  ///< the loop thread queued work: look before polling
 
     std::thread thread_;  // started in the constructor body, once every member is ready
 };

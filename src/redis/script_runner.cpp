@@ -6,7 +6,10 @@
 #include "fencelock/error.hpp"
 
 namespace fencelock::detail {
-namespace {
+
+ScriptCall OwnedScriptCall::view() const {
+    return ScriptCall{{keys.begin(), keys.end()}, {args.begin(), args.end()}};
+}
 
 std::vector<std::string_view> eval_argv(std::string_view verb, std::string_view script,
                                         const std::string& numkeys, const ScriptCall& call) {
@@ -20,8 +23,7 @@ bool is_noscript(const Reply& r) { return r.kind == Reply::Kind::error && r.str.
 
 // An error reply's text names the script's keys, so an operator knows which key to look at
 // (WRONGTYPE does not say which).
-template <typename Keys>
-std::expected<Reply, std::error_code> as_result(Reply r, const Keys& keys) {
+std::expected<Reply, std::error_code> script_result(Reply r, std::span<const std::string_view> keys) {
     if (r.kind != Reply::Kind::error) return r;
     const std::error_code code = classify_reply(r.str);
     std::string text = r.str + " (keys:";
@@ -29,6 +31,8 @@ std::expected<Reply, std::error_code> as_result(Reply r, const Keys& keys) {
     remember_error_detail(code, text + ")");
     return std::unexpected(code);
 }
+
+namespace {
 
 // The one batch runner; `then` (may be empty) follows the calls in each pipeline sent.
 std::expected<BatchThen, std::error_code> run_batch(Connection& connection, const ScriptSource& script,
@@ -69,7 +73,7 @@ std::expected<BatchThen, std::error_code> run_batch(Connection& connection, cons
 
     out.results.reserve(replies->size());
     for (std::size_t i = 0; i < replies->size(); ++i)
-        out.results.push_back(as_result(std::move((*replies)[i]), calls[i].keys));
+        out.results.push_back(script_result(std::move((*replies)[i]), calls[i].keys));
     return out;
 }
 
@@ -87,7 +91,7 @@ std::expected<Reply, std::error_code> run_script(Connection& connection, const S
     auto reply = connection.command(eval_argv("EVALSHA", script.sha1, numkeys, call));
     if (reply && is_noscript(*reply)) reply = connection.command(eval_argv("EVAL", script.body, numkeys, call));
     if (!reply) return reply;
-    return as_result(std::move(*reply), call.keys);
+    return script_result(std::move(*reply), call.keys);
 }
 
 std::expected<std::vector<std::expected<Reply, std::error_code>>, std::error_code> run_script_batch(

@@ -2,6 +2,7 @@
 #include <expected>
 #include <initializer_list>
 #include <span>
+#include <string>
 #include <vector>
 #include <string_view>
 #include <system_error>
@@ -16,6 +17,24 @@ struct ScriptCall {
     std::vector<std::string_view> keys;
     std::vector<std::string_view> args;
 };
+
+/// A call whose strings it owns, for one that outlives the frame that built it (the
+/// asynchronous API). view() points into it.
+struct OwnedScriptCall {
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+
+    ScriptCall view() const;
+};
+
+/// The argv of `verb` (EVALSHA or EVAL) with `script` (its SHA1 or body) for `call`.
+std::vector<std::string_view> eval_argv(std::string_view verb, std::string_view script, const std::string& numkeys,
+                                        const ScriptCall& call);
+/// Redis does not have the script cached: send its body.
+bool is_noscript(const Reply& r);
+/// A script's reply as the runners return it: an error reply becomes its error code, with the
+/// script's keys named in the error's detail text.
+std::expected<Reply, std::error_code> script_result(Reply r, std::span<const std::string_view> keys);
 
 /// Runs a script by EVALSHA; on NOSCRIPT (script cache flushed, server restarted, failover)
 /// sends the body with EVAL, which also caches it for the next EVALSHA. An error reply comes

@@ -2,8 +2,14 @@
 // one thread, callbacks that call back into the client, and destruction with operations in flight.
 #include <atomic>
 #include <future>
+#include <iostream>
 #include <latch>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <stdexcept>
+#include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "fencelock/async_client.hpp"
@@ -21,21 +27,30 @@ protected:
         EXPECT_TRUE(c.has_value());
         return std::move(*c);
     }
+
+    // One try_acquire, waited for through its callback.
+    static Result<Acquisition> try_acquire_now(AsyncLockClient& c, const ResourceName& r) {
+        auto [done, result] = promised<Acquisition>();
+        c.try_acquire(r, {.lease = std::chrono::seconds(10)}, std::move(done));
+        return result.get();
+    }
+
+    long connected_clients() {
+        const std::string info = redis->cli({"INFO", "clients"});
+        const std::string marker = "connected_clients:";
+        return std::stol(info.substr(info.find(marker) + marker.size()));
+    }
 };
 
 TEST_F(AsyncClientTest, EachOperationCompletesItsCallbackWithTheSyncResult) {
     auto c = async_client();
     const auto r = resource("async:ops");
 
-    auto [acquired, got] = promised<Acquisition>();
-    c.try_acquire(r, {.lease = 10s}, std::move(acquired));
-    auto first = got.get();
+    auto first = try_acquire_now(c, r);
     ASSERT_TRUE(first && first->acquired()) << (first ? "contended" : first.error().message());
     const Lease lease = *first->lease;
 
-    auto [contended, refused] = promised<Acquisition>();
-    c.try_acquire(r, {.lease = 10s}, std::move(contended));
-    auto second = refused.get();
+    auto second = try_acquire_now(c, r);
     ASSERT_TRUE(second);
     EXPECT_FALSE(second->acquired());
     EXPECT_GT(second->holder_ttl, 0ms);
@@ -117,42 +132,130 @@ TEST_F(AsyncClientTest, ACallbackThatIssuesTheNextOperationDoesNotDeadlock) {
     EXPECT_EQ(info->last_fence.value(), last_fence.load());
 }
 
-TEST_F(AsyncClientTest, DestructionCompletesEveryOperationInFlightOnceWithAnError) {
+// What one operation's callback saw, written once on the loop thread and read after the
+// client is gone (its destructor returns after every callback returned).
+struct Seen {
+    std::atomic<int> calls{0};
+    bool cancelled = false;
+    std::optional<std::string> owner;  // the lease the caller was told of
+};
+
+TEST_F(AsyncClientTest, DestructionCompletesEveryOperationInFlightOnceAndLeavesNoLeaseBehind) {
     auto sync = client();
     const auto busy = resource("async:busy");
     auto blocker = sync.try_acquire(busy, {.lease = 60s});
     ASSERT_TRUE(blocker && blocker->acquired());
 
-    constexpr int queued = 30;
-    std::vector<std::atomic<int>> calls(2 + queued);
-    std::atomic<int> cancelled{0};
-    auto count = [&](std::size_t i) {
+    constexpr int in_flight = 30;
+    std::vector<Seen> seen(2 + in_flight);
+    std::atomic<int> issued_late{0}, late_cancelled{0};
+    auto record = [&](std::size_t i) {
         return [&, i](auto result) {
-            calls[i].fetch_add(1);
-            if (!result && result.error() == std::errc::operation_canceled) cancelled.fetch_add(1);
+            seen[i].cancelled = !result && result.error() == std::errc::operation_canceled;
+            if constexpr (std::is_same_v<decltype(result), Result<Acquisition>>)
+                if (result && result->acquired()) seen[i].owner = result->lease->owner.str();
+            seen[i].calls.fetch_add(1);
         };
     };
     {
-        auto c = async_client({.runners = 2});
-        // Two waits take both runners, so the try_acquires behind them stay queued.
+        auto c = async_client();
         const long before = script_calls();
-        c.acquire(busy, {.lease = 10s, .wait = 60s}, count(0));
-        c.hold(busy, {.lease = 10s, .wait = 60s}, {}, count(1));
-        for (int i = 0; i < queued; ++i)
-            c.try_acquire(resource("async:queued:" + std::to_string(i)), {.lease = 10s}, count(2 + i));
+        // The wait's callback issues one more operation while the client is being destroyed.
+        c.acquire(busy, {.lease = 10s, .wait = 60s}, [&, first = record(0)](Result<Acquisition> r) mutable {
+            first(std::move(r));
+            ++issued_late;
+            c.try_acquire(resource("async:late"), {.lease = 10s}, [&](Result<Acquisition> late) {
+                if (!late && late.error() == std::errc::operation_canceled) ++late_cancelled;
+            });
+        });
+        c.hold(busy, {.lease = 10s, .wait = 60s}, {}, record(1));
         ASSERT_TRUE(eventually([&] { return script_calls() >= before + 2; })) << "both waits under way";
-    }  // destroyed with two waits under way and thirty operations queued
-    for (std::size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(calls[i].load(), 1) << "operation " << i;
-    EXPECT_EQ(cancelled.load(), 2 + queued);
-    // The queued operations never reached Redis, and the waits took nothing.
-    for (int i = 0; i < queued; ++i) {
-        auto info = sync.inspect(resource("async:queued:" + std::to_string(i)));
+        for (int i = 0; i < in_flight; ++i)
+            c.try_acquire(resource("async:inflight:" + std::to_string(i)), {.lease = 10s}, record(2 + i));
+    }  // destroyed with two waits sleeping and thirty attempts sent or about to be
+    for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i].calls.load(), 1) << "operation " << i;
+    EXPECT_TRUE(seen[0].cancelled);
+    EXPECT_TRUE(seen[1].cancelled);
+    EXPECT_EQ(issued_late.load(), 1);
+    EXPECT_EQ(late_cancelled.load(), 1);
+    // Each attempt either told its caller of its lease, or left no lease behind.
+    int told = 0;
+    for (int i = 0; i < in_flight; ++i) {
+        auto info = sync.inspect(resource("async:inflight:" + std::to_string(i)));
         ASSERT_TRUE(info);
-        EXPECT_EQ(info->last_fence.value(), 0u) << i;
+        const auto& s = seen[static_cast<std::size_t>(2 + i)];
+        if (s.owner) {
+            ++told;
+            ASSERT_TRUE(info->holder) << i;
+            EXPECT_EQ(info->holder->owner, *s.owner) << i;
+        } else {
+            EXPECT_TRUE(s.cancelled) << i;
+            EXPECT_FALSE(info->holder) << i << ": a lease given back";
+        }
     }
-    auto info = sync.inspect(busy);
+    std::cout << "attempts told of their lease before destruction: " << told << " of " << in_flight << "\n";
+    auto info = sync.inspect(resource("async:late"));
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->last_fence.value(), 0u) << "an operation issued during destruction never reached Redis";
+    info = sync.inspect(busy);
     ASSERT_TRUE(info && info->holder);
     EXPECT_EQ(info->holder->owner, blocker->lease->owner.str());
+}
+
+TEST_F(AsyncClientTest, CallbacksRunOnOneLoopThreadAndOneConnectionCarriesEveryLocker) {
+    auto c = async_client();
+    const long clients_before = connected_clients();
+    constexpr int lockers = 50;
+    std::mutex m;
+    std::set<std::thread::id> threads;
+    std::latch done(lockers);
+    for (int i = 0; i < lockers; ++i) {
+        const auto r = resource("async:thread:" + std::to_string(i));
+        c.try_acquire(r, {.lease = 10s}, [&, r](Result<Acquisition> got) {
+            {
+                std::lock_guard lock(m);
+                threads.insert(std::this_thread::get_id());
+            }
+            if (!got || !got->acquired()) return done.count_down();
+            c.release(r, got->lease->owner, [&](Result<ReleaseStatus>) {
+                {
+                    std::lock_guard lock(m);
+                    threads.insert(std::this_thread::get_id());
+                }
+                done.count_down();
+            });
+        });
+    }
+    done.wait();
+    EXPECT_EQ(threads.size(), 1u);
+    EXPECT_FALSE(threads.contains(std::this_thread::get_id()));
+    EXPECT_EQ(connected_clients() - clients_before, 1) << "one connection for every locker";
+}
+
+TEST_F(AsyncClientTest, AnAttemptAfterTheScriptCacheWasFlushedLoadsTheScriptAgain) {
+    auto c = async_client();
+    const auto r = resource("async:noscript");
+    auto lease = try_acquire_now(c, r);
+    ASSERT_TRUE(lease && lease->acquired());
+    redis->cli({"SCRIPT", "FLUSH"});
+    auto [released, release] = promised<ReleaseStatus>();
+    c.release(r, lease->lease->owner, std::move(released));
+    EXPECT_EQ(release.get(), ReleaseStatus::released);
+    auto next = try_acquire_now(c, r);
+    ASSERT_TRUE(next && next->acquired());
+    EXPECT_GT(next->lease->fence, lease->lease->fence);
+}
+
+TEST_F(AsyncClientTest, AWaitWithRedisDownFailsClosedWithinItsDeadline) {
+    const auto r = resource("async:down");
+    auto c = AsyncLockClient::create({.endpoint = *parse_redis_url("redis://127.0.0.1:1"),
+                                      .connect_timeout = 200ms, .command_timeout = 500ms});
+    ASSERT_TRUE(c);
+    auto [waited, result] = promised<Acquisition>();
+    c->acquire(r, {.lease = 10s, .wait = 1s}, std::move(waited));
+    auto got = result.get();
+    ASSERT_FALSE(got);
+    EXPECT_EQ(classify(got.error()), failure_kind::retryable) << got.error().message();
 }
 
 TEST_F(AsyncClientTest, BadOptionsThrowBeforeAnythingIsQueued) {

@@ -1,7 +1,8 @@
 // bench --scenario distinct --async: the --clients lockers of the distinct scenario on
 // AsyncLockClient. This thread issues every locker's first try_acquire; from then on each
 // locker's callbacks issue its next operation (release, then the next cycle), so no thread is
-// a locker's own. A measurement tool, not a test: it reports figures and asserts nothing.
+// a locker's own: on one server every locker runs on the client's one loop thread and one
+// connection. A measurement tool, not a test: it reports figures and asserts nothing.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -80,8 +81,9 @@ int report_distinct(const std::vector<LockerStats>& lockers, double elapsed_s, c
 int run_async_distinct_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
                              const AcquireOptions& options) {
     if (a.runners < 1 || a.runners > 1024) throw InputError{"--runners", "must be from 1 to 1024"};
-    auto client = AsyncLockClient::create(client_options(g, {}, static_cast<std::size_t>(a.connections)),
-                                          {.runners = static_cast<std::size_t>(a.runners)});
+    auto options_for_client = client_options(g, {}, static_cast<std::size_t>(a.connections));
+    const bool on_runners = options_for_client.endpoint.uses_cluster();
+    auto client = AsyncLockClient::create(std::move(options_for_client), {.runners = static_cast<std::size_t>(a.runners)});
     if (!client) throw InputError{client.error().field, client.error().message};
     std::atomic<bool> stop{false};
     std::latch finished(a.clients);
@@ -97,7 +99,7 @@ int run_async_distinct_bench(const Globals& g, const BenchArgs& a, std::chrono::
     stop = true;
     finished.wait();
     const double elapsed = std::chrono::duration<double>(clock::now() - started).count();
-    return report_distinct(stats, elapsed, a, options, {{"api", "async"}, {"runners", a.runners}});
+    return report_distinct(stats, elapsed, a, options, on_runners ? nlohmann::json{{"api", "async"}, {"runners", a.runners}} : nlohmann::json{{"api", "async"}, {"event_loop", true}});
 }
 
 }  // namespace fencelock::cli

@@ -189,7 +189,7 @@ void register_bench_command(Program& p) {
                     "hot: spread the --clients contenders over this many processes, each with its own client (default 1)");
     cmd->add_flag("--as-child", args->as_child)->group("");  // a contender process of --processes
     cmd->add_flag("--async", args->async, "distinct: --clients lockers on the async API, issued from one thread");
-    cmd->add_option("--runners", args->runners, "--async: the async client's runner threads (default 4)");
+    cmd->add_option("--runners", args->runners, "--async on a Redis Cluster: the async client's runner threads (default 4; one server and Sentinel use its event loop)");
     cmd->add_option("--duration", args->duration, "measurement time (default 5s)");
     cmd->add_option("--lease", args->lease, "lease length per cycle (default 10s)");
     add_replica_flags(*cmd, args->replicas);

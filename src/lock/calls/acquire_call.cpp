@@ -67,19 +67,33 @@ std::chrono::milliseconds waiter_slot(const AcquireOptions& options) {
     return 2 * options.backoff.max + std::chrono::seconds(2);
 }
 
+OwnedScriptCall acquire_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
+                                    const AcquireOptions& options, const HolderMeta& holder, WaitPlace place,
+                                    LocalLine local_line, DirectGrants direct) {
+    auto keys = make_keys(prefix, resource);
+    return {{std::move(keys.lock), std::move(keys.fence), std::move(keys.waiters), std::move(keys.waiter_deadlines),
+             std::move(keys.sleepers), std::move(keys.handoff)},
+            {owner.str(), std::to_string(options.lease.count()), std::to_string(options.max_hold.count()), holder.host,
+             holder.pid, holder.label, wait_mode(place), std::to_string(waiter_slot(options).count()),
+             local_line == LocalLine::waiting ? "1" : "0", direct == DirectGrants::taken ? "1" : "0"}};
+}
+
+std::expected<AcquireReply, std::error_code> decode_acquire_batch(const BatchThen& batch, const ReplicaAck& ack) {
+    if (batch.results.size() != 1) return malformed_reply();
+    if (!batch.results.front()) return std::unexpected(batch.results.front().error());
+    auto decoded = decode_acquire(*batch.results.front());
+    if (ack.on() && decoded && decoded->acquired)
+        decoded->unreplicated = replication_shortfall(ack, decode_wait(batch.then));
+    return decoded;
+}
+
 std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
                                                           const ResourceName& resource, const OwnerToken& owner,
                                                           const AcquireOptions& options, const HolderMeta& holder,
                                                           WaitPlace place, LocalLine local_line,
                                                           DirectGrants direct) {
-    const auto keys = make_keys(prefix, resource);
-    const std::string lease_ms = std::to_string(options.lease.count());
-    const std::string max_hold_ms = std::to_string(options.max_hold.count());
-    const std::string slot_ms = std::to_string(waiter_slot(options).count());
-    const ScriptCall call{{keys.lock, keys.fence, keys.waiters, keys.waiter_deadlines, keys.sleepers, keys.handoff},
-                          {owner.str(), lease_ms, max_hold_ms, holder.host, holder.pid, holder.label,
-                           wait_mode(place), slot_ms, local_line == LocalLine::waiting ? "1" : "0",
-                           direct == DirectGrants::taken ? "1" : "0"}};
+    const OwnedScriptCall owned = acquire_script_call(prefix, resource, owner, options, holder, place, local_line, direct);
+    const ScriptCall call = owned.view();
     const ReplicaAck ack = replica_ack(options);
     if (!ack.on()) {
         auto reply = run_script(c, scripts::acquire, call);
@@ -90,10 +104,7 @@ std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::st
     const auto wait_argv = wait.argv();
     auto batch = run_script_batch_then(c, scripts::acquire, std::span(&call, 1), wait_argv);
     if (!batch) return std::unexpected(batch.error());
-    if (!batch->results.front()) return std::unexpected(batch->results.front().error());
-    auto decoded = decode_acquire(*batch->results.front());
-    if (decoded && decoded->acquired) decoded->unreplicated = replication_shortfall(ack, decode_wait(batch->then));
-    return decoded;
+    return decode_acquire_batch(*batch, ack);
 }
 
 }  // namespace fencelock::detail

@@ -9,8 +9,10 @@
 
 #include "fencelock/options.hpp"
 #include "fencelock/types.hpp"
+#include "lock/replica_ack.hpp"
 #include "redis/connection.hpp"
 #include "redis/reply.hpp"
+#include "redis/script_runner.hpp"
 
 namespace fencelock::detail {
 
@@ -62,6 +64,15 @@ std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply);
 
 /// How long a fair waiter's place in the line lasts without a new attempt.
 std::chrono::milliseconds waiter_slot(const AcquireOptions& options);
+
+/// acquire.lua's KEYS and ARGV for one attempt.
+OwnedScriptCall acquire_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
+                                    const AcquireOptions& options, const HolderMeta& holder, WaitPlace place,
+                                    LocalLine local_line, DirectGrants direct);
+
+/// The attempt's reply from the batch that carried it, with `ack`'s WAIT after it when on: a
+/// grant WAIT does not confirm comes back with `unreplicated` set.
+std::expected<AcquireReply, std::error_code> decode_acquire_batch(const BatchThen& batch, const ReplicaAck& ack);
 
 /// One attempt on `c`: encodes the arguments, runs the script, decodes the reply. With
 /// options.replicas, WAIT follows the script in the same write and a grant it does not

@@ -14,12 +14,16 @@ std::expected<bool, std::error_code> decode_leave_line(const Reply& reply) {
     return reply.integer == place_given_up || reply.integer == grant_given_back;
 }
 
+OwnedScriptCall leave_line_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner) {
+    auto k = make_keys(prefix, resource);
+    return {{std::move(k.waiters), std::move(k.waiter_deadlines), std::move(k.lock), std::move(k.sleepers),
+             std::move(k.fence), std::move(k.handoff)},
+            {owner.str(), std::move(k.released)}};
+}
+
 std::expected<bool, std::error_code> leave_line_once(Connection& c, std::string_view prefix,
                                                      const ResourceName& resource, const OwnerToken& owner) {
-    const auto keys = make_keys(prefix, resource);
-    auto reply = run_script(c, scripts::leave_line, {keys.waiters, keys.waiter_deadlines, keys.lock, keys.sleepers,
-                                                      keys.fence, keys.handoff},
-                            {owner.str(), keys.released});
+    auto reply = run_script(c, scripts::leave_line, leave_line_script_call(prefix, resource, owner).view());
     if (!reply) return std::unexpected(reply.error());
     return decode_leave_line(*reply);
 }

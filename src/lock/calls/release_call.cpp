@@ -15,11 +15,16 @@ std::expected<ReleaseStatus, std::error_code> decode_release(const Reply& reply)
     return malformed_reply();
 }
 
+OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner) {
+    auto k = make_keys(prefix, resource);
+    return {{std::move(k.lock), std::move(k.waiters), std::move(k.waiter_deadlines), std::move(k.sleepers),
+             std::move(k.fence), std::move(k.handoff)},
+            {owner.str(), std::move(k.released)}};
+}
+
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner) {
-    const auto keys = make_keys(prefix, resource);
-    auto reply = run_script(c, scripts::release, {keys.lock, keys.waiters, keys.waiter_deadlines, keys.sleepers, keys.fence, keys.handoff},
-                            {owner.str(), keys.released});
+    auto reply = run_script(c, scripts::release, release_script_call(prefix, resource, owner).view());
     if (!reply) return std::unexpected(reply.error());
     return decode_release(*reply);
 }

@@ -21,6 +21,11 @@ ScriptCall renew_call(std::string_view lock_key, const OwnerToken& owner, std::s
 
 std::string lease_argument(std::chrono::milliseconds lease) { return std::to_string(lease.count()); }
 
+OwnedScriptCall renew_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
+                                  std::chrono::milliseconds lease) {
+    return {{make_keys(prefix, resource).lock}, {owner.str(), lease_argument(lease)}};
+}
+
 std::expected<RenewReply, std::error_code> decode_renew(const Reply& reply) {
     std::int64_t flag = 0, ttl = 0;
     if (!is_array(reply, 1) || !as_int(reply.elements[0], flag)) return malformed_reply();
@@ -65,9 +70,8 @@ std::expected<RenewReply, std::error_code> decode_renew_result(const RenewBatchR
 std::expected<RenewReply, std::error_code> renew_once(Connection& c, std::string_view prefix,
                                                       const ResourceName& resource, const OwnerToken& owner,
                                                       std::chrono::milliseconds lease) {
-    const auto keys = make_keys(prefix, resource);
-    const std::string lease_ms = lease_argument(lease);
-    const ScriptCall call = renew_call(keys.lock, owner, lease_ms);
+    const OwnedScriptCall owned = renew_script_call(prefix, resource, owner, lease);
+    const ScriptCall call = owned.view();
     return decode_renew_result(renew_batch(c, std::span(&call, 1)), 0);
 }
 

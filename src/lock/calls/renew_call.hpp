@@ -32,6 +32,10 @@ using RenewBatchResults = std::expected<std::vector<std::expected<Reply, std::er
 ScriptCall renew_call(std::string_view lock_key, const OwnerToken& owner, std::string_view lease_ms);
 std::string lease_argument(std::chrono::milliseconds lease);
 
+/// renew.lua's KEYS and ARGV for one renewal of `resource`'s lease.
+OwnedScriptCall renew_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
+                                  std::chrono::milliseconds lease);
+
 /// Replies {1, fence, ttl} (renewed), {0} (not owner) or {2, fence} (max hold exceeded).
 std::expected<RenewReply, std::error_code> decode_renew(const Reply& reply);
 
