@@ -320,6 +320,10 @@ TEST_P(QueueCliTest, WorkerWithRedisDownCountsEveryTransportError) {
     auto scrape = [&] { return "\n" + http_get(port, "/metrics"); };
     ASSERT_TRUE(eventually([&] { return sample(scrape(), "fencelock_redis_errors_total{source=\"worker\"}") == 0; }, 30s))
         << slurp(dir / "worker.err");
+    // Past its start-up probe (a failure there ends the worker, by design): a slot waits in
+    // XREADGROUP. Metrics are served before the probe, so they alone do not say so.
+    ASSERT_TRUE(eventually([&] { return redis->cli({"CLIENT", "LIST"}).find("cmd=xreadgroup") != std::string::npos; }, 30s))
+        << slurp(dir / "worker.err");
     EXPECT_EQ(sample(scrape(), "fencelock_queue_jobs{queue=\"dq\",state=\"ready\"}"), 0);
     auto logged = [&] {
         const std::string log = slurp(dir / "worker.err");
