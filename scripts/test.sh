@@ -5,7 +5,8 @@
 #   scripts/test.sh --sanitize  AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
 #                               (extra arguments go to ctest, e.g. -LE consumer;
 #                               FENCELOCK_TOPOLOGY_TESTS=OFF leaves out the Sentinel and
-#                               Cluster suites, build and run)
+#                               Cluster suites, FENCELOCK_FAULT_TESTS=OFF the fault suite,
+#                               build and run)
 #   scripts/test.sh --tsan      ThreadSanitizer build in build-tsan/: only the unit tests that
 #                               start threads and the client, keeper, notifier and async
 #                               integration tests (label tsan), without the CLI, stores and queue
@@ -23,7 +24,8 @@ case "$mode" in
     # Line tables only (-g1): reports keep file:line, and a file compiles in about 4/5 of the
     # time (6.4 s against 8.1 s for one integration test file).
     "$root/scripts/build.sh" "$build" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g1" -DFENCELOCK_SANITIZE=ON \
-      -DFENCELOCK_BUILD_TOPOLOGY_TESTS="${FENCELOCK_TOPOLOGY_TESTS:-ON}"
+      -DFENCELOCK_BUILD_TOPOLOGY_TESTS="${FENCELOCK_TOPOLOGY_TESTS:-ON}" \
+      -DFENCELOCK_BUILD_FAULT_TESTS="${FENCELOCK_FAULT_TESTS:-ON}"
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     cd "$build"
     ctest -j2 --output-on-failure --timeout 300 "$@"
