@@ -15,7 +15,8 @@
 #
 # Scenarios, each run by every tool for the same duration on a flushed database:
 #   distinct, 1 client    one locker, sequential acquire + release of its own resource
-#   distinct, N clients   N concurrent lockers, each on its own resource
+#   distinct, N clients   N concurrent lockers, each on its own resource (fencelock twice: a
+#                         thread per locker, then the async API driving all from one thread)
 #   hot, N clients        N contenders on one resource: handoffs/s, waits, failed attempts, fairness
 #                         (fencelock four times: its default mode, --fair, then both with --keep:
 #                         contenders hold() the lock, so a release grants it to them directly)
@@ -418,6 +419,8 @@ main() {
   local peers=(node-redlock sesame-redlock redis-semaphore) peer n
   for n in 1 "$clients"; do
     run_fencelock distinct "$n"
+    # The async API: one thread issues every locker's operations (its own event loop).
+    [ "$n" -gt 1 ] && run_fencelock distinct "$n" --async
     for peer in "${peers[@]}"; do run_peer "$peer" distinct "$n"; done
     run_ceiling "$n" 1
   done

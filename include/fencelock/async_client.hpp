@@ -27,8 +27,8 @@
 /// acquisition that ends after destruction began gets std::errc::operation_canceled, and a
 /// lease it got is released again (best effort); a renew or release already sent completes
 /// with its result. An operation issued once destruction began (from a callback) completes at
-/// once with operation_canceled. The destructor returns when every callback has returned. Do
-/// not destroy the client from one of its callbacks.
+/// once, on the issuing thread, with operation_canceled. The destructor returns when every
+/// callback has returned. Do not destroy the client from one of its callbacks.
 
 #include <cstddef>
 #include <expected>
@@ -86,8 +86,8 @@ public:
     /// LockClient::hold: acquire, then renewed by the keeper until the Holding's lease is gone.
     void hold(const ResourceName& resource, const AcquireOptions& options, KeepOptions keep, Callback<Holding> done);
 
-    /// The synchronous client underneath (same connections, keeper and notifier), e.g. for
-    /// inspect() or keeper_stats().
+    /// The synchronous client underneath, e.g. for inspect() or keeper_stats(): the same
+    /// options, topology and keeper (a hold()'s lease is renewed by it); its own connections.
     LockClient& sync() noexcept;
 
 private:

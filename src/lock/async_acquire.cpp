@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <random>
+#include <stdexcept>
 
 #include "lock/calls/leave_line_call.hpp"
 #include "lock/calls/release_call.hpp"
@@ -94,9 +95,10 @@ private:
     // master's failover grace, checked before sending and again on the reply.
     void attempt() {
         const auto now = steady_clock::now();
+        // Nothing sent (unavailable, retryable): the loop gives up with its usual steps (the
+        // release owed after a lost reply, leaving the fair line).
         if (closing())
-            return drive(loop_.replied(std::unexpected(std::make_error_code(std::errc::operation_canceled)), false,
-                                       now, now, true));
+            return drive(loop_.replied(std::unexpected(make_error_code(errc::unavailable)), false, now, now, true));
         if (in_grace())
             return drive(loop_.replied(std::unexpected(make_error_code(errc::failover_grace)), false, now, now, false));
         sent_ = now;
@@ -110,13 +112,22 @@ private:
             wait_argv(ack_), [self](std::expected<BatchThen, std::error_code> batch) {
                 std::expected<AcquireReply, std::error_code> reply =
                     batch ? decode_acquire_batch(*batch, self->ack_) : std::unexpected(batch.error());
-                // A new grant found inside the grace is given back before anyone hears of it.
+                // A new grant found inside the grace is given back before anyone hears of it (and
+                // before the loop goes on, as LockClient waits for that release).
                 if (reply && reply->acquired && !(reply->reacquired && !reply->handed) && self->in_grace()) {
-                    release_and_forget(self->context_, self->resource_, *self->owner());
-                    reply = std::unexpected(make_error_code(errc::failover_grace));
+                    return run_script_async(
+                        self->context_.loop, scripts::release,
+                        release_script_call(self->context_.options.key_prefix, self->resource_, *self->owner()), {},
+                        [self](std::expected<BatchThen, std::error_code>) {
+                            self->replied(std::unexpected(make_error_code(errc::failover_grace)));
+                        });
                 }
-                self->drive(self->loop_.replied(reply, false, self->sent_, steady_clock::now(), self->closing()));
+                self->replied(reply);
             });
+    }
+
+    void replied(const std::expected<AcquireReply, std::error_code>& reply) {
+        drive(loop_.replied(reply, false, sent_, steady_clock::now(), closing()));
     }
 
     // Best effort (leave_line, release): whatever the reply, the loop goes on.
@@ -143,12 +154,13 @@ private:
 
 void start_async_acquire(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner,
                          bool token_is_private, const AcquireOptions& options, AcquireFinish finish) {
-    std::make_shared<AsyncAcquire>(context, resource, owner, token_is_private, options, std::move(finish))->start();
-}
-
-void release_and_forget(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner) {
-    run_script_async(context.loop, scripts::release, release_script_call(context.options.key_prefix, resource, owner),
-                     {}, [](std::expected<BatchThen, std::error_code>) {});
+    auto acquisition =
+        std::make_shared<AsyncAcquire>(context, resource, owner, token_is_private, options, std::move(finish));
+    // Started on the loop thread, so that even an acquisition that ends before sending anything
+    // (inside the failover grace) completes there, never on the caller's thread.
+    auto start = [acquisition] { acquisition->start(); };
+    if (!context.loop.post_at(std::chrono::steady_clock::time_point::min(), std::move(start)))
+        throw std::logic_error("start_async_acquire: the loop is stopping");  // its client outlives it
 }
 
 }  // namespace fencelock::detail

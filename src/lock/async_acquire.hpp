@@ -29,16 +29,12 @@ struct AsyncLockContext {
     const std::atomic<bool>& closing;  ///< the client is being destroyed: give up at the next step
 };
 
-/// Called once, on the loop thread (or on the starting thread if the acquisition ended before
-/// sending anything): the finish step and the loop that counted the attempts.
+/// Called once, on the loop thread: the finish step and the loop that counted the attempts.
 using AcquireFinish = std::move_only_function<void(const AcquireStep& finish, const AcquireLoop& loop)>;
 
 /// Starts one acquisition of `resource` for `owner` (`token_is_private`: the caller never saw
-/// it). `options` are valid (require_valid).
+/// it) at the loop's next turn. `options` are valid (require_valid).
 void start_async_acquire(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner,
                          bool token_is_private, const AcquireOptions& options, AcquireFinish finish);
-
-/// Sends a compare-and-delete for `owner` and forgets its reply (a lease given back at once).
-void release_and_forget(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner);
 
 }  // namespace fencelock::detail

@@ -41,6 +41,12 @@ std::expected<detail::Reply, std::error_code> first_result(const std::expected<d
     if (batch->results.size() != 1) return std::unexpected(make_error_code(errc::protocol_error));
     return batch->results.front();
 }
+
+Result<ReleaseStatus> release_result(const std::expected<detail::BatchThen, std::error_code>& batch) {
+    auto reply = first_result(batch);
+    if (!reply) return std::unexpected(reply.error());
+    return detail::decode_release(*reply);
+}
 }  // namespace
 
 struct AsyncLockClient::Impl {
@@ -63,18 +69,12 @@ struct AsyncLockClient::Impl {
             idle.wait(lock, [&] { return under_way == 0; });
         }
 
-        // Counts an operation in; false (and `done` completed as cancelled) once destruction began.
-        template <typename T>
-        bool begin(Callback<T>& done) {
-            {
-                std::lock_guard lock(mutex);
-                if (!closing.load(std::memory_order_relaxed)) {
-                    ++under_way;
-                    return true;
-                }
-            }
-            done(cancelled());
-            return false;
+        // Counts an operation in: false once destruction began.
+        bool begin() {
+            std::lock_guard lock(mutex);
+            if (closing.load(std::memory_order_relaxed)) return false;
+            ++under_way;
+            return true;
         }
 
         // Completes an operation: its callback returns before destruction may go on.
@@ -95,15 +95,44 @@ struct AsyncLockClient::Impl {
         std::size_t under_way = 0;
     };
 
+    // One counted operation's callback: completes exactly once, with an error if the operation
+    // is abandoned (an exception, e.g. bad_alloc, between begin() and its reply), so that
+    // destruction never waits for it in vain.
+    template <typename T>
+    class Completion {
+    public:
+        Completion(LoopMode& mode, Callback<T> done) : mode_(&mode), done_(std::move(done)) {}
+        Completion(Completion&& other) noexcept : mode_(std::exchange(other.mode_, nullptr)), done_(std::move(other.done_)) {}
+        Completion& operator=(Completion&&) = delete;
+        ~Completion() {
+            if (mode_) (*this)(std::unexpected(std::make_error_code(std::errc::not_enough_memory)));
+        }
+        void operator()(Result<T> result) { std::exchange(mode_, nullptr)->end(done_, std::move(result)); }
+
+    private:
+        LoopMode* mode_;
+        Callback<T> done_;
+    };
+
+    // Counts an operation in, or completes `done` at once (on this thread) with
+    // operation_canceled once destruction began.
+    template <typename T>
+    std::optional<Completion<T>> begin(Callback<T>& done) {
+        if (native->begin()) return Completion<T>(*native, std::move(done));
+        done(cancelled());
+        return std::nullopt;
+    }
+
     Impl(LockClient c, std::size_t runner_count) : client(std::move(c)) {
         if (client.options().endpoint.uses_cluster()) runners.emplace(runner_count);
         else native.emplace(*client.impl_);
     }
-    ~Impl() {
-        if (native) {
-            native->close();  // still usable meanwhile: a callback may issue an operation
-            return;
-        }
+    ~Impl() { close(); }
+
+    // Called by ~AsyncLockClient while the client is whole: a callback may still issue an
+    // operation meanwhile (it completes cancelled).
+    void close() {
+        if (native) return native->close();
         stop.request_stop();  // ends the waits of acquisitions under way
         runners->close();
     }
@@ -135,11 +164,12 @@ struct AsyncLockClient::Impl {
     template <typename Out, typename OnGranted, typename Undo>
     void acquire_on_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
                          const AcquireOptions& o, Callback<Out> done, OnGranted on_granted, Undo undo) {
-        if (!native->begin(done)) return;
+        auto completion = begin(done);
+        if (!completion) return undo(Result<Out>(cancelled()));
         const auto started = steady_clock::now();
         detail::start_async_acquire(
             native->context, r, owner, token_is_private, o,
-            [this, r, owner, o, started, done = std::move(done), on_granted = std::move(on_granted),
+            [this, r, owner, o, started, done = std::move(*completion), on_granted = std::move(on_granted),
              undo = std::move(undo)](const detail::AcquireStep& step, const detail::AcquireLoop& loop) mutable {
                 const bool acquired = step.result == AcquireResult::acquired;
                 auto result = detail::finish_acquisition<Out>(step, loop, on_granted);
@@ -147,19 +177,26 @@ struct AsyncLockClient::Impl {
                               loop, started, acquired ? std::error_code{} : step.error);
                 undo(result);
                 // Destruction ended the wait, or came before the caller could hear of the lease:
-                // the lease goes back before the operation counts as complete.
-                if (native->closing_now() && result && result->acquired())
-                    return give_back(*result, [this, done = std::move(done)]() mutable { native->end(done, Result<Out>(cancelled())); });
-                native->end(done, native->closing_now() ? Result<Out>(cancelled()) : std::move(result));
+                // the lease goes back before the operation counts as complete. Read once: a
+                // lease must never be dropped between two readings.
+                const bool closing = native->closing_now();
+                if (closing && result && result->acquired())
+                    return give_back(*result, [done = std::move(done)]() mutable { done(Result<Out>(cancelled())); });
+                done(closing ? Result<Out>(cancelled()) : std::move(result));
             });
     }
 
     template <typename Then>
     void give_back(Acquisition& got, Then then) {
-        detail::run_script_async(native->loop, detail::scripts::release,
-                                 detail::release_script_call(client.options().key_prefix, got.lease->resource,
-                                                             got.lease->owner),
-                                 {}, [then = std::move(then)](auto) mutable { then(); });
+        const auto& options = client.options();
+        detail::run_script_async(
+            native->loop, detail::scripts::release,
+            detail::release_script_call(options.key_prefix, got.lease->resource, got.lease->owner), {},
+            [&options, lease = *got.lease, then = std::move(then)](auto batch) mutable {
+                detail::report_release(options.observer.get(), lease.resource, lease.owner, release_result(batch),
+                                       std::nullopt);
+                then();
+            });
     }
     template <typename Then>
     void give_back(Holding& got, Then then) {
@@ -192,7 +229,9 @@ std::expected<AsyncLockClient, OptionError> AsyncLockClient::create(ClientOption
 AsyncLockClient::AsyncLockClient(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
 AsyncLockClient::AsyncLockClient(AsyncLockClient&&) noexcept = default;
 AsyncLockClient& AsyncLockClient::operator=(AsyncLockClient&&) noexcept = default;
-AsyncLockClient::~AsyncLockClient() = default;
+AsyncLockClient::~AsyncLockClient() {
+    if (impl_) impl_->close();  // before impl_ goes: a callback may still call into this client
+}
 
 LockClient& AsyncLockClient::sync() noexcept { return impl_->client; }
 
@@ -230,18 +269,19 @@ void AsyncLockClient::renew(const ResourceName& resource, const OwnerToken& owne
             [resource, owner, lease](LockClient& c, std::stop_token) { return c.renew(resource, owner, lease); },
             nothing_to_give_back<Renewal>);
     }
-    auto& mode = *impl_->native;
-    if (!mode.begin(done)) return;
+    auto completion = impl_->begin(done);
+    if (!completion) return;
     const auto& options = impl_->client.options();
     const auto sent = steady_clock::now();
     detail::run_script_async(
-        mode.loop, detail::scripts::renew, detail::renew_script_call(options.key_prefix, resource, owner, lease), {},
-        [&mode, &options, resource, owner, lease, sent, done = std::move(done)](auto batch) mutable {
+        impl_->native->loop, detail::scripts::renew,
+        detail::renew_script_call(options.key_prefix, resource, owner, lease), {},
+        [&options, resource, owner, lease, sent, done = std::move(*completion)](auto batch) mutable {
             auto reply = first_result(batch);
             const auto decoded = reply ? detail::decode_renew(*reply)
                                        : std::expected<detail::RenewReply, std::error_code>(std::unexpected(reply.error()));
             detail::report_renew(options.observer.get(), resource, owner, decoded, lease, false);
-            mode.end(done, detail::renewal_result(decoded, sent, options.clock_drift_factor));
+            done(detail::renewal_result(decoded, sent, options.clock_drift_factor));
         });
 }
 
@@ -251,17 +291,15 @@ void AsyncLockClient::release(const ResourceName& resource, const OwnerToken& ow
             std::move(done), [resource, owner](LockClient& c, std::stop_token) { return c.release(resource, owner); },
             nothing_to_give_back<ReleaseStatus>);
     }
-    auto& mode = *impl_->native;
-    if (!mode.begin(done)) return;
+    auto completion = impl_->begin(done);
+    if (!completion) return;
     const auto& options = impl_->client.options();
     detail::run_script_async(
-        mode.loop, detail::scripts::release, detail::release_script_call(options.key_prefix, resource, owner), {},
-        [&mode, &options, resource, owner, done = std::move(done)](auto batch) mutable {
-            auto reply = first_result(batch);
-            const Result<ReleaseStatus> result =
-                reply ? detail::decode_release(*reply) : Result<ReleaseStatus>(std::unexpected(reply.error()));
+        impl_->native->loop, detail::scripts::release, detail::release_script_call(options.key_prefix, resource, owner),
+        {}, [&options, resource, owner, done = std::move(*completion)](auto batch) mutable {
+            const Result<ReleaseStatus> result = release_result(batch);
             detail::report_release(options.observer.get(), resource, owner, result, std::nullopt);
-            mode.end(done, result);
+            done(result);
         });
 }
 

@@ -209,9 +209,9 @@ AsyncLoop::clock::time_point AsyncLoop::deadline_of(const AsyncRequest& r) const
 int AsyncLoop::poll_timeout_ms(clock::time_point now) const {
     if (self_submitted_) return 0;
     auto next = tasks_.empty() ? clock::time_point::max() : tasks_.begin()->first;
-    if (state_ == State::connecting) next = connect_deadline_;
+    if (state_ == State::connecting) next = std::min(next, connect_deadline_);
     // Deadlines grow along each queue and handed-over requests are older: the fronts decide.
-    if (state_ == State::ready && !in_flight_.empty()) next = deadline_of(*in_flight_.front());
+    if (state_ == State::ready && !in_flight_.empty()) next = std::min(next, deadline_of(*in_flight_.front()));
     if (state_ == State::ready && !waiting_.empty()) next = std::min(next, deadline_of(*waiting_.front()));
     if (next == clock::time_point::max()) return -1;
     if (next <= now) return 0;

@@ -82,7 +82,7 @@ TEST_F(AsyncClientTest, EachOperationCompletesItsCallbackWithTheSyncResult) {
 }
 
 TEST_F(AsyncClientTest, ManyOperationsFromOneThreadAllComplete) {
-    auto c = async_client({.runners = 4});
+    auto c = async_client();
     constexpr int lockers = 200;
     std::vector<std::atomic<int>> calls(lockers);
     std::atomic<int> acquired{0}, released{0};
@@ -106,8 +106,8 @@ TEST_F(AsyncClientTest, ManyOperationsFromOneThreadAllComplete) {
 }
 
 TEST_F(AsyncClientTest, ACallbackThatIssuesTheNextOperationDoesNotDeadlock) {
-    // One runner: the callback runs on the only thread that could carry out its follow-up.
-    auto c = async_client({.runners = 1});
+    // The callback runs on the only thread that carries out its follow-up (the loop thread).
+    auto c = async_client();
     const auto r = resource("async:chain");
     std::promise<int> finished;
     std::atomic<int> cycles{0};
@@ -246,7 +246,7 @@ TEST_F(AsyncClientTest, AnAttemptAfterTheScriptCacheWasFlushedLoadsTheScriptAgai
     EXPECT_GT(next->lease->fence, lease->lease->fence);
 }
 
-TEST_F(AsyncClientTest, AWaitWithRedisDownFailsClosedWithinItsDeadline) {
+TEST_F(AsyncClientTest, AWaitWithRedisDownFailsClosed) {
     const auto r = resource("async:down");
     auto c = AsyncLockClient::create({.endpoint = *parse_redis_url("redis://127.0.0.1:1"),
                                       .connect_timeout = 200ms, .command_timeout = 500ms});

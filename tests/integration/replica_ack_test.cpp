@@ -12,6 +12,7 @@
 #include <vector>
 #include <string>
 
+#include "fencelock/async_client.hpp"
 #include "fencelock/client.hpp"
 #include "fencelock/error.hpp"
 #include "fencelock/observer.hpp"
@@ -51,6 +52,28 @@ TEST_F(ReplicaAckTest, AnAcknowledgedGrantIsHeldAndAlreadyOnTheReplica) {
     const long waits = stat_calls("wait");
     ASSERT_TRUE(c.try_acquire(name("r1b"), replicated).value().acquired());
     EXPECT_EQ(stat_calls("wait"), waits + 1);
+}
+
+// The asynchronous client sends WAIT after the script in the same write on its loop's
+// connection, and treats an unconfirmed grant as the synchronous client does.
+TEST_F(ReplicaAckTest, TheAsyncClientWaitsForTheReplicaAndReleasesAGrantItDidNotConfirm) {
+    auto c = AsyncLockClient::create({.endpoint = *parse_redis_url(master->url()),
+                                      .command_timeout = std::chrono::seconds(5),
+                                      .release_notifications = false});
+    ASSERT_TRUE(c);
+    auto [confirmed, held] = promised<Acquisition>();
+    c->try_acquire(name("a1"), replicated, std::move(confirmed));
+    const auto got = held.get();
+    ASSERT_TRUE(got && got->acquired()) << (got ? "contended" : got.error().message());
+    EXPECT_EQ(replica->cli({"HGET", "lock:{a1}", "owner"}), got->lease->owner.str());
+
+    replica->pause();
+    auto [unconfirmed, refused] = promised<Acquisition>();
+    c->try_acquire(name("a2"), impatient, std::move(unconfirmed));
+    const auto lost = refused.get();
+    ASSERT_FALSE(lost);
+    EXPECT_EQ(lost.error(), errc::not_replicated) << lost.error().message();
+    EXPECT_FALSE(on_master("lock:{a2}")) << "the unconfirmed grant was released";
 }
 
 TEST_F(ReplicaAckTest, AStoppedReplicaFailsTheAcquireWithNotReplicatedAndNobodyHoldsTheLock) {
