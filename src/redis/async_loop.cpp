@@ -279,8 +279,13 @@ void AsyncLoop::pump() {
     }
     if (waiting_.empty()) return;
     if (state_ == State::idle) connect();
-    // One batch in flight at a time: whatever queues meanwhile leaves in the next write.
-    if (state_ != State::ready || !in_flight_.empty()) return;
+    // One batch in flight at a time: whatever queues meanwhile leaves in the next write. A
+    // request with a completion goes at once: the loop thread submitted it while handling a
+    // turn's replies, so a turn's worth leaves together anyway, and holding it back would leave
+    // Redis idle while the loop handles the previous batch (16 async lockers: 15,466 -> 18,073
+    // cycles/s, 2026-12-02).
+    if (state_ != State::ready) return;
+    if (!in_flight_.empty() && (leaving_ || !waiting_.front()->on_done)) return;
     while (!waiting_.empty()) {
         in_flight_.push_back(std::move(waiting_.front()));
         waiting_.pop_front();
