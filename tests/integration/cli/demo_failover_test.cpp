@@ -48,7 +48,12 @@ TEST(DemoFailoverTest, FencelockFencesSurviveAFailoverThatSendsAPlainCounterBack
 
     EXPECT_EQ(ours["fences_issued_twice"], 0) << "fencelock's fences never go backwards";
     EXPECT_EQ(ours["stale_accepted"], 0);
-    EXPECT_EQ(ours["lost_updates"], 0);
+    // Not lost_updates: this demo's workers read without a claim (the write's fence alone
+    // guards the record, to show the counter going backwards), so a holder starved past its
+    // lease between its validity check and its write can still land that write between the
+    // next holder's read and write: accepted (its fence is above the last written) and then
+    // overwritten. Seen once on a loaded run (lost_updates 1, stale_accepted 0). The claim
+    // that closes that window is what the other demos and the fault suite use.
     EXPECT_GT(ours["stale_rejected"].get<int>(), 0) << "the frozen workers' writes are refused";
 
     std::ifstream in(timeline);
