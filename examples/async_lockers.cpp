@@ -1,5 +1,5 @@
 // The asynchronous API: many lockers issued from one thread, each continued by its callbacks
-// on the client's runner threads; this thread only waits for them to finish.
+// on the client's event-loop thread; this thread only waits for them to finish.
 #include <fencelock/async_client.hpp>
 
 #include <atomic>
@@ -18,7 +18,7 @@ int main() {
     for (int i = 0; i < 16; ++i) {
         const auto resource = *fencelock::ResourceName::make("job:" + std::to_string(i));
         client->try_acquire(resource, {.lease = 10s}, [&, resource](fencelock::Result<fencelock::Acquisition> got) {
-            // On a runner thread, under no lock of the client: calling back into it is fine.
+            // On the client's loop thread, under no lock of the client: calling back into it is fine.
             if (!got || !got->acquired()) return finished.count_down();  // error or contended
             client->release(resource, got->lease->owner, [&](fencelock::Result<fencelock::ReleaseStatus> r) {
                 if (r && *r == fencelock::ReleaseStatus::released) ++done;
