@@ -75,8 +75,7 @@ private:
                 return then_done(scripts::leave_line,
                                  leave_line_script_call(context_.options.key_prefix, resource_, *step.owner));
             case Kind::release:
-                return then_done(scripts::release,
-                                 release_script_call(context_.options.key_prefix, resource_, *step.owner));
+                return release_then(*step.owner, [self = shared_from_this()] { self->drive(self->loop_.done()); });
             case Kind::finish: {
                 auto finish = std::move(finish_);
                 return finish(step, loop_);
@@ -107,7 +106,7 @@ private:
         auto self = shared_from_this();
         run_script_async(
             context_.loop, scripts::acquire,
-            acquire_script_call(context_.options.key_prefix, resource_, *owner(), options_, context_.holder, place,
+            acquire_script_call(context_.options.key_prefix, resource_, owner_, options_, context_.holder, place,
                                 LocalLine::empty, DirectGrants::refused),
             wait_argv(ack_), [self](std::expected<BatchThen, std::error_code> batch) {
                 std::expected<AcquireReply, std::error_code> reply =
@@ -115,12 +114,9 @@ private:
                 // A new grant found inside the grace is given back before anyone hears of it (and
                 // before the loop goes on, as LockClient waits for that release).
                 if (reply && reply->acquired && !(reply->reacquired && !reply->handed) && self->in_grace()) {
-                    return run_script_async(
-                        self->context_.loop, scripts::release,
-                        release_script_call(self->context_.options.key_prefix, self->resource_, *self->owner()), {},
-                        [self](std::expected<BatchThen, std::error_code>) {
-                            self->replied(std::unexpected(make_error_code(errc::failover_grace)));
-                        });
+                    return self->release_then(self->owner_, [self] {
+                        self->replied(std::unexpected(make_error_code(errc::failover_grace)));
+                    });
                 }
                 self->replied(reply);
             });
@@ -137,7 +133,13 @@ private:
                          [self](std::expected<BatchThen, std::error_code>) { self->drive(self->loop_.done()); });
     }
 
-    const OwnerToken* owner() const { return &owner_; }
+    // Compare-and-delete for `owner`, then `next`, whatever the reply (best effort).
+    template <typename Next>
+    void release_then(const OwnerToken& owner, Next next) {
+        run_script_async(context_.loop, scripts::release,
+                         release_script_call(context_.options.key_prefix, resource_, owner), {},
+                         [next = std::move(next)](std::expected<BatchThen, std::error_code>) mutable { next(); });
+    }
 
     const AsyncLockContext& context_;
     const ResourceName resource_;

@@ -44,6 +44,11 @@ void append_resp(std::string& out, std::span<const std::string_view> argv) {
     }
 }
 
+void AsyncRequest::release_waiter() noexcept {
+    done.store(1, std::memory_order_release);
+    done.notify_one();
+}
+
 void AsyncRequest::wait() const noexcept {
     while (done.load(std::memory_order_acquire) == 0) done.wait(0, std::memory_order_acquire);
 }
@@ -78,9 +83,7 @@ void AsyncLoop::submit(std::shared_ptr<AsyncRequest> request) {
             lock.unlock();
             request->error = make_error_code(errc::unavailable);
             if (request->on_done) return std::exchange(request->on_done, nullptr)(request->error, request->replies);
-            request->done.store(1, std::memory_order_release);
-            request->done.notify_one();
-            return;
+            return request->release_waiter();
         }
         // Stamped under the lock, so deadlines grow in queue order.
         request->deadline = clock::now() + settings_.command_timeout;
@@ -400,8 +403,7 @@ void AsyncLoop::complete(const std::shared_ptr<AsyncRequest>& request, std::erro
     if (ec) r.replies.clear();
     // A callback runs later, between I/O turns: here we may be inside hiredis's read.
     if (r.on_done) return completed_.push_back(request);
-    r.done.store(1, std::memory_order_release);
-    r.done.notify_one();
+    r.release_waiter();
 }
 
 void AsyncLoop::ev_add_read(void* self) { static_cast<AsyncLoop*>(self)->want_read_ = true; }

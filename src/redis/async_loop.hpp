@@ -75,6 +75,8 @@ struct AsyncRequest {
 
     /// Blocks the caller until the loop has finished with this request.
     void wait() const noexcept;
+    /// The loop's side of wait(): replies or error are filled in.
+    void release_waiter() noexcept;
 };
 
 class AsyncLoop {

@@ -23,7 +23,10 @@ std::string lease_argument(std::chrono::milliseconds lease) { return std::to_str
 
 OwnedScriptCall renew_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
                                   std::chrono::milliseconds lease) {
-    return {{make_keys(prefix, resource).lock}, {owner.str(), lease_argument(lease)}};
+    const std::string lock = make_keys(prefix, resource).lock;
+    const std::string lease_ms = lease_argument(lease);
+    const ScriptCall call = renew_call(lock, owner, lease_ms);  // the one place ARGV's order is written
+    return {{call.keys.begin(), call.keys.end()}, {call.args.begin(), call.args.end()}};
 }
 
 std::expected<RenewReply, std::error_code> decode_renew(const Reply& reply) {
