@@ -314,10 +314,10 @@ run_ceiling() {
   local acquire_sha release_sha
   acquire_sha="$(rcli SCRIPT LOAD "$(expanded_script "$acquire_lua")")"
   release_sha="$(rcli SCRIPT LOAD "$(expanded_script "$release_lua")")"
-  # ARGV as fencelock sends them: owner, lease ms (60 s: nothing expires mid-run), max hold ms,
-  # host, pid, label, fair mode off, line slot ms. A script ignores arguments it does not read.
+  # ARGV as fencelock's try_acquire sends them: owner, lease ms (60 s: nothing expires mid-run),
+  # max hold ms, holder ('<pid> <host> <label>'), no place in a line, line slot ms.
   local acquire_cmd=(EVALSHA "$acquire_sha" "${#acquire_keys[@]}" "${acquire_keys[@]}"
-                     bench-owner 60000 3600000 redis-benchmark 1 compare 0 1000)
+                     bench-owner 60000 3600000 "1 redis-benchmark compare" 0 1000)
   # ARGV: owner, release channel (read by release scripts that notify waiters).
   local release_cmd=(EVALSHA "$release_sha" "${#release_keys[@]}" "${release_keys[@]}"
                      bench-owner "released:{__rand_int__}")

@@ -21,7 +21,8 @@
 #
 # The minimal fenced cycle: acquire = EXISTS check + INCR of a fence counter + SET PX; release =
 # compare-and-delete (GET + DEL). fencelock's scripts are called with the arguments the client
-# sends (owner, lease 60 s, max hold 1 h, holder host/pid/label, sleepers mode, slot).
+# sends for try_acquire (owner, lease 60 s, max hold 1 h, holder, no place in a line, slot) and
+# release (its six keys, owner, channel).
 #
 # Keys: redis-benchmark replaces every __rand_int__ with its own random() value, and seeds it per
 # run, so a release run could not find the acquire run's keys and one command's keys would name
@@ -164,12 +165,13 @@ return 0")"
   ratios=() usec_ratios=()
   for round in $(seq "$rounds"); do
     echo "round $round, load $(cut -d' ' -f1 /proc/loadavg)"
-    # fencelock: 5 keys of one resource; release's 4 keys and channel are 5 placeholders too.
-    # Grants are counted by the fence counter's write (SET in the scripts).
-    measure fencelock 5 5 set \
-      EVALSHA "$acquire_sha" 5 "lock:$r" "fence:$r" "waiters:$r" "waiter-deadlines:$r" "sleepers:$r" \
-        bench-owner 60000 3600000 bench-host 4242 lean 2 1000 -- \
-      EVALSHA "$release_sha" 4 "lock:$r" "waiters:$r" "waiter-deadlines:$r" "sleepers:$r" bench-owner "released:$r"
+    # fencelock, as try_acquire and release call it: 6 keys of one resource; release's 6 keys and
+    # its channel are 7 placeholders. Grants are counted by the fence counter's write (SET).
+    measure fencelock 6 7 set \
+      EVALSHA "$acquire_sha" 6 "lock:$r" "fence:$r" "waiters:$r" "waiter-deadlines:$r" "sleepers:$r" "handoff:$r" \
+        bench-owner 60000 3600000 "4242 bench-host lean" 0 1000 -- \
+      EVALSHA "$release_sha" 6 "lock:$r" "waiters:$r" "waiter-deadlines:$r" "sleepers:$r" "fence:$r" "handoff:$r" \
+        bench-owner "released:$r"
     measure minimal 2 1 incr \
       EVALSHA "$min_acquire_sha" 2 "min:$r" "minfence:$r" bench-owner 60000 -- \
       EVALSHA "$min_release_sha" 1 "min:$r" bench-owner

@@ -36,7 +36,7 @@ protected:
         const std::string t = "{" + r + "}";
         return redis->cli({"EVAL", std::string(detail::scripts::acquire.body), "6", "lock:" + t, "fence:" + t,
                            "waiters:" + t, "waiter-deadlines:" + t, "sleepers:" + t, "handoff:" + t, owner, "60000",
-                           "60000", "dead-host", "4242", "dead", "2", slot_ms, "0", direct});
+                           "60000", "4242 dead-host dead", "2", slot_ms, "0", direct});
     }
     // hold() on another thread, for a waiter that opts in and retries quickly (a 2.2 s slot).
     static std::future<Result<Holding>> hold_soon(LockClient& c, const ResourceName& r) {

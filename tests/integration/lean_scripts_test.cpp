@@ -54,7 +54,7 @@ protected:
         const std::string t = "{" + r + "}";
         return eval(detail::scripts::acquire,
                     {"lock:" + t, "fence:" + t, "waiters:" + t, "waiter-deadlines:" + t, "sleepers:" + t,
-                     "handoff:" + t, o, "10000", "10000", "host", "1", "", "2", "1000", local_waiters},
+                     "handoff:" + t, o, "10000", "10000", "1 host ", "2", "1000", local_waiters},
                     6);
     }
     std::string eval_release(const std::string& r, const std::string& o) {
@@ -115,7 +115,11 @@ TEST_F(LeanScriptsTest, TheLeanGrantWritesTheHolderMetadata) {
     EXPECT_EQ(info->holder->label, "lean-label");
     EXPECT_GT(info->holder->pid, 0);
     EXPECT_FALSE(info->holder->host.empty());
-    EXPECT_EQ(redis->cli({"HGET", "lock:{meta}", "renewals"}), "0");
+    EXPECT_EQ(info->holder->renewals, 0u);
+    EXPECT_EQ(info->holder->since_renew, info->holder->held_for) << "never renewed: counts from the acquisition";
+    EXPECT_GT(info->holder->max_hold_left, 15s);
+    EXPECT_LE(info->holder->max_hold_left, 20s);
+    EXPECT_EQ(redis->cli({"HLEN", "lock:{meta}"}), "4") << "the lean lease is four fields (lib/lease.lua)";
     EXPECT_EQ(redis->cli({"HGET", "lock:{meta}", "waiting"}), "0");
     const long ttl = std::stol(redis->cli({"PTTL", "lock:{meta}"}));
     EXPECT_GT(ttl, 0);
@@ -174,7 +178,7 @@ TEST_F(LeanScriptsTest, OnlyALeaseNobodyWaitsForSkipsTheMessage) {
 
 TEST_F(LeanScriptsTest, ABadLocalWaitersArgumentIsRefusedWithNothingWritten) {
     const std::string before = redis->snapshot();
-    EXPECT_NE(eval_acquire("bad", "o1", "yes").find("argument 9"), std::string::npos);
+    EXPECT_NE(eval_acquire("bad", "o1", "yes").find("argument 7"), std::string::npos);
     EXPECT_EQ(redis->snapshot(), before);
 }
 

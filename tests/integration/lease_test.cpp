@@ -112,15 +112,17 @@ TEST_F(LeaseTest, RenewalPastTheDeadlineChangesNothing) {
     const auto r = resource("job:past-deadline");
     auto a = c.try_acquire(r, {.lease = 10s, .max_hold = 10s});
     ASSERT_TRUE(a && a->acquired());
-    // Move the deadline into the past, as if the holder had been renewing for max_hold.
-    redis->cli({"HSET", "lock:{job:past-deadline}", "max_hold_until_ms", "1"});
+    // Move the acquisition (and so the deadline) into the past, as if the holder had been
+    // renewing for max_hold: meta is '<acquired_ms> <lease_ms> <max_hold_ms> <holder>'.
+    redis->cli({"HSET", "lock:{job:past-deadline}", "meta", "1 10000 10000 1 host label"});
     const std::string before = redis->snapshot();
     auto renewal = c.renew(r, a->lease->owner, 1h);
     ASSERT_TRUE(renewal);
     EXPECT_EQ(renewal->status, RenewStatus::max_hold_exceeded);
     EXPECT_EQ(renewal->fence, a->lease->fence);
     EXPECT_LE(std::stoll(redis->cli({"PTTL", "lock:{job:past-deadline}"})), 10000);
-    EXPECT_EQ(redis->cli({"HGET", "lock:{job:past-deadline}", "renewals"}), "0");
+    EXPECT_EQ(redis->cli({"HEXISTS", "lock:{job:past-deadline}", "renewals"}), "0");
+    EXPECT_EQ(redis->snapshot(), before);
 }
 
 TEST_F(LeaseTest, InspectReportsHolderAndCounter) {

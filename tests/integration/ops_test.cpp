@@ -57,7 +57,9 @@ TEST_F(LockTest, ForceReleaseOfAnIdleLeaseDeletesItAndAudits) {
     auto a = c.try_acquire(r, {.lease = 30s});
     ASSERT_TRUE(a && a->acquired());
     // The holder stopped renewing long ago: pretend the last renewal was 60 s back.
-    const long long renewed = std::stoll(redis->cli({"HGET", "lock:{stuck:2}", "renewed_ms"})) - 60'000;
+    // Never renewed: its acquisition (meta's first number) is the last sign of life.
+    const std::string meta = redis->cli({"HGET", "lock:{stuck:2}", "meta"});
+    const long long renewed = std::stoll(meta.substr(0, meta.find(' '))) - 60'000;
     redis->cli({"HSET", "lock:{stuck:2}", "renewed_ms", std::to_string(renewed)});
 
     auto wrong = admin.force_release(r, {.reason = "r", .operator_name = "o", .expected_owner = OwnerToken::generate()});

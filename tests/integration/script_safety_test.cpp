@@ -111,16 +111,17 @@ TEST_F(ScriptSafetyTest, OutOfRangeArgumentsAreRefusedBeforeAnyWrite) {
     };
     const std::string before = redis->snapshot();
     for (const auto& lease_and_hold : bad) {
-        const std::string out = eval_acquire("x", {"owner-1", lease_and_hold[0], lease_and_hold[1], "h", "1", "", "1", "3000"});
+        const std::string out = eval_acquire("x", {"owner-1", lease_and_hold[0], lease_and_hold[1], "1 h ", "1", "3000"});
         EXPECT_NE(out.find("ERR fencelock: argument"), std::string::npos) << lease_and_hold[0] << ": " << out;
     }
     for (const auto& [mode, slot] : std::vector<std::pair<std::string, std::string>>{{"7", "3000"}, {"1", "0"}, {"1", "9999999999"}}) {
-        const std::string out = eval_acquire("x", {"owner-1", "1000", "2000", "h", "1", "", mode, slot});
+        const std::string out = eval_acquire("x", {"owner-1", "1000", "2000", "1 h ", mode, slot});
         EXPECT_NE(out.find("ERR fencelock: argument"), std::string::npos) << mode << "/" << slot << ": " << out;
     }
     EXPECT_EQ(redis->snapshot(), before);
-    // The same bounds hold on a lock that is held: nothing is touched either.
-    ASSERT_NE(eval_acquire("x", {"owner-1", "1000", "2000", "h", "1", "", "0", "3000"}).find("1"), std::string::npos);
+    // The same bounds hold on a lock that is held: nothing is touched either. (A lease long
+    // enough not to lapse between the two snapshots on a loaded machine.)
+    ASSERT_NE(eval_acquire("x", {"owner-1", "60000", "120000", "1 h ", "0", "3000"}).find("1"), std::string::npos);
     const std::string held = redis->snapshot();
     const std::string tag = "{x}";
     const std::string out = redis->cli({"EVAL", std::string(detail::scripts::renew.body), "1", "lock:" + tag,
@@ -155,7 +156,7 @@ TEST_F(ScriptSafetyTest, ALineKeyOfTheWrongTypeFailsEveryScriptWithNothingChange
         redis->cli({"SET", corrupt, "x"});
         std::string before = redis->snapshot();
         for (const char* mode : {"0", "1", "2"}) {
-            const std::string out = eval_acquire("w", {"owner-1", "1000", "2000", "h", "1", "", mode, "3000"});
+            const std::string out = eval_acquire("w", {"owner-1", "1000", "2000", "1 h ", mode, "3000"});
             EXPECT_NE(out.find("WRONGTYPE"), std::string::npos) << "mode " << mode << ": " << out;
             EXPECT_EQ(redis->snapshot(), before) << "mode " << mode;
         }
@@ -164,7 +165,7 @@ TEST_F(ScriptSafetyTest, ALineKeyOfTheWrongTypeFailsEveryScriptWithNothingChange
         redis->cli({"PEXPIRE", "lock:{w}", "60000"});
         before = redis->snapshot();
         for (const char* mode : {"1", "2"}) {
-            const std::string out = eval_acquire("w", {"owner-2", "1000", "2000", "h", "1", "", mode, "3000"});
+            const std::string out = eval_acquire("w", {"owner-2", "1000", "2000", "1 h ", mode, "3000"});
             EXPECT_NE(out.find("WRONGTYPE"), std::string::npos) << "held, mode " << mode << ": " << out;
             EXPECT_EQ(redis->snapshot(), before) << "held, mode " << mode;
         }

@@ -55,6 +55,36 @@ TEST(DecodeInspect, HeldComputesAgesFromRedisTime) {
     EXPECT_EQ(h.label, "nightly");
 }
 
+// The lean layout (lib/lease.lua): max_hold_ms instead of max_hold_until_ms, and no renewed_ms
+// or renewals before the first renewal.
+TEST(DecodeInspect, ALeaseNotRenewedYetCountsFromItsAcquisition) {
+    const Reply r = A({S("12"), I(now), I(21'000), S("owner"), S("3f2a"), S("fence"), S("12"), S("waiting"), S("0"),
+                       S("meta"), S(std::to_string(now - 5'000) + " 30000 60000 4242 worker-7 nightly run 3")});
+    const HolderState h = decode_inspect(r).value().holder.value();
+    EXPECT_EQ(h.held_for, milliseconds(5'000));
+    EXPECT_EQ(h.since_renew, milliseconds(5'000));
+    EXPECT_EQ(h.renewals, 0u);
+    EXPECT_EQ(h.max_hold_left, milliseconds(55'000));
+    EXPECT_EQ(h.lease, milliseconds(30'000));
+    EXPECT_EQ(h.pid, 4242);
+    EXPECT_EQ(h.host, "worker-7");
+    EXPECT_EQ(h.label, "nightly run 3") << "the label is all that follows the host";
+}
+
+// Renewed: renew's fields say when and for how long; meta still says when it was acquired.
+TEST(DecodeInspect, ARenewedLeaseReadsRenewsFieldsBesideItsMeta) {
+    const Reply r = A({S("12"), I(now), I(21'000), S("owner"), S("3f2a"), S("fence"), S("12"), S("waiting"), S("0"),
+                       S("meta"), S(std::to_string(now - 95'000) + " 30000 3600000 1 h "),
+                       S("renewed_ms"), S(std::to_string(now - 9'000)), S("renewals"), S("3"), S("lease_ms"), S("20000")});
+    const HolderState h = decode_inspect(r).value().holder.value();
+    EXPECT_EQ(h.held_for, milliseconds(95'000));
+    EXPECT_EQ(h.since_renew, milliseconds(9'000));
+    EXPECT_EQ(h.renewals, 3u);
+    EXPECT_EQ(h.lease, milliseconds(20'000));
+    EXPECT_EQ(h.max_hold_left, milliseconds(3'505'000));
+    EXPECT_EQ(h.label, "");
+}
+
 TEST(DecodeInspect, MaxHoldLeftClampsAtZero) {
     EXPECT_EQ(decode_inspect(held_reply(now - 1)).value().holder->max_hold_left, milliseconds(0));
     EXPECT_EQ(decode_inspect(held_reply(now)).value().holder->max_hold_left, milliseconds(0));
@@ -85,7 +115,9 @@ TEST(DecodeInspect, BadContentIsCorruptKey) {
              A({S("1"), I(now), I(500), S("fence"), S("1")}),                   // hash without owner
              A({S("1"), I(now), I(500), S("owner"), S("o"), S("fence"), S("x")}),
              A({S("1"), I(now), I(500), S("owner"), S("o"), S("acquired_ms"), S("soon")}),
-             A({S("1"), I(now), I(500), S("owner"), S("o"), S("pid"), S("1.5")})}) {
+             A({S("1"), I(now), I(500), S("owner"), S("o"), S("pid"), S("1.5")}),
+             A({S("1"), I(now), I(500), S("owner"), S("o"), S("meta"), S("soon 30000 60000 1 h l")}),
+             A({S("1"), I(now), I(500), S("owner"), S("o"), S("meta"), S("1 30000 60000 1")})}) {
         const auto r = decode_inspect(bad);
         ASSERT_FALSE(r.has_value());
         EXPECT_EQ(r.error(), err(errc::corrupt_key));

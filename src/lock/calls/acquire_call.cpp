@@ -15,7 +15,7 @@ constexpr std::int64_t fair_waiters_turn = 1;  // third element of a refusal
 constexpr std::int64_t already_ours = 1;       // fourth element of a grant
 constexpr std::int64_t handed_to_us = 2;       // the same, for a lease a release handed on
 
-// ARGV[7]: where a refused attempt waits.
+// ARGV[5]: where a refused attempt waits.
 const char* wait_mode(WaitPlace place) {
     switch (place) {
         case WaitPlace::fair_line: return "1";
@@ -71,11 +71,16 @@ OwnedScriptCall acquire_script_call(std::string_view prefix, const ResourceName&
                                     const AcquireOptions& options, const HolderMeta& holder, WaitPlace place,
                                     LocalLine local_line, DirectGrants direct) {
     auto keys = make_keys(prefix, resource);
-    return {{std::move(keys.lock), std::move(keys.fence), std::move(keys.waiters), std::move(keys.waiter_deadlines),
-             std::move(keys.sleepers), std::move(keys.handoff)},
-            {owner.str(), std::to_string(options.lease.count()), std::to_string(options.max_hold.count()), holder.host,
-             holder.pid, holder.label, wait_mode(place), std::to_string(waiter_slot(options).count()),
-             local_line == LocalLine::waiting ? "1" : "0", direct == DirectGrants::taken ? "1" : "0"}};
+    OwnedScriptCall call{{std::move(keys.lock), std::move(keys.fence), std::move(keys.waiters),
+                          std::move(keys.waiter_deadlines), std::move(keys.sleepers), std::move(keys.handoff)},
+                         {owner.str(), std::to_string(options.lease.count()), std::to_string(options.max_hold.count()),
+                          holder_text(holder), wait_mode(place), std::to_string(waiter_slot(options).count())}};
+    // ARGV[7] and ARGV[8] read as '0' when absent: each argument costs Redis a copy into Lua.
+    if (local_line == LocalLine::waiting || direct == DirectGrants::taken) {
+        call.args.push_back(local_line == LocalLine::waiting ? "1" : "0");
+        if (direct == DirectGrants::taken) call.args.push_back("1");
+    }
+    return call;
 }
 
 std::expected<AcquireReply, std::error_code> decode_acquire_batch(const BatchThen& batch, const ReplicaAck& ack) {

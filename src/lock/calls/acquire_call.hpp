@@ -9,6 +9,7 @@
 
 #include "fencelock/options.hpp"
 #include "fencelock/types.hpp"
+#include "lock/calls/lease_meta.hpp"
 #include "lock/replica_ack.hpp"
 #include "redis/connection.hpp"
 #include "redis/reply.hpp"
@@ -16,20 +17,13 @@
 
 namespace fencelock::detail {
 
-/// Who asks, recorded in the lease hash for `inspect` and `list`.
-struct HolderMeta {
-    std::string host;
-    std::string pid;
-    std::string label;
-};
-
 /// Where a refused attempt leaves its owner waiting (see acquire.lua): nowhere (a single
 /// attempt), in the fair line, or among the sleepers that releases wake one at a time.
 enum class WaitPlace { none, fair_line, sleepers };
 
 /// Whether threads of the caller's client wait for the lock in its local line (the caller
 /// included). They sleep on the next release message without a place in Redis's line, so a
-/// lease granted meanwhile must have its release send that message (acquire.lua ARGV[9]).
+/// lease granted meanwhile must have its release send that message (acquire.lua ARGV[7]).
 enum class LocalLine { empty, waiting };
 
 struct AcquireReply {
@@ -54,7 +48,7 @@ struct AcquireReply {
 };
 
 /// Whether a refused attempt leaves grant arguments with its place, so that a release may grant
-/// it the lease directly (acquire.lua ARGV[10]): only a waiter that hears the release messages.
+/// it the lease directly (acquire.lua ARGV[8]): only a waiter that hears the release messages.
 enum class DirectGrants { refused, taken };
 
 /// Replies {1, fence, pttl, 0|1} (granted, 1: already ours), {0, pttl, 0, fence} (held) or

@@ -1,5 +1,8 @@
 #include "lock/calls/inspect_call.hpp"
 
+#include <optional>
+
+#include "lock/calls/lease_meta.hpp"
 #include "lock/calls/reply_fields.hpp"
 #include "lock/keys.hpp"
 #include "lock/scripts.hpp"
@@ -24,28 +27,43 @@ std::expected<LockInfo, std::error_code> decode_inspect(const Reply& reply) {
 
     HolderState h;
     h.ttl = milliseconds(pttl);
-    std::int64_t acquired = now, renewed = now, until = now, lease = 0, renewals = 0;
+    // A lease of this version keeps its acquisition, first lease, max hold and holder in `meta`,
+    // and renewed_ms / renewals / lease_ms only once renewed (lib/lease.lua); an earlier
+    // version's hash has each in a field of its own, and max_hold_until_ms.
+    std::int64_t acquired = now, renewals = 0;
+    std::optional<std::int64_t> renewed, until, lease;
+    std::optional<LeaseMeta> meta;
     for (std::size_t i = fields_from; i + 1 < reply.elements.size(); i += 2) {
         const std::string_view field = reply.elements[i].str;
         const Reply& value = reply.elements[i + 1];
         bool ok = true;
         if (field == "owner") h.owner = value.str;
         else if (field == "fence") ok = as_fence(value, h.fence);
+        else if (field == "meta") ok = (meta = parse_lease_meta(value.str)).has_value();
         else if (field == "acquired_ms") ok = as_int(value, acquired);
-        else if (field == "renewed_ms") ok = as_int(value, renewed);
-        else if (field == "max_hold_until_ms") ok = as_int(value, until);
-        else if (field == "lease_ms") ok = as_int(value, lease);
+        else if (field == "renewed_ms") ok = as_int(value, renewed.emplace());
+        else if (field == "max_hold_until_ms") ok = as_int(value, until.emplace());
+        else if (field == "lease_ms") ok = as_int(value, lease.emplace());
         else if (field == "renewals") ok = as_int(value, renewals);
         else if (field == "host") h.host = value.str;
         else if (field == "pid") ok = as_int(value, h.pid);
         else if (field == "label") h.label = value.str;
         if (!ok) return corrupt_key();
     }
+    if (meta) {
+        acquired = meta->acquired_ms;
+        until = meta->acquired_ms + meta->max_hold_ms;
+        if (!lease) lease = meta->lease_ms;
+        h.pid = meta->pid;
+        h.host = std::move(meta->host);
+        h.label = std::move(meta->label);
+    }
     if (h.owner.empty()) return corrupt_key();
+    const std::int64_t hold_until = until.value_or(now);
     h.held_for = milliseconds(now - acquired);
-    h.since_renew = milliseconds(now - renewed);
-    h.max_hold_left = milliseconds(until > now ? until - now : 0);
-    h.lease = milliseconds(lease);
+    h.since_renew = milliseconds(now - renewed.value_or(acquired));
+    h.max_hold_left = milliseconds(hold_until > now ? hold_until - now : 0);
+    h.lease = milliseconds(lease.value_or(0));
     h.renewals = static_cast<std::uint64_t>(renewals);
     info.holder = std::move(h);
     return info;

@@ -1,6 +1,6 @@
 -- acquire: take the lease on a free lock and issue a new fencing token, atomically.
 --
--- KEYS[1]  lock key     lock:{R}              hash holding the current lease
+-- KEYS[1]  lock key     lock:{R}              hash holding the current lease (lib/lease.lua)
 -- KEYS[2]  fence key    fence:{R}             integer counter; never expires, never deleted
 -- KEYS[3]  waiters      waiters:{R}           fair-mode line: zset owner -> arrival (us)
 -- KEYS[4]  deadlines    waiter-deadlines:{R}  hash owner -> ms when the waiter's place lapses
@@ -12,17 +12,20 @@
 -- ARGV[2]  lease length in ms, 1 .. MAX_LEASE_MS
 -- ARGV[3]  max hold in ms, lease .. MAX_HOLD_MS: renewals are refused from acquisition +
 --          max hold on, and no renewal extends the lock past acquisition + max hold + lease
--- ARGV[4]  holder host   ARGV[5] holder pid   ARGV[6] holder label (may be empty)
--- ARGV[7]  when not granted: '1' take (or keep) a place in the fair line, '2' among the
+-- ARGV[4]  holder: '<pid> <host> <label>' (host without spaces; the label may be empty), shown
+--          by inspect and list
+-- ARGV[5]  when not granted: '1' take (or keep) a place in the fair line, '2' among the
 --          sleepers, '0' neither (a single attempt)
--- ARGV[8]  ms a place in the line lasts unless the waiter tries again, 1 .. MAX_SLOT_MS
--- ARGV[9]  '1' when threads of the caller's client (the caller included) wait for this lock in
+-- ARGV[6]  ms a place in the line lasts unless the waiter tries again, 1 .. MAX_SLOT_MS
+-- ARGV[7]  '1' when threads of the caller's client (the caller included) wait for this lock in
 --          its local line (some may sleep on the next release message without a place in
 --          Redis's line), else '0'; absent counts as '0'
--- ARGV[10] '1': the caller takes direct grants (it hears this lock's release messages): a
+-- ARGV[8]  '1': the caller takes direct grants (it hears this lock's release messages): a
 --          refused attempt that takes a place also leaves its grant arguments in KEYS[6], so a
 --          release can grant it the lease (lib/handoff.lua); '0' or absent: it never is, and
 --          arguments an earlier attempt of this owner left are removed
+-- Every argument is an EVAL argument Redis copies into Lua on each call (about 1,100
+-- instructions each): the holder is one argument, and the client leaves out trailing '0's.
 --
 -- Replies
 --   {1, fence, pttl, 0}  acquired: a new fence was issued (fences are decimal strings)
@@ -52,48 +55,56 @@
 --
 -- Lean when nobody waits: one EXISTS over the lock and the four line keys tells a free lock
 -- with no line at all, and then the grant costs TIME, GET and SET of the counter, HSET and
--- PEXPIRE. The lease's `waiting` field tells release whether to look for a waiter and publish:
--- '1' when a line existed at the grant or the client said local waiters wait (ARGV[9]), and
--- set to '1' by every refused attempt that will wait. A waiter therefore never sleeps on a
--- message a release skips: it either made a refused attempt on this lease, or had a place when
--- it was granted, or waits in the grantee's own client, which said so (docs/DESIGN.md,
--- "Lean scripts").
+-- PEXPIRE, with as little Lua as possible between them (fences and times as texts made from
+-- TIME's digits, ARGV text written as is, and the line's functions defined only past the lean
+-- path: every `local function` costs a closure per run; docs/DESIGN.md, "Lean scripts"). The
+-- lease's `waiting` field tells release whether to look for a waiter and publish: '1' when a
+-- line existed at the grant or the client said local waiters wait (ARGV[7]), and set to '1' by
+-- every refused attempt that will wait. A waiter therefore never sleeps on a message a release
+-- skips: it either made a refused attempt on this lease, or had a place when it was granted, or
+-- waits in the grantee's own client, which said so (docs/DESIGN.md, "Lean scripts").
 
 -- @include args
--- @include line
+-- @include fence
 -- @include lease
 
 local lease_ms = ms_arg(2, 1, MAX_LEASE_MS)
 local max_hold_ms = ms_arg(3, lease_ms, MAX_HOLD_MS)
-local mode = ARGV[7]
+local mode = ARGV[5]
 if mode ~= '0' and mode ~= '1' and mode ~= '2' then
-    error({err = "ERR fencelock: argument 7 must be '0', '1' or '2'"})
+    error({err = "ERR fencelock: argument 5 must be '0', '1' or '2'"})
 end
-local slot_ms = ms_arg(8, 1, MAX_SLOT_MS)
-local local_waiters = ARGV[9] or '0'
+local slot_ms = ms_value(6, 1, MAX_SLOT_MS)
+local local_waiters = ARGV[7] or '0'
 if local_waiters ~= '0' and local_waiters ~= '1' then
-    error({err = "ERR fencelock: argument 9 must be '0' or '1'"})
+    error({err = "ERR fencelock: argument 7 must be '0' or '1'"})
 end
-local direct = ARGV[10] or '0'
+local direct = ARGV[8] or '0'
 if direct ~= '0' and direct ~= '1' then
-    error({err = "ERR fencelock: argument 10 must be '0' or '1'"})
+    error({err = "ERR fencelock: argument 8 must be '0' or '1'"})
 end
+if not ARGV[4] then error({err = 'ERR fencelock: argument 4 (the holder) is missing'}) end
 
--- Writes the lease (lib/lease.lua) with the holder metadata inspect and list show.
+-- Writes the lease (lib/lease.lua) with the holder metadata inspect and list show. The lease
+-- and max hold go in as their checked ARGV text: no number conversion.
 local function grant(fence, now_ms, waiting)
-    write_lease(KEYS[1], ARGV[1], fence, now_ms, lease_ms, max_hold_ms, ARGV[4], ARGV[5], ARGV[6], waiting, lease_ms)
+    write_lease(KEYS[1], ARGV[1], fence, now_ms, ARGV[2], ARGV[3], ARGV[4], waiting, ARGV[2])
     return {1, fence, lease_ms, 0}
 end
 
 -- The lean path: no lock and no line at all (one call for the five keys), so nobody waits and
--- nothing can have the wrong type: check the counter, grant, done.
+-- nothing can have the wrong type: check the counter, grant, done. Times stay texts until a
+-- number is needed.
 local taken = redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6]) > 0
-local now_ms, t = server_ms()
+local now_us, now_ms_text = server_time_text()
 if not taken then
-    local fence = next_fence(current_fence(KEYS[2]), t)
+    local fence = next_fence(current_fence(KEYS[2]), now_us)
     redis.call('SET', KEYS[2], fence)
-    return grant(fence, now_ms, local_waiters)
+    return grant(fence, now_ms_text, local_waiters)
 end
+local now_ms = now_ms_text + 0
+
+-- @include line
 
 local lease = redis.call('HMGET', KEYS[1], 'owner', 'waiting', 'fence', 'handed')
 local holder = lease[1]
@@ -110,13 +121,12 @@ local function wait_in_line()
     if mode == '0' then return end
     check_line_keys(KEYS[3], KEYS[4], KEYS[5], KEYS[6])
     local line = mode == '1' and KEYS[3] or KEYS[5]
-    local arrival_us = time_us(t)
-    redis.call('ZADD', line, 'NX', arrival_us, ARGV[1])
+    redis.call('ZADD', line, 'NX', now_us, ARGV[1])
     redis.call('HSET', KEYS[4], ARGV[1], now_ms + slot_ms)
     outlive_place(line)
     outlive_place(KEYS[4])
     if direct == '1' then
-        redis.call('HSET', KEYS[6], ARGV[1], cmsgpack.pack({lease_ms, max_hold_ms, ARGV[4], ARGV[5], ARGV[6], slot_ms}))
+        redis.call('HSET', KEYS[6], ARGV[1], cmsgpack.pack({lease_ms, max_hold_ms, ARGV[4], slot_ms}))
         outlive_place(KEYS[6])
     else
         redis.call('HDEL', KEYS[6], ARGV[1])  -- it no longer hears grants: never grant to it
@@ -133,7 +143,7 @@ if holder then
 end
 -- Computed before any write: a failing counter or clock changes nothing.
 local counter = current_fence(KEYS[2])
-local fence = next_fence(counter, t)
+local fence = next_fence(counter, now_us)
 check_line_keys(KEYS[3], KEYS[4], KEYS[5], KEYS[6])
 local head, head_deadline = first_live(KEYS[3], KEYS[4], now_ms, KEYS[6])
 if head and head ~= ARGV[1] then

@@ -24,6 +24,7 @@
 -- so the next owner's fence is still larger than the forced-out holder's.
 
 -- @include args
+-- @include lease
 
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if not owner then
@@ -32,11 +33,15 @@ end
 if ARGV[4] ~= '' and owner ~= ARGV[4] then
     return {2, owner}
 end
-local fields = redis.call('HMGET', KEYS[1], 'fence', 'renewed_ms', 'lease_ms')
+-- A lease not renewed yet has no renewed_ms nor lease_ms of renew's (lib/lease.lua): its
+-- acquisition and its first lease count.
+local fields = redis.call('HMGET', KEYS[1], 'fence', 'renewed_ms', 'lease_ms', 'meta', 'acquired_ms')
 local now_ms = server_ms()
-local since_renew = now_ms - tonumber(fields[2])
-if ARGV[5] ~= '1' and since_renew < tonumber(fields[3]) then
-    return {3, owner, fields[1], since_renew, tonumber(fields[3])}
+local acquired, first_lease = lease_meta(fields[4])
+local lease_ms = tonumber(fields[3]) or first_lease
+local since_renew = now_ms - (tonumber(fields[2]) or acquired or tonumber(fields[5]))
+if ARGV[5] ~= '1' and since_renew < lease_ms then
+    return {3, owner, fields[1], since_renew, lease_ms}
 end
 redis.call('XLEN', KEYS[2])  -- an audit key of the wrong type fails here, before the DEL
 redis.call('DEL', KEYS[1])

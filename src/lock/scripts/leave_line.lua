@@ -22,6 +22,7 @@
 -- for it, and naming a waiter whose place has lapsed would wake nobody while the lock sits free.
 
 -- @include args
+-- @include fence
 -- @include line
 -- @include lease
 -- @include handoff

@@ -26,11 +26,7 @@
 -- message only wakes: that waiter still takes the lock through acquire, so a lost or spurious
 -- one can delay it, never let two hold it.
 
--- @include args
--- @include line
--- @include lease
--- @include handoff
-
+-- The lean path comes before the shared code, whose functions would cost a closure each per run.
 local lease = redis.call('HMGET', KEYS[1], 'owner', 'waiting')
 if lease[1] ~= ARGV[1] then
     return 0
@@ -41,6 +37,13 @@ if lease[2] == '0' then
     redis.call('DEL', KEYS[1])
     return 1
 end
+
+-- @include args
+-- @include fence
+-- @include line
+-- @include lease
+-- @include handoff
+
 local has_waiters = redis.call('EXISTS', KEYS[2], KEYS[4]) > 0
 if has_waiters then check_line_keys(KEYS[2], KEYS[3], KEYS[4], KEYS[6]) end
 redis.call('DEL', KEYS[1])

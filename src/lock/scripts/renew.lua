@@ -20,24 +20,33 @@
 -- reached" from "lease lost".)
 
 -- @include args
+-- @include lease
 
-local requested_ms = ms_arg(2, 1, MAX_LEASE_MS)
-local lease = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'max_hold_until_ms', 'ends_by_ms', 'lease_ms')
+local requested_ms = ms_value(2, 1, MAX_LEASE_MS)
+local lease = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'meta', 'renewals', 'acquired_ms', 'max_hold_until_ms',
+    'ends_by_ms', 'lease_ms')
 if lease[1] ~= ARGV[1] then
     return {0}
 end
 
 local fence = lease[2]
 local now_ms = server_ms()
-local max_hold_until = tonumber(lease[3])
+local acquired, first_lease, max_hold = lease_meta(lease[3])
+local max_hold_until, ends_by
+if acquired then
+    max_hold_until = acquired + max_hold
+    ends_by = max_hold_until + first_lease
+else
+    -- An earlier version's hash; the oldest have no ends_by_ms: then the bound comes from the
+    -- lease they hold now.
+    max_hold_until = tonumber(lease[6])
+    ends_by = tonumber(lease[7] or '') or max_hold_until + tonumber(lease[8])
+end
 if now_ms >= max_hold_until then
     return {2, fence}
 end
 
--- Locks written before ends_by_ms existed: the bound from the lease they hold now.
-local ends_by = tonumber(lease[4] or '') or max_hold_until + tonumber(lease[5])
 local lease_ms = math.min(requested_ms, ends_by - now_ms)
 redis.call('PEXPIRE', KEYS[1], lease_ms)
-redis.call('HSET', KEYS[1], 'renewed_ms', now_ms, 'lease_ms', lease_ms)
-redis.call('HINCRBY', KEYS[1], 'renewals', 1)
+redis.call('HSET', KEYS[1], 'renewed_ms', now_ms, 'lease_ms', lease_ms, 'renewals', (tonumber(lease[4]) or 0) + 1)
 return {1, fence, lease_ms}
