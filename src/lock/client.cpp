@@ -70,7 +70,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
     using Kind = detail::AcquireStep::Kind;
     detail::require_valid(o, options.command_timeout);
     const auto started = steady_clock::now();
-    const bool direct_grants = takes_direct_grants(kept, o);
+    const bool direct_grants = takes_direct_grants(o);
     detail::AcquireLoop loop({.owner = owner,
                               .wait = o.wait,
                               .backoff = o.backoff,
@@ -92,8 +92,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
         switch (step.kind) {
             case Kind::attempt: {
                 const bool watched = line && line->subscribed_now();
-                // Only a waiter that hears the release messages can take a direct grant.
-                const auto direct = direct_grants && watched ? detail::DirectGrants::taken : detail::DirectGrants::refused;
+                const auto direct = direct_mode(direct_grants, kept, line != nullptr, watched);
                 const auto reply = attempt(r, *step.owner, o, sent, direct);
                 step = loop.replied(reply, watched, sent, steady_clock::now(), stop.stop_requested());
                 break;
@@ -228,9 +227,22 @@ Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken
 }
 
 Result<ReleaseStatus> LockClient::release(const ResourceName& resource, const OwnerToken& owner) {
-    auto result = detail::release_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner);
+    auto reply = detail::release_for_client(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner,
+                                            impl_->holder.client_id);
+    const Result<ReleaseStatus> result =
+        reply ? Result<ReleaseStatus>(reply->status) : Result<ReleaseStatus>(std::unexpected(reply.error()));
     detail::report_release(impl_->options.observer.get(), resource, owner, result, std::nullopt);
+    if (reply && reply->granted) impl_->hand_to_waiter(resource, *reply->granted);
     return result;
+}
+
+// A waiter that is not in the local line any more needs nothing: it either took the lease by its
+// own attempt ("already ours") or is giving up, and giving up sends leave_line, which deletes a
+// lease handed to the leaver (leave_line.lua). Releasing it here instead could delete the lease
+// of a waiter that just took it by its attempt.
+void LockClient::Impl::hand_to_waiter(const ResourceName& r, const detail::GrantMessage& g) {
+    std::lock_guard lock(notifier_mutex);
+    if (notifier) (void)notifier->grant(detail::make_keys(options.key_prefix, r).released, g.owner, g.grant);
 }
 
 Result<LockInfo> LockClient::inspect(const ResourceName& resource) {

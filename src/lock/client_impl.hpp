@@ -6,6 +6,7 @@
 #include "fencelock/client.hpp"
 #include "lock/acquire_loop.hpp"
 #include "lock/keeper.hpp"
+#include "common/random_id.hpp"
 #include "lock/calls/acquire_call.hpp"
 #include "lock/calls/release_call.hpp"
 #include "lock/calls/renew_call.hpp"
@@ -64,7 +65,7 @@ struct LockClient::Impl {
                    detail::topology_for(options.endpoint)},
           pool(std::make_shared<detail::ConnectionPool>(
               [s = settings] { return detail::make_endpoint_connection(s, detail::make_multiplexed_connection); }, options.pool_size)),
-          holder{host_name(), std::to_string(::getpid()), options.holder_label} {}
+          holder{host_name(), std::to_string(::getpid()), options.holder_label, detail::random_hex_id()} {}
 
     // One attempt; `sent` receives the moment the request went out (safe-until counts from it).
     // Inside the failover grace of a promoted master nothing is granted: checked before, and
@@ -97,14 +98,26 @@ struct LockClient::Impl {
         return options.release_notifications ? detail::WaitPlace::sleepers : detail::WaitPlace::none;
     }
 
-    // Who opts in to direct grants (acquire.lua ARGV[10] '1'): a kept lease only, since a grant's
-    // TTL may be shorter than the lease and the keeper extends it at once (a plain acquire()
-    // caller would silently hold less than it asked); no replica acknowledgement asked, since a
-    // confirmation's WAIT need not cover a grant the releaser's connection wrote; and a waiter
-    // with a place in Redis's line that hears the release messages.
-    bool takes_direct_grants(bool kept, const AcquireOptions& o) const {
-        return kept && o.replicas == 0 && options.release_notifications && wait_place(o) != detail::WaitPlace::none;
+    // Who opts in to direct grants (acquire.lua ARGV[8]): a waiter with a place in Redis's line
+    // and no replica acknowledgement asked (a confirmation's WAIT need not cover a grant the
+    // releaser's connection wrote). From which releases is the attempt's choice (direct_mode).
+    bool takes_direct_grants(const AcquireOptions& o) const {
+        return o.replicas == 0 && options.release_notifications && wait_place(o) != detail::WaitPlace::none;
     }
+
+    // An attempt made in the local line takes grants from releases of this client (whole lease,
+    // told by the reply: Impl::hand_to_waiter). A kept lease's attempt that is watched also
+    // takes them from any release: such a grant's TTL may be shorter than the lease (the
+    // waiter's place bounds it) and only the keeper extends it at once; a plain acquire()
+    // caller would silently hold less than it asked.
+    static detail::DirectGrants direct_mode(bool opted_in, bool kept, bool in_line, bool watched) {
+        if (!opted_in || !in_line) return detail::DirectGrants::refused;
+        return kept && watched ? detail::DirectGrants::taken : detail::DirectGrants::own_client;
+    }
+
+    // A release by this client granted `g` to its waiter (the reply said so, no message did):
+    // hands it to that waiter if it is still in the local line.
+    void hand_to_waiter(const ResourceName& r, const detail::GrantMessage& g);
 
     // Full-jitter retry loop shared by acquire() and hold(). `on_granted` turns a grant into
     // the caller's result type.

@@ -325,6 +325,13 @@ std::unique_ptr<ReleaseNotifier::Waiter> ReleaseNotifier::join(const std::string
     return std::make_unique<Waiter>(state_, channel, owner);
 }
 
+bool ReleaseNotifier::grant(const std::string& channel, std::string_view owner, const DirectGrant& g) {
+    std::lock_guard lock(state_->mutex);
+    const auto ticket = state_->plan.grant(channel, owner, g);
+    if (ticket) state_->notify({{channel, ticket}});
+    return ticket.has_value();
+}
+
 bool ReleaseNotifier::has_waiters(const std::string& channel) const {
     std::lock_guard lock(state_->mutex);
     return state_->plan.has_waiters(channel);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "lock/calls/grant_message.hpp"
@@ -76,6 +77,10 @@ public:
 
     /// Enters the back of the local line for `channel` as `owner`, subscribing if needed.
     std::unique_ptr<Waiter> join(const std::string& channel, const std::string& owner);
+    /// Hands a direct grant a release by this client made (its reply says so, no message does)
+    /// to this client's waiter `owner` for `channel`, and wakes it. False when no such waiter
+    /// is here any more: then the lease is nobody's to use.
+    bool grant(const std::string& channel, std::string_view owner, const DirectGrant& g);
     /// Whether some thread of this client waits for `channel`.
     bool has_waiters(const std::string& channel) const;
     /// Whether `channel`'s subscription stands confirmed now, waiters or not (it lingers a

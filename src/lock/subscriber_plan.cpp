@@ -37,6 +37,13 @@ std::optional<DirectGrant> SubscriberPlan::take_grant(const std::string& channel
     return channels_[channel].line.take_grant(t);
 }
 
+std::optional<SubscriberPlan::Ticket> SubscriberPlan::grant(const std::string& channel, std::string_view owner,
+                                                           const DirectGrant& g) {
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return std::nullopt;
+    return it->second.line.grant(owner, g);
+}
+
 std::size_t SubscriberPlan::ahead(const std::string& channel, Ticket t) { return channels_[channel].line.ahead(t); }
 
 bool SubscriberPlan::confirmed(const std::string& channel) { return channels_[channel].confirmed; }

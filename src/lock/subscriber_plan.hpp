@@ -90,6 +90,10 @@ public:
     bool take_wake(const std::string& channel, Ticket t);
     /// Consumes the direct grant a release message announced for `t`, if one came.
     std::optional<DirectGrant> take_grant(const std::string& channel, Ticket t);
+    /// A release by this client granted the lease to its waiter `owner` and said so in its reply
+    /// (no message announces it): kept for that waiter as a message's grant is. Its ticket, to
+    /// wake; nullopt when no waiter of `channel` has that owner token (it is gone).
+    std::optional<Ticket> grant(const std::string& channel, std::string_view owner, const DirectGrant& g);
     std::size_t ahead(const std::string& channel, Ticket t);
 
     /// The subscription stands on the slot's node and no release on `channel` can go unseen.

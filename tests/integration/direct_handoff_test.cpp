@@ -146,7 +146,9 @@ TEST_F(DirectHandoffTest, AWaiterThatDidNotOptInIsOnlyWokenNeverGranted) {
 
 // A plain acquire() has no keeper to extend a shorter grant: it never opts in, is woken and
 // takes the lock through acquire, with the whole lease it asked for.
-TEST_F(DirectHandoffTest, APlainAcquireIsNeverGrantedAndGetsItsWholeLease) {
+// A plain acquire() takes grants only from releases of its own client (which grant the whole
+// lease): one by another client only wakes it, and it gets its whole lease by its own attempt.
+TEST_F(DirectHandoffTest, APlainAcquireIsNeverGrantedByAnotherClientAndGetsItsWholeLease) {
     auto holder_client = client();
     auto waiter_client = client();
     const auto r = resource("plain");
@@ -156,16 +158,50 @@ TEST_F(DirectHandoffTest, APlainAcquireIsNeverGrantedAndGetsItsWholeLease) {
     auto waiting = std::async(std::launch::async,
                               [&] { return waiter_client.acquire(r, {.lease = 30s, .wait = 60s, .backoff = quick}); });
     ASSERT_TRUE(eventually([&] { return redis->cli({"ZCARD", "sleepers:{plain}"}) == "1" && script_calls() >= 3; }));
-    EXPECT_EQ(handoff_entries("plain"), 0) << "a plain acquire() opted in to direct grants";
+    const auto grants_before = detail::ReleaseNotifier::grants_taken();
     ASSERT_TRUE(holder_client.release(r, held->owner));
     ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready);
     auto got = waiting.get();
     ASSERT_TRUE(got && got->acquired());
     EXPECT_GT(got->lease->ttl, 2500ms) << "the lease was cut to the waiter's slot";
+    EXPECT_EQ(detail::ReleaseNotifier::grants_taken(), grants_before) << "another client's release granted it";
     auto info = holder_client.inspect(r);
     ASSERT_TRUE(info && info->holder);
     EXPECT_GT(info->holder->ttl, 2500ms);
     EXPECT_TRUE(waiter_client.release(r, got->lease->owner));
+}
+
+// Threads of one client taking turns: each release grants the next thread's plain acquire() its
+// whole lease and says so in its reply, so no message is published and the waiter takes the
+// lock without another attempt of its own.
+TEST_F(DirectHandoffTest, AReleaseGrantsAWaiterOfItsOwnClientTheWholeLeaseWithoutAMessage) {
+    auto c = client();
+    const auto r = resource("own");
+    auto held = c.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+    auto waiting = std::async(std::launch::async,
+                              [&] { return c.acquire(r, {.lease = 30s, .wait = 60s, .backoff = sleepy}); });
+    // Its refused attempt left its place with grant arguments for this client's releases.
+    ASSERT_TRUE(eventually([&] { return handoff_entries("own") == 1; }));
+    redis->cli({"CONFIG", "RESETSTAT"});
+    const auto grants_before = detail::ReleaseNotifier::grants_taken();
+    ASSERT_TRUE(c.release(r, held->lease->owner));
+    ASSERT_EQ(waiting.wait_for(30s), std::future_status::ready) << "the grant did not reach the waiter";
+    auto got = waiting.get();
+    ASSERT_TRUE(got && got->acquired());
+    // Since the reset: the release alone. The waiter neither confirmed the grant nor retried.
+    EXPECT_EQ(script_calls(), 1) << "the waiter confirmed or retried instead of taking the grant";
+    EXPECT_GT(got->lease->ttl, 29s) << "a grant from its own client is the whole lease";
+    EXPECT_GT(got->lease->fence, held->lease->fence);
+    EXPECT_EQ(detail::ReleaseNotifier::grants_taken(), grants_before + 1);
+    EXPECT_EQ(redis->cli({"INFO", "commandstats"}).find("cmdstat_spublish"), std::string::npos)
+        << "the grant was also published";
+    auto info = c.inspect(r);
+    ASSERT_TRUE(info && info->holder);
+    EXPECT_EQ(info->holder->owner, got->lease->owner.str());
+    EXPECT_GT(info->holder->ttl, 29s);
+    EXPECT_TRUE(c.release(r, got->lease->owner));
+    EXPECT_EQ(handoff_entries("own"), 0);
 }
 
 // A release by an ACL user that may not publish cannot tell the waiter of a grant: it grants

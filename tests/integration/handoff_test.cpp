@@ -184,7 +184,7 @@ TEST_F(HandoffTest, ACrashedFairWaitersPlaceLapses) {
     auto c = client();
     const auto r = resource("lapsed");
     const auto ghost = OwnerToken::generate();
-    ghost_place("lapsed", ghost.str(), redis_ms() + 300);
+    ghost_place("lapsed", ghost.str(), redis_ms() + 2000);  // long enough to be live at the first try on a loaded machine
     auto first = c.try_acquire(r, {.lease = 10s});
     ASSERT_TRUE(first);
     ASSERT_FALSE(first->acquired());

@@ -22,8 +22,22 @@ TEST(DecodeRelease, OneAndZero) {
 }
 
 TEST(DecodeRelease, AnythingElseIsProtocolError) {
-    for (const Reply& bad : {I(2), I(-1), S("1"), Nil(), A({I(1)}), Status("OK")})
+    for (const Reply& bad : {I(2), I(-1), S("1"), Nil(), A({I(1)}), Status("OK"), A({I(1), S("o"), S("7")}),
+                             A({I(0), S("o"), S("7"), I(100)}), A({I(1), S(""), S("7"), I(100)}),
+                             A({I(1), S("o"), S("x"), I(100)}), A({I(1), S("o"), S("7"), I(0)})})
         EXPECT_EQ(decode_release(bad).error(), err(errc::protocol_error));
+}
+
+// --- release: {1, owner, fence, ttl}, a grant to a waiter of the releasing client ------------
+
+TEST(DecodeRelease, AGrantToAWaiterOfTheReleasingClientComesWithItsFenceAndTtl) {
+    const auto reply = detail::decode_release_reply(A({I(1), S("3f2a"), S("1796189456171809"), I(30'000)})).value();
+    EXPECT_EQ(reply.status, ReleaseStatus::released);
+    ASSERT_TRUE(reply.granted);
+    EXPECT_EQ(reply.granted->owner, "3f2a");
+    EXPECT_EQ(reply.granted->grant.fence, FencingToken{1796189456171809});
+    EXPECT_EQ(reply.granted->grant.ttl, milliseconds(30'000));
+    EXPECT_FALSE(detail::decode_release_reply(I(1)).value().granted);
 }
 
 // --- leave_line: 1 or 0 ---------------------------------------------------------------------

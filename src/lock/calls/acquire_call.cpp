@@ -76,9 +76,12 @@ OwnedScriptCall acquire_script_call(std::string_view prefix, const ResourceName&
                          {owner.str(), std::to_string(options.lease.count()), std::to_string(options.max_hold.count()),
                           holder_text(holder), wait_mode(place), std::to_string(waiter_slot(options).count())}};
     // ARGV[7] and ARGV[8] read as '0' when absent: each argument costs Redis a copy into Lua.
-    if (local_line == LocalLine::waiting || direct == DirectGrants::taken) {
+    if (local_line == LocalLine::waiting || direct != DirectGrants::refused) {
         call.args.push_back(local_line == LocalLine::waiting ? "1" : "0");
-        if (direct == DirectGrants::taken) call.args.push_back("1");
+        if (direct != DirectGrants::refused) {
+            call.args.push_back(direct == DirectGrants::taken ? "1" : "2");
+            if (!holder.client_id.empty()) call.args.push_back(holder.client_id);
+        }
     }
     return call;
 }

@@ -48,8 +48,10 @@ struct AcquireReply {
 };
 
 /// Whether a refused attempt leaves grant arguments with its place, so that a release may grant
-/// it the lease directly (acquire.lua ARGV[8]): only a waiter that hears the release messages.
-enum class DirectGrants { refused, taken };
+/// it the lease directly (acquire.lua ARGV[8]): from any release (`taken`: only a waiter that
+/// hears the release messages), only from a release by its own client (`own_client`: told by
+/// that release's reply), or never.
+enum class DirectGrants { refused, taken, own_client };
 
 /// Replies {1, fence, pttl, 0|1} (granted, 1: already ours), {0, pttl, 0, fence} (held) or
 /// {0, ms, 1, fence} (an earlier fair waiter's turn); the shapes without the fence ({0, pttl},

@@ -8,11 +8,14 @@
 
 namespace fencelock::detail {
 
-/// Who asks, recorded in the lease for `inspect` and `list`.
+/// Who asks: recorded in the lease for `inspect` and `list` (host, pid, label), and the client's
+/// own id, which a waiter leaves with its place so that a release by the same client grants it
+/// the whole lease and tells it by its reply (lib/handoff.lua).
 struct HolderMeta {
     std::string host;
     std::string pid;
     std::string label;
+    std::string client_id{};
 };
 
 /// acquire.lua's ARGV[4]: '<pid> <host> <label>'. Spaces in the host (none in a real host name)

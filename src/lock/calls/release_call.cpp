@@ -7,26 +7,54 @@
 
 namespace fencelock::detail {
 
-std::expected<ReleaseStatus, std::error_code> decode_release(const Reply& reply) {
+std::expected<ReleaseReply, std::error_code> decode_release_reply(const Reply& reply) {
     constexpr std::int64_t not_owner = 0, released = 1;
-    if (reply.kind != Reply::Kind::integer) return malformed_reply();
-    if (reply.integer == released) return ReleaseStatus::released;
-    if (reply.integer == not_owner) return ReleaseStatus::not_owner;
-    return malformed_reply();
+    if (reply.kind == Reply::Kind::integer) {
+        if (reply.integer == released) return ReleaseReply{ReleaseStatus::released};
+        if (reply.integer == not_owner) return ReleaseReply{ReleaseStatus::not_owner};
+        return malformed_reply();
+    }
+    // {1, owner, fence, ttl}: released, and granted to the next waiter.
+    std::int64_t flag = 0, ttl = 0;
+    GrantMessage g;
+    if (!is_array(reply, 4) || reply.elements.size() != 4 || !as_int(reply.elements[0], flag) || flag != released ||
+        reply.elements[1].kind != Reply::Kind::string || reply.elements[1].str.empty() ||
+        !as_fence(reply.elements[2], g.grant.fence) || !as_int(reply.elements[3], ttl) || ttl <= 0)
+        return malformed_reply();
+    g.owner = reply.elements[1].str;
+    g.grant.ttl = std::chrono::milliseconds(ttl);
+    return ReleaseReply{ReleaseStatus::released, std::move(g)};
 }
 
-OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner) {
+std::expected<ReleaseStatus, std::error_code> decode_release(const Reply& reply) {
+    auto decoded = decode_release_reply(reply);
+    if (!decoded) return std::unexpected(decoded.error());
+    return decoded->status;
+}
+
+OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
+                                    std::string_view client_id) {
     auto k = make_keys(prefix, resource);
-    return {{std::move(k.lock), std::move(k.waiters), std::move(k.waiter_deadlines), std::move(k.sleepers),
-             std::move(k.fence), std::move(k.handoff)},
-            {owner.str(), std::move(k.released)}};
+    OwnedScriptCall call{{std::move(k.lock), std::move(k.waiters), std::move(k.waiter_deadlines), std::move(k.sleepers),
+                          std::move(k.fence), std::move(k.handoff)},
+                         {owner.str(), std::move(k.released)}};
+    if (!client_id.empty()) call.args.emplace_back(client_id);
+    return call;
+}
+
+std::expected<ReleaseReply, std::error_code> release_for_client(Connection& c, std::string_view prefix,
+                                                                const ResourceName& resource, const OwnerToken& owner,
+                                                                std::string_view client_id) {
+    auto reply = run_script(c, scripts::release, release_script_call(prefix, resource, owner, client_id).view());
+    if (!reply) return std::unexpected(reply.error());
+    return decode_release_reply(*reply);
 }
 
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner) {
-    auto reply = run_script(c, scripts::release, release_script_call(prefix, resource, owner).view());
+    auto reply = release_for_client(c, prefix, resource, owner, {});
     if (!reply) return std::unexpected(reply.error());
-    return decode_release(*reply);
+    return reply->status;
 }
 
 }  // namespace fencelock::detail

@@ -1,24 +1,41 @@
 #pragma once
 // release.lua: its arguments and its reply (shapes at the head of src/lock/scripts/release.lua).
 #include <expected>
+#include <optional>
 #include <string_view>
 #include <system_error>
 
 #include "fencelock/outcomes.hpp"
 #include "fencelock/types.hpp"
+#include "lock/calls/grant_message.hpp"
 #include "redis/connection.hpp"
 #include "redis/reply.hpp"
 #include "redis/script_runner.hpp"
 
 namespace fencelock::detail {
 
-/// Replies 1 (released) or 0 (not owner).
+/// What a release did: released or not, and the direct grant it made to the next waiter, if
+/// any (for the releasing client to hand to its own waiter, lib/handoff.lua).
+struct ReleaseReply {
+    ReleaseStatus status = ReleaseStatus::not_owner;
+    std::optional<GrantMessage> granted{};
+};
+
+/// Replies 1 (released), {1, owner, fence, ttl} (released and granted to `owner`) or 0 (not owner).
+std::expected<ReleaseReply, std::error_code> decode_release_reply(const Reply& reply);
+/// The same, the status alone.
 std::expected<ReleaseStatus, std::error_code> decode_release(const Reply& reply);
 
-/// release.lua's KEYS and ARGV.
-OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner);
+/// release.lua's KEYS and ARGV; `client_id` (may be empty): the releasing client's, so that its
+/// own waiter is granted the whole lease and told by the reply.
+OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
+                                    std::string_view client_id = {});
 
-/// Compare-and-delete on `c`, waking the next waiter.
+/// Compare-and-delete on `c`, serving the next waiter.
+std::expected<ReleaseReply, std::error_code> release_for_client(Connection& c, std::string_view prefix,
+                                                                const ResourceName& resource, const OwnerToken& owner,
+                                                                std::string_view client_id);
+/// The same for a caller without a client id: no grant is ever reported to it.
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner);
 

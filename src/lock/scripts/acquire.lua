@@ -20,10 +20,13 @@
 -- ARGV[7]  '1' when threads of the caller's client (the caller included) wait for this lock in
 --          its local line (some may sleep on the next release message without a place in
 --          Redis's line), else '0'; absent counts as '0'
--- ARGV[8]  '1': the caller takes direct grants (it hears this lock's release messages): a
---          refused attempt that takes a place also leaves its grant arguments in KEYS[6], so a
---          release can grant it the lease (lib/handoff.lua); '0' or absent: it never is, and
+-- ARGV[8]  direct grants: a refused attempt that takes a place also leaves its grant arguments
+--          in KEYS[6], so that a release can grant it the lease (lib/handoff.lua). '1': from any
+--          release (the caller hears this lock's release messages); '2': only from a release by
+--          its own client (ARGV[9]), which tells it by its reply; '0' or absent: never, and
 --          arguments an earlier attempt of this owner left are removed
+-- ARGV[9]  the caller's client id: required with '2'; with '1' it lets a release by that same
+--          client grant the whole lease
 -- Every argument is an EVAL argument Redis copies into Lua on each call (about 1,100
 -- instructions each): the holder is one argument, and the client leaves out trailing '0's.
 --
@@ -80,8 +83,12 @@ if local_waiters ~= '0' and local_waiters ~= '1' then
     error({err = "ERR fencelock: argument 7 must be '0' or '1'"})
 end
 local direct = ARGV[8] or '0'
-if direct ~= '0' and direct ~= '1' then
-    error({err = "ERR fencelock: argument 8 must be '0' or '1'"})
+if direct ~= '0' and direct ~= '1' and direct ~= '2' then
+    error({err = "ERR fencelock: argument 8 must be '0', '1' or '2'"})
+end
+local client_id = ARGV[9] or ''
+if direct == '2' and client_id == '' then
+    error({err = 'ERR fencelock: argument 9 (the client id) is needed with argument 8 = 2'})
 end
 if not ARGV[4] then error({err = 'ERR fencelock: argument 4 (the holder) is missing'}) end
 
@@ -125,8 +132,9 @@ local function wait_in_line()
     redis.call('HSET', KEYS[4], ARGV[1], now_ms + slot_ms)
     outlive_place(line)
     outlive_place(KEYS[4])
-    if direct == '1' then
-        redis.call('HSET', KEYS[6], ARGV[1], cmsgpack.pack({lease_ms, max_hold_ms, ARGV[4], slot_ms}))
+    if direct ~= '0' then
+        local args = {lease_ms, max_hold_ms, ARGV[4], slot_ms, client_id, direct == '1'}
+        redis.call('HSET', KEYS[6], ARGV[1], cmsgpack.pack(args))
         outlive_place(KEYS[6])
     else
         redis.call('HDEL', KEYS[6], ARGV[1])  -- it no longer hears grants: never grant to it

@@ -9,10 +9,17 @@
 -- KEYS[6]  handoff    handoff:{R}           waiters' direct-grant arguments
 -- ARGV[1]  owner token
 -- ARGV[2]  release channel  released:{R}
+-- ARGV[3]  the releasing client's id (optional): a waiter of that same client is granted its
+--          whole lease, and told by this reply instead of a message (lib/handoff.lua)
 --
 -- Replies
---   1  released
---   0  not owner: the lease expired or another owner holds the lock; nothing deleted
+--   1                         released
+--   {1, owner, fence, ttl}    released, and the lease granted to `owner`, a waiter of the
+--                             releasing client (ARGV[3]): fence issued, TTL in ms. No message
+--                             announces it: the releasing client hands it to its waiter (one
+--                             that is giving up gives it back by leave_line)
+--   0                         not owner: the lease expired or another owner holds the lock;
+--                             nothing deleted
 --
 -- Why it is safe: a plain DEL (or GET then DEL) could delete the lock of the owner who took
 -- over after our lease expired. Comparing and deleting in one script cannot.
@@ -48,8 +55,9 @@ local has_waiters = redis.call('EXISTS', KEYS[2], KEYS[4]) > 0
 if has_waiters then check_line_keys(KEYS[2], KEYS[3], KEYS[4], KEYS[6]) end
 redis.call('DEL', KEYS[1])
 if has_waiters then
-    hand_on({lock = KEYS[1], fence = KEYS[5], waiters = KEYS[2], deadlines = KEYS[3], sleepers = KEYS[4],
-             handoff = KEYS[6]}, ARGV[2])
+    local granted = hand_on({lock = KEYS[1], fence = KEYS[5], waiters = KEYS[2], deadlines = KEYS[3],
+                             sleepers = KEYS[4], handoff = KEYS[6]}, ARGV[2], ARGV[3])
+    if granted then return {1, granted[1], granted[2], granted[3]} end
 else
     -- pcall: an ACL user without channel permission (Redis 7's default) must still release.
     redis.pcall('SPUBLISH', ARGV[2], '')
