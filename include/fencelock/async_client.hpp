@@ -7,10 +7,11 @@
 /// operation, each a chain of script calls and timers, and commands issued while a round trip
 /// is under way leave together in the next write. The calls, replies, failover grace, replica
 /// WAIT and retries with the same owner token are the synchronous LockClient's. One difference:
-/// an acquire that waits polls with full-jitter backoff (AcquireOptions::backoff) and does not
-/// hear release messages, so it neither wakes on a release nor takes a direct grant; a fair one
-/// keeps its place in the fair line. For a hot resource where the wake-up latency matters, use
-/// LockClient::acquire or hold on threads. On a Redis Cluster (redis-cluster://) each
+/// the loop hears no release messages, only this client's own releases. A release by this
+/// client hands the lock straight to this client's next waiter (one round trip per handoff, no
+/// attempt: the fastest way to take turns on a hot resource within one process), but a wait for
+/// a lock another client holds polls with full-jitter backoff (AcquireOptions::backoff) instead
+/// of waking on that client's release. On a Redis Cluster (redis-cluster://) each
 /// operation is carried out by one of AsyncOptions::runners threads calling the synchronous
 /// client, so redirects and per-node connections behave exactly as there.
 ///

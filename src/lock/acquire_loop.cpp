@@ -68,6 +68,7 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         // unknown outcome since: a release granted it directly (confirmed, or found before its
         // message came). For the caller it is a new acquisition, not a retry after a lost reply.
         if (reply->reacquired && (reply->handed || (refused_ && !maybe_granted_))) finish.grant.reacquired = false;
+        if (reply->handed) return finish_handed(finish);
         return finish;
     }
     watched_ = watched;
@@ -157,13 +158,43 @@ AcquireStep AcquireLoop::granted(const DirectGrant& g, steady_time now, bool sto
         return next_queued();
     }
     if (trusted(g, now, in_grace)) {
-        return {.kind = Kind::finish,
-                .result = AcquireResult::acquired,
-                .grant = {.acquired = true, .fence = g.fence, .ttl = g.ttl},
-                .sent = refused_sent_,
-                .direct = true};
+        return finish_handed({.kind = Kind::finish,
+                              .result = AcquireResult::acquired,
+                              .grant = {.acquired = true, .fence = g.fence, .ttl = g.ttl, .handed = true},
+                              .sent = refused_sent_,
+                              .direct = true});
     }
     return attempt();  // confirm: the same owner token finds the lease if the grant stands
+}
+
+AcquireStep AcquireLoop::finish_handed(AcquireStep finish) {
+    if (!plan_.extend_grants || finish.grant.ttl >= plan_.lease) return finish;
+    extending_ = std::move(finish);
+    return {.kind = Kind::extend, .owner = &plan_.owner};
+}
+
+// The extension renews a lease we hold: renewed, the lease counts from the renewal's send. Gone
+// (it lapsed first): as if never granted, so attempt again with the same token. Anything else
+// (a transport error, max hold): the handed lease is still ours with the TTL it came with, which
+// the caller's Lease reports as it is.
+AcquireStep AcquireLoop::extended(const std::expected<RenewReply, std::error_code>& reply, steady_time sent,
+                                  steady_time now) {
+    AcquireStep finish = std::move(*extending_);
+    extending_.reset();
+    if (reply && reply->status == RenewStatus::renewed) {
+        finish.grant.ttl = reply->ttl;
+        finish.sent = sent;
+        return finish;
+    }
+    if (reply && reply->status == RenewStatus::not_owner) {
+        replied_at_ = now;
+        if (now >= deadline_) {
+            queue_give_up();
+            return next_queued();
+        }
+        return attempt();
+    }
+    return finish;
 }
 
 bool AcquireLoop::trusted(const DirectGrant& g, steady_time now, bool in_grace) const {

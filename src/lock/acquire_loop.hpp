@@ -23,7 +23,9 @@
 // that send time + its TTL less the drift margin, and now is before that; (c) no replica
 // acknowledgement is asked and no failover grace holds. Otherwise it confirms with an attempt
 // under the same owner token, which finds the lease ("already ours") if the grant stands. A
-// grant that comes when the loop gives up is handed on by leave_line, never kept.
+// grant that comes when the loop gives up is handed on by leave_line, never kept. A grant by
+// another client may be shorter than the lease asked (its TTL is bounded by the waiter's
+// place): a plan that extends grants renews it to the lease before the acquisition ends.
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -34,6 +36,7 @@
 #include "fencelock/client.hpp"
 #include "lock/calls/acquire_call.hpp"
 #include "lock/calls/grant_message.hpp"
+#include "lock/calls/renew_call.hpp"
 #include "lock/protocol.hpp"
 
 namespace fencelock::detail {
@@ -62,6 +65,12 @@ struct AcquirePlan {
     bool trust_grants = false;
     /// ClientOptions::clock_drift_factor, for a trusted grant's safe-until.
     double drift_factor = 0;
+    /// AcquireOptions::lease, and whether a handed lease with a shorter TTL (another client's
+    /// grant, bounded by the waiter's place) is extended to it before the acquisition ends: a
+    /// plain acquire() (its caller would hold less than it asked); a kept lease is extended by
+    /// the keeper instead.
+    std::chrono::milliseconds lease{0};
+    bool extend_grants = false;
 };
 
 /// One thing for the driver to do. Fields not named for a kind are unused.
@@ -72,6 +81,7 @@ struct AcquireStep {
         wait_for_release,  ///< wait in the line for a release until `until`; then waited()
         sleep,             ///< not in a line: sleep `delay` unless stopped; then waited(false, ...)
         pass_on,           ///< hand the release that woke us to the next local waiter; then done()
+        extend,            ///< renew the handed lease of `owner` to the plan's lease; then extended()
         leave_line,        ///< best effort: give up `owner`'s place in Redis's line; then done()
         release,           ///< best effort: free a lease `owner` may have been granted; then done()
         finish,            ///< the acquisition is over with `result` (and `error`)
@@ -111,6 +121,8 @@ public:
     /// time now and whether a promoted master's failover grace holds.
     AcquireStep waited(bool woken, bool stopped, const std::optional<DirectGrant>& grant = std::nullopt,
                        steady_time now = {}, bool in_grace = false);
+    /// After extend: the renewal's reply, when it was sent, and the time now.
+    AcquireStep extended(const std::expected<RenewReply, std::error_code>& reply, steady_time sent, steady_time now);
     /// After pass_on, leave_line or release.
     AcquireStep done();
 
@@ -130,6 +142,8 @@ public:
 private:
     AcquireStep attempt();
     AcquireStep granted(const DirectGrant& g, steady_time now, bool stopped, bool in_grace);
+    // A handed lease shorter than the plan's lease goes through an extend step first.
+    AcquireStep finish_handed(AcquireStep finish);
     bool trusted(const DirectGrant& g, steady_time now, bool in_grace) const;
     AcquireStep join(steady_time now);
     void queue_wait();
@@ -160,6 +174,7 @@ private:
     steady_time refused_sent_{};
     unsigned grants_ = 0;
     std::deque<AcquireStep> queued_;  // steps that follow a pass_on / leave_line / release
+    std::optional<AcquireStep> extending_;  // the finish an extend step holds back
 };
 
 }  // namespace fencelock::detail

@@ -3,9 +3,12 @@
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <utility>
 
 #include "lock/calls/leave_line_call.hpp"
 #include "lock/calls/release_call.hpp"
+#include "lock/keys.hpp"
+#include "lock/protocol.hpp"
 #include "lock/replica_ack.hpp"
 #include "lock/scripts.hpp"
 #include "redis/async_script.hpp"
@@ -28,9 +31,9 @@ std::vector<std::string> wait_argv(const ReplicaAck& ack) {
     return {argv.begin(), argv.end()};
 }
 
-bool takes_place(const AcquireOptions& o) { return o.fair && o.wait > std::chrono::milliseconds::zero(); }
+bool waits(const AcquireOptions& o) { return o.wait > std::chrono::milliseconds::zero(); }
 
-class AsyncAcquire : public std::enable_shared_from_this<AsyncAcquire> {
+class AsyncAcquire : public AsyncLineWaiter, public std::enable_shared_from_this<AsyncAcquire> {
 public:
     AsyncAcquire(const AsyncLockContext& c, const ResourceName& r, const OwnerToken& owner, bool token_is_private,
                  const AcquireOptions& o, AcquireFinish finish)
@@ -39,31 +42,83 @@ public:
           owner_(owner),
           options_(o),
           ack_(replica_ack(o)),
+          channel_(waits(o) ? make_keys(c.options.key_prefix, r).released : std::string{}),
           finish_(std::move(finish)),
           rng_(fresh_seed()),
           loop_({.owner = owner,
                  .wait = o.wait,
                  .backoff = o.backoff,
                  .fair = o.fair,
-                 .notifications = false,
-                 .takes_place = takes_place(o),
+                 .notifications = waits(o),  // the local line: this client's own releases
+                 .takes_place = waits(o),
                  .token_is_private = token_is_private,
                  .command_timeout = c.options.command_timeout,
-                 .direct_grants = false,
-                 .trust_grants = false,
+                 .direct_grants = waits(o) && o.replicas == 0,
+                 .trust_grants = o.replicas == 0,
                  .drift_factor = c.options.clock_drift_factor},
                 rng_) {}
 
-    void start() { drive(loop_.start(steady_clock::now(), false)); }
+    void start() {
+        const auto now = steady_clock::now();
+        if (!loop_.may_wait()) return drive(loop_.start(now, false));
+        // "Subscribed" here means this client's releases of the lock are heard, which they
+        // always are; a channel waited for lately joins before its first attempt.
+        drive(loop_.start(now, lines().has_waiters(channel_), lines().waited_lately(channel_, now)));
+    }
+
+    // AsyncLineWaiter: called on the loop thread by this client's release (a grant) or by the
+    // waiter in front (a wake-up it hands on).
+    void granted(const DirectGrant& g) override {
+        grant_ = g;
+        wake();
+    }
+    void woken() override {
+        woken_ = true;
+        wake();
+    }
 
 private:
     bool closing() const { return context_.closing.load(std::memory_order_acquire); }
     bool in_grace() const { return steady_clock::now() < context_.topology.grants_from(); }
+    AsyncWaitLines& lines() const { return context_.lines; }
+
+    // Ends a wait for release at once (its timer, if any, finds a newer generation).
+    void wake() {
+        if (!waiting_) return;  // attempting: the grant or wake-up waits for the next wait
+        waiting_ = false;
+        ++wait_generation_;
+        end_wait();
+    }
+    void end_wait() {
+        const bool woken = std::exchange(woken_, false) || grant_.has_value();
+        drive(loop_.waited(woken, closing(), std::exchange(grant_, std::nullopt), steady_clock::now(), in_grace()));
+    }
 
     // Carries out `step`; an asynchronous one continues here from its completion.
     void drive(AcquireStep step) {
         switch (step.kind) {
             case Kind::attempt: return attempt();
+            case Kind::join_line: {
+                std::size_t ahead = 0;
+                ticket_ = lines().join(channel_, owner_.str(), weak_from_this(), ahead);
+                in_line_ = true;
+                return drive(loop_.joined(true, ahead));
+            }
+            case Kind::wait_for_release: {
+                if (grant_ || woken_ || closing()) return end_wait();
+                waiting_ = true;
+                const auto generation = ++wait_generation_;
+                auto timer = [self = shared_from_this(), generation] {
+                    if (self->wait_generation_ != generation || !self->waiting_) return;
+                    self->waiting_ = false;
+                    self->end_wait();
+                };
+                if (!context_.loop.post_at(step.until, std::move(timer))) {
+                    waiting_ = false;
+                    return drive(loop_.waited(false, true));
+                }
+                return;
+            }
             case Kind::sleep: {
                 auto self = shared_from_this();
                 auto wake = [self] { self->drive(self->loop_.waited(false, self->closing())); };
@@ -71,23 +126,33 @@ private:
                     return drive(loop_.waited(false, true));
                 return;
             }
+            case Kind::pass_on:
+                lines().wake_after(channel_, ticket_);
+                return drive(loop_.done());
+            case Kind::extend:
+                break;  // only this client's own grants, which are whole leases: never asked
             case Kind::leave_line:
                 return then_done(scripts::leave_line,
                                  leave_line_script_call(context_.options.key_prefix, resource_, *step.owner));
             case Kind::release:
-                return release_then(*step.owner, [self = shared_from_this()] { self->drive(self->loop_.done()); });
+                return release_on_loop(context_, resource_, *step.owner,
+                                       [self = shared_from_this()](const Result<ReleaseStatus>&) {
+                                           self->drive(self->loop_.done());
+                                       });
             case Kind::finish: {
+                const auto now = steady_clock::now();
+                if (in_line_) lines().leave(channel_, ticket_, now);
+                in_line_ = false;
+                // A lease a waiting acquisition of this client got: its waiters wait calmly on it.
+                if (step.result == AcquireResult::acquired && !channel_.empty())
+                    lines().hold(channel_, owner_.str(), step.grant.fence.value(),
+                                 safe_until(step.sent, step.grant.ttl, context_.options.clock_drift_factor));
                 auto finish = std::move(finish_);
                 return finish(step, loop_);
             }
-            case Kind::join_line:
-            case Kind::wait_for_release:
-            case Kind::pass_on:
-                break;  // the plan has no release notifications: never asked
         }
         AcquireStep fail{.kind = Kind::finish, .error = std::make_error_code(std::errc::operation_not_supported)};
-        auto finish = std::move(finish_);
-        finish(fail, loop_);
+        drive(fail);
     }
 
     // One attempt, as LockClient::Impl::attempt makes it: nothing granted inside a promoted
@@ -95,50 +160,48 @@ private:
     void attempt() {
         const auto now = steady_clock::now();
         // Nothing sent (unavailable, retryable): the loop gives up with its usual steps (the
-        // release owed after a lost reply, leaving the fair line).
+        // release owed after a lost reply, leaving the line).
         if (closing())
             return drive(loop_.replied(std::unexpected(make_error_code(errc::unavailable)), false, now, now, true));
         if (in_grace())
             return drive(loop_.replied(std::unexpected(make_error_code(errc::failover_grace)), false, now, now, false));
         sent_ = now;
-        // Without release messages only a fair waiter keeps a place (LockClient::Impl::wait_place).
-        const auto place = takes_place(options_) ? WaitPlace::fair_line : WaitPlace::none;
+        const auto place = !waits(options_) ? WaitPlace::none : options_.fair ? WaitPlace::fair_line : WaitPlace::sleepers;
+        const auto local = !channel_.empty() && lines().has_waiters(channel_) ? LocalLine::waiting : LocalLine::empty;
+        // In the line, a refused attempt's place takes grants from this client's releases.
+        const auto direct = in_line_ && options_.replicas == 0 ? DirectGrants::own_client : DirectGrants::refused;
         auto self = shared_from_this();
         run_script_async(
             context_.loop, scripts::acquire,
-            acquire_script_call(context_.options.key_prefix, resource_, owner_, options_, context_.holder, place,
-                                LocalLine::empty, DirectGrants::refused),
+            acquire_script_call(context_.options.key_prefix, resource_, owner_, options_, context_.holder, place, local,
+                                direct),
             wait_argv(ack_), [self](std::expected<BatchThen, std::error_code> batch) {
                 std::expected<AcquireReply, std::error_code> reply =
                     batch ? decode_acquire_batch(*batch, self->ack_) : std::unexpected(batch.error());
                 // A new grant found inside the grace is given back before anyone hears of it (and
                 // before the loop goes on, as LockClient waits for that release).
                 if (reply && reply->acquired && !(reply->reacquired && !reply->handed) && self->in_grace()) {
-                    return self->release_then(self->owner_, [self] {
-                        self->replied(std::unexpected(make_error_code(errc::failover_grace)));
-                    });
+                    return release_on_loop(self->context_, self->resource_, self->owner_,
+                                           [self](const Result<ReleaseStatus>&) {
+                                               self->replied(std::unexpected(make_error_code(errc::failover_grace)));
+                                           });
                 }
                 self->replied(reply);
             });
     }
 
+    // Watched: refused on a lease this client holds, whose release this client will hear.
     void replied(const std::expected<AcquireReply, std::error_code>& reply) {
-        drive(loop_.replied(reply, false, sent_, steady_clock::now(), closing()));
+        const bool watched = reply && !reply->acquired && !reply->queued && reply->seen_fence && !channel_.empty() &&
+                             lines().held_here(channel_, reply->seen_fence->value());
+        drive(loop_.replied(reply, watched, sent_, steady_clock::now(), closing()));
     }
 
-    // Best effort (leave_line, release): whatever the reply, the loop goes on.
+    // Best effort (leave_line): whatever the reply, the loop goes on.
     void then_done(const ScriptSource& script, OwnedScriptCall call) {
         auto self = shared_from_this();
         run_script_async(context_.loop, script, std::move(call), {},
                          [self](std::expected<BatchThen, std::error_code>) { self->drive(self->loop_.done()); });
-    }
-
-    // Compare-and-delete for `owner`, then `next`, whatever the reply (best effort).
-    template <typename Next>
-    void release_then(const OwnerToken& owner, Next next) {
-        run_script_async(context_.loop, scripts::release,
-                         release_script_call(context_.options.key_prefix, resource_, owner), {},
-                         [next = std::move(next)](std::expected<BatchThen, std::error_code>) mutable { next(); });
     }
 
     const AsyncLockContext& context_;
@@ -146,10 +209,18 @@ private:
     const OwnerToken owner_;  // the plan's: every attempt sends the same token
     const AcquireOptions options_;
     const ReplicaAck ack_;
+    const std::string channel_;  // released:{R} for a waiting acquisition, else empty
     AcquireFinish finish_;
     std::mt19937_64 rng_;
     AcquireLoop loop_;  // after rng_: it keeps a reference
     steady_time sent_{};
+    // The local line (loop thread only, like everything here).
+    bool in_line_ = false;
+    AsyncWaitLines::Ticket ticket_ = 0;
+    bool waiting_ = false;                 // a wait_for_release step is under way
+    std::uint64_t wait_generation_ = 0;    // a wait's timer acts only if no wake-up ended it
+    std::optional<DirectGrant> grant_;     // came while not waiting: for the next wait
+    bool woken_ = false;                   // likewise, a wake-up handed on
 };
 
 }  // namespace
@@ -163,6 +234,28 @@ void start_async_acquire(const AsyncLockContext& context, const ResourceName& re
     auto start = [acquisition] { acquisition->start(); };
     if (!context.loop.post_at(std::chrono::steady_clock::time_point::min(), std::move(start)))
         throw std::logic_error("start_async_acquire: the loop is stopping");  // its client outlives it
+}
+
+void release_on_loop(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner,
+                     std::move_only_function<void(const Result<ReleaseStatus>&)> then) {
+    auto call = release_script_call(context.options.key_prefix, resource, owner, context.holder.client_id);
+    std::string channel = call.args[1];  // released:{R}, the local line's name
+    run_script_async(
+        context.loop, scripts::release, std::move(call), {},
+        [&context, channel = std::move(channel), owner = owner.str(),
+         then = std::move(then)](std::expected<BatchThen, std::error_code> batch) mutable {
+            std::expected<ReleaseReply, std::error_code> reply = std::unexpected(make_error_code(errc::protocol_error));
+            if (!batch) reply = std::unexpected(batch.error());
+            else if (batch->results.size() == 1 && !batch->results.front()) reply = std::unexpected(batch->results.front().error());
+            else if (batch->results.size() == 1) reply = decode_release_reply(*batch->results.front());
+            context.lines.release(channel, owner);
+            // The grant first: it is on the path of whoever waits next.
+            if (reply && reply->granted) {
+                if (!context.lines.grant(channel, reply->granted->owner, reply->granted->grant) && context.on_foreign_grant)
+                    context.on_foreign_grant(channel, *reply->granted);
+            }
+            then(reply ? Result<ReleaseStatus>(reply->status) : Result<ReleaseStatus>(std::unexpected(reply.error())));
+        });
 }
 
 }  // namespace fencelock::detail

@@ -3,18 +3,22 @@
 // (lock/acquire_loop.hpp) carried out with script calls and loop timers instead of a blocked
 // thread, so one loop thread drives any number of acquisitions.
 //
-// What differs from LockClient's driver: a waiting acquisition polls with full-jitter backoff
-// (the plan has no release notifications), so it never joins a local line nor takes a direct
-// grant; a fair one still takes its place in Redis's fair line. Everything else is the same
-// code: the attempt's script call and reply, the failover grace before and after each attempt,
-// the replica WAIT in the same write, lost replies retried with the same owner token, and
-// giving up (leave_line, release of a lease an unknown outcome may have granted).
+// What differs from LockClient's driver: the loop hears no release messages, only this client's
+// own releases. So a waiting acquisition joins its client's local line (lock/async_wait_lines.hpp)
+// and takes direct grants from this client's releases only (whole lease, told by the release's
+// reply); it waits calmly (until the holder's lease would end) only on a lease of this client,
+// and otherwise polls with full-jitter backoff. Everything else is the same code: the attempt's
+// script call and reply, the failover grace before and after each attempt, the replica WAIT in
+// the same write, lost replies retried with the same owner token, and giving up (leave_line,
+// release of a lease an unknown outcome may have granted).
 #include <atomic>
 #include <functional>
 
 #include "fencelock/client.hpp"
 #include "lock/acquire_loop.hpp"
+#include "lock/async_wait_lines.hpp"
 #include "lock/calls/acquire_call.hpp"
+#include "lock/calls/grant_message.hpp"
 #include "redis/async_loop.hpp"
 #include "redis/topology.hpp"
 
@@ -27,10 +31,19 @@ struct AsyncLockContext {
     const HolderMeta& holder;
     const Topology& topology;          ///< the promoted master's failover grace
     const std::atomic<bool>& closing;  ///< the client is being destroyed: give up at the next step
+    AsyncWaitLines& lines;             ///< loop thread only
+    /// A release's grant to a waiter of this client that is not in `lines` (a thread of the
+    /// synchronous client underneath, which shares the client id): hands it over there.
+    std::function<void(const std::string& channel, const GrantMessage& g)> on_foreign_grant{};
 };
 
 /// Called once, on the loop thread: the finish step and the loop that counted the attempts.
 using AcquireFinish = std::move_only_function<void(const AcquireStep& finish, const AcquireLoop& loop)>;
+
+/// Compare-and-delete of `owner`'s lease on the loop, as this client: a grant the release made
+/// to a waiter of this client is handed to it before `then` runs (lib/handoff.lua).
+void release_on_loop(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner,
+                     std::move_only_function<void(const Result<ReleaseStatus>&)> then);
 
 /// Starts one acquisition of `resource` for `owner` (`token_is_private`: the caller never saw
 /// it) at the loop's next turn. `options` are valid (require_valid).

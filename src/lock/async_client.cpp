@@ -42,11 +42,6 @@ std::expected<detail::Reply, std::error_code> first_result(const std::expected<d
     return batch->results.front();
 }
 
-Result<ReleaseStatus> release_result(const std::expected<detail::BatchThen, std::error_code>& batch) {
-    auto reply = first_result(batch);
-    if (!reply) return std::unexpected(reply.error());
-    return detail::decode_release(*reply);
-}
 }  // namespace
 
 struct AsyncLockClient::Impl {
@@ -54,7 +49,15 @@ struct AsyncLockClient::Impl {
     struct LoopMode {
         explicit LoopMode(LockClient::Impl& sync)
             : loop(sync.settings),
-              context{loop, sync.options, sync.holder, *detail::topology_of(sync.settings), closing} {}
+              context{loop,
+                      sync.options,
+                      sync.holder,
+                      *detail::topology_of(sync.settings),
+                      closing,
+                      lines,
+                      [&sync](const std::string& channel, const detail::GrantMessage& g) {
+                          sync.hand_to_waiter(channel, g);
+                      }} {}
 
         ~LoopMode() { close(); }
 
@@ -89,6 +92,7 @@ struct AsyncLockClient::Impl {
 
         detail::AsyncLoop loop;  // its own connection; the sync client's topology
         std::atomic<bool> closing{false};
+        detail::AsyncWaitLines lines;  // loop thread only
         detail::AsyncLockContext context;
         std::mutex mutex;
         std::condition_variable idle;
@@ -189,14 +193,12 @@ struct AsyncLockClient::Impl {
     template <typename Then>
     void give_back(Acquisition& got, Then then) {
         const auto& options = client.options();
-        detail::run_script_async(
-            native->loop, detail::scripts::release,
-            detail::release_script_call(options.key_prefix, got.lease->resource, got.lease->owner), {},
-            [&options, lease = *got.lease, then = std::move(then)](auto batch) mutable {
-                detail::report_release(options.observer.get(), lease.resource, lease.owner, release_result(batch),
-                                       std::nullopt);
-                then();
-            });
+        detail::release_on_loop(native->context, got.lease->resource, got.lease->owner,
+                                [&options, lease = *got.lease, then = std::move(then)](const Result<ReleaseStatus>& result) mutable {
+                                    detail::report_release(options.observer.get(), lease.resource, lease.owner, result,
+                                                           std::nullopt);
+                                    then();
+                                });
     }
     template <typename Then>
     void give_back(Holding& got, Then then) {
@@ -294,13 +296,11 @@ void AsyncLockClient::release(const ResourceName& resource, const OwnerToken& ow
     auto completion = impl_->begin(done);
     if (!completion) return;
     const auto& options = impl_->client.options();
-    detail::run_script_async(
-        impl_->native->loop, detail::scripts::release, detail::release_script_call(options.key_prefix, resource, owner),
-        {}, [&options, resource, owner, done = std::move(*completion)](auto batch) mutable {
-            const Result<ReleaseStatus> result = release_result(batch);
-            detail::report_release(options.observer.get(), resource, owner, result, std::nullopt);
-            done(result);
-        });
+    detail::release_on_loop(impl_->native->context, resource, owner,
+                            [&options, resource, owner, done = std::move(*completion)](const Result<ReleaseStatus>& result) mutable {
+                                detail::report_release(options.observer.get(), resource, owner, result, std::nullopt);
+                                done(result);
+                            });
 }
 
 void AsyncLockClient::hold(const ResourceName& resource, const AcquireOptions& options, KeepOptions keep,

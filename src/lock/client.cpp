@@ -81,7 +81,9 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                               .command_timeout = options.command_timeout,
                               .direct_grants = direct_grants,
                               .trust_grants = o.replicas == 0,
-                              .drift_factor = options.clock_drift_factor},
+                              .drift_factor = options.clock_drift_factor,
+                              .lease = o.lease,
+                              .extend_grants = !kept},
                              thread_rng());
     const std::string channel = loop.may_wait() ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
@@ -92,7 +94,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
         switch (step.kind) {
             case Kind::attempt: {
                 const bool watched = line && line->subscribed_now();
-                const auto direct = direct_mode(direct_grants, kept, line != nullptr, watched);
+                const auto direct = direct_mode(direct_grants, line != nullptr, watched);
                 const auto reply = attempt(r, *step.owner, o, sent, direct);
                 step = loop.replied(reply, watched, sent, steady_clock::now(), stop.stop_requested());
                 break;
@@ -117,6 +119,12 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 line->pass_on();
                 step = loop.done();
                 break;
+            case Kind::extend: {
+                const auto renew_sent = steady_clock::now();
+                const auto reply = detail::renew_once(*pool->borrow(), options.key_prefix, r, *step.owner, o.lease);
+                step = loop.extended(reply, renew_sent, steady_clock::now());
+                break;
+            }
             case Kind::leave_line:
                 (void)detail::leave_line_once(*pool->borrow(), options.key_prefix, r, *step.owner);
                 step = loop.done();
@@ -232,7 +240,8 @@ Result<ReleaseStatus> LockClient::release(const ResourceName& resource, const Ow
     const Result<ReleaseStatus> result =
         reply ? Result<ReleaseStatus>(reply->status) : Result<ReleaseStatus>(std::unexpected(reply.error()));
     detail::report_release(impl_->options.observer.get(), resource, owner, result, std::nullopt);
-    if (reply && reply->granted) impl_->hand_to_waiter(resource, *reply->granted);
+    if (reply && reply->granted)
+        impl_->hand_to_waiter(detail::make_keys(impl_->options.key_prefix, resource).released, *reply->granted);
     return result;
 }
 
@@ -240,9 +249,9 @@ Result<ReleaseStatus> LockClient::release(const ResourceName& resource, const Ow
 // own attempt ("already ours") or is giving up, and giving up sends leave_line, which deletes a
 // lease handed to the leaver (leave_line.lua). Releasing it here instead could delete the lease
 // of a waiter that just took it by its attempt.
-void LockClient::Impl::hand_to_waiter(const ResourceName& r, const detail::GrantMessage& g) {
+void LockClient::Impl::hand_to_waiter(const std::string& channel, const detail::GrantMessage& g) {
     std::lock_guard lock(notifier_mutex);
-    if (notifier) (void)notifier->grant(detail::make_keys(options.key_prefix, r).released, g.owner, g.grant);
+    if (notifier) (void)notifier->grant(channel, g.owner, g.grant);
 }
 
 Result<LockInfo> LockClient::inspect(const ResourceName& resource) {

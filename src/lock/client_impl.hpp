@@ -106,18 +106,18 @@ struct LockClient::Impl {
     }
 
     // An attempt made in the local line takes grants from releases of this client (whole lease,
-    // told by the reply: Impl::hand_to_waiter). A kept lease's attempt that is watched also
-    // takes them from any release: such a grant's TTL may be shorter than the lease (the
-    // waiter's place bounds it) and only the keeper extends it at once; a plain acquire()
-    // caller would silently hold less than it asked.
-    static detail::DirectGrants direct_mode(bool opted_in, bool kept, bool in_line, bool watched) {
+    // told by the reply: Impl::hand_to_waiter); one that is watched (the waiter hears the
+    // release messages) takes them from any release. Such a grant's TTL may be shorter than the
+    // lease (the waiter's place bounds it): the keeper extends a kept lease at once, and a
+    // plain acquire() renews it to its lease before it returns (AcquireLoop's extend step).
+    static detail::DirectGrants direct_mode(bool opted_in, bool in_line, bool watched) {
         if (!opted_in || !in_line) return detail::DirectGrants::refused;
-        return kept && watched ? detail::DirectGrants::taken : detail::DirectGrants::own_client;
+        return watched ? detail::DirectGrants::taken : detail::DirectGrants::own_client;
     }
 
     // A release by this client granted `g` to its waiter (the reply said so, no message did):
-    // hands it to that waiter if it is still in the local line.
-    void hand_to_waiter(const ResourceName& r, const detail::GrantMessage& g);
+    // hands it to that waiter if it is still in the local line of `channel` (released:{R}).
+    void hand_to_waiter(const std::string& channel, const detail::GrantMessage& g);
 
     // Full-jitter retry loop shared by acquire() and hold(). `on_granted` turns a grant into
     // the caller's result type.

@@ -202,6 +202,59 @@ TEST_F(AsyncClientTest, DestructionCompletesEveryOperationInFlightOnceAndLeavesN
     EXPECT_EQ(info->holder->owner, blocker->lease->owner.str());
 }
 
+// Acquisitions of one async client taking turns: each release grants the next waiter its whole
+// lease and says so in its reply, so the waiter owns the lock without a message or an attempt of
+// its own, even with a minute of backoff.
+TEST_F(AsyncClientTest, AReleaseHandsTheLockToTheClientsNextWaiterByItsReply) {
+    auto c = async_client();
+    const auto r = resource("async:turns");
+    const BackoffPolicy sleepy{.base = 60s, .max = 60s};
+    auto [first_done, first] = promised<Acquisition>();
+    c.acquire(r, {.lease = 30s, .wait = 60s, .backoff = sleepy}, std::move(first_done));
+    auto held = first.get();
+    ASSERT_TRUE(held && held->acquired());
+    auto [second_done, second] = promised<Acquisition>();
+    c.acquire(r, {.lease = 30s, .wait = 60s, .backoff = sleepy}, std::move(second_done));
+    // Its refused attempt left its place with grant arguments for this client's releases.
+    ASSERT_TRUE(eventually([&] { return redis->cli({"HLEN", "handoff:{async:turns}"}) == "1"; }));
+    redis->cli({"CONFIG", "RESETSTAT"});
+    auto [release_done, released] = promised<ReleaseStatus>();
+    c.release(r, held->lease->owner, std::move(release_done));
+    ASSERT_EQ(released.get().value(), ReleaseStatus::released);
+    ASSERT_EQ(second.wait_for(30s), std::future_status::ready) << "the grant did not reach the waiter";
+    auto got = second.get();
+    ASSERT_TRUE(got && got->acquired());
+    EXPECT_EQ(script_calls(), 1) << "the waiter confirmed or retried instead of taking the grant";
+    EXPECT_EQ(redis->cli({"INFO", "commandstats"}).find("cmdstat_spublish"), std::string::npos);
+    EXPECT_GT(got->lease->fence, held->lease->fence);
+    EXPECT_GT(got->lease->ttl, 29s);
+    auto info = c.sync().inspect(r);
+    ASSERT_TRUE(info && info->holder);
+    EXPECT_EQ(info->holder->owner, got->lease->owner.str());
+    auto [last_done, last] = promised<ReleaseStatus>();
+    c.release(r, got->lease->owner, std::move(last_done));
+    EXPECT_EQ(last.get().value(), ReleaseStatus::released);
+    EXPECT_EQ(redis->cli({"EXISTS", "handoff:{async:turns}", "sleepers:{async:turns}"}), "0");
+}
+
+// A lock held by another client: its release only publishes a message, which the loop does not
+// hear, so the async waiter polls with its backoff and still gets the lock.
+TEST_F(AsyncClientTest, AWaiterOnAnotherClientsLeasePollsAndGetsTheLock) {
+    auto other = client();
+    const auto r = resource("async:foreign");
+    auto held = other.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+    auto c = async_client();
+    auto [done, result] = promised<Acquisition>();
+    c.acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 20ms, .max = 200ms}}, std::move(done));
+    ASSERT_TRUE(eventually([&] { return script_calls() >= 3; })) << "the waiter is not polling";
+    ASSERT_TRUE(other.release(r, held->lease->owner));
+    ASSERT_EQ(result.wait_for(30s), std::future_status::ready);
+    auto got = result.get();
+    ASSERT_TRUE(got && got->acquired());
+    EXPECT_GT(got->lease->fence, held->lease->fence);
+}
+
 TEST_F(AsyncClientTest, CallbacksRunOnOneLoopThreadAndOneConnectionCarriesEveryLocker) {
     auto c = async_client();
     const long clients_before = connected_clients();

@@ -55,6 +55,77 @@ TEST(DirectGrant, ANewerGrantIsTakenWithoutARoundTripCountedFromTheRefusedAttemp
     EXPECT_EQ(s.loop().direct_grants(), 1u);
 }
 
+// A plain acquire(): another client's grant is bounded by the waiter's place, so a grant shorter
+// than the lease asked is renewed to it before the acquisition ends.
+detail::AcquirePlan extending_plan() {
+    auto p = plan();
+    p.lease = 30s;
+    p.extend_grants = true;
+    return p;
+}
+detail::RenewReply renewed_for(milliseconds ttl) {
+    return {.status = RenewStatus::renewed, .fence = FencingToken{6}, .ttl = ttl};
+}
+
+TEST(DirectGrant, AShortGrantIsExtendedToTheLeaseAndCountsFromTheExtension) {
+    ScriptedAcquire s(extending_plan());
+    queued_behind(s, 5).grant_after(5ms, 6, 4s).extend_reply(renewed_for(30s), 2ms);
+    const auto finish = s.run();
+    EXPECT_EQ(s.log(), (Log{"attempt", "join", "attempt", "wait", "granted", "extend", "finish acquired"}));
+    EXPECT_EQ(s.owners().back(), "owner-1");
+    EXPECT_EQ(finish.grant.fence, FencingToken{6});
+    EXPECT_EQ(finish.grant.ttl, 30s);
+    EXPECT_EQ(s.at(finish.sent), 7ms) << "the lease counts from the renewal's send";
+    EXPECT_TRUE(finish.direct);
+    EXPECT_EQ(s.loop().attempts(), 2u) << "an extension is no attempt";
+}
+
+TEST(DirectGrant, AGrantAsLongAsTheLeaseIsNotExtended) {
+    ScriptedAcquire s(extending_plan());
+    queued_behind(s, 5).grant_after(5ms, 6, 30s);
+    EXPECT_EQ(s.run().grant.ttl, 30s);
+    EXPECT_EQ(count(s.log(), "extend"), 0);
+}
+
+TEST(DirectGrant, AKeptLeaseIsNotExtendedHereTheKeeperDoesIt) {
+    auto kept = extending_plan();
+    kept.extend_grants = false;
+    ScriptedAcquire s(kept);
+    queued_behind(s, 5).grant_after(5ms, 6, 4s);
+    EXPECT_EQ(s.run().grant.ttl, 4s);
+    EXPECT_EQ(count(s.log(), "extend"), 0);
+}
+
+TEST(DirectGrant, AGrantThatLapsedBeforeItsExtensionIsTriedForAgain) {
+    ScriptedAcquire s(extending_plan());
+    queued_behind(s, 5).grant_after(5ms, 6, 4s).extend_reply(detail::RenewReply{.status = RenewStatus::not_owner, .fence = std::nullopt});
+    s.reply(granted(9, 30s));
+    const auto finish = s.run();
+    EXPECT_EQ(s.log(), (Log{"attempt", "join", "attempt", "wait", "granted", "extend", "attempt", "finish acquired"}));
+    EXPECT_EQ(finish.grant.fence, FencingToken{9});
+    EXPECT_EQ(finish.grant.ttl, 30s);
+}
+
+TEST(DirectGrant, AnExtensionThatFailsLeavesTheShortGrantAsItCame) {
+    ScriptedAcquire s(extending_plan());
+    queued_behind(s, 5).grant_after(5ms, 6, 4s).extend_reply(failure(errc::reply_timeout));
+    const auto finish = s.run();
+    EXPECT_EQ(finish.result, AcquireResult::acquired);
+    EXPECT_EQ(finish.grant.ttl, 4s) << "the caller's Lease reports the TTL it has";
+    EXPECT_EQ(s.at(finish.sent), 1ms);
+}
+
+TEST(DirectGrant, AConfirmedHandedLeaseIsExtendedToo) {
+    // Fence 7 is not newer than the refused one: confirmed, and "already ours, handed" with 3 s left.
+    ScriptedAcquire s(extending_plan());
+    auto handed = granted(7, 3s, true);
+    handed.handed = true;
+    queued_behind(s, 7).grant_after(5ms, 7).reply(handed).extend_reply(renewed_for(30s));
+    const auto finish = s.run();
+    EXPECT_EQ(s.log(), (Log{"attempt", "join", "attempt", "wait", "granted", "attempt", "extend", "finish acquired"}));
+    EXPECT_EQ(finish.grant.ttl, 30s);
+}
+
 TEST(DirectGrant, AGrantNoNewerThanTheRefusedFenceIsConfirmedWithTheSameToken) {
     // Fence 7 may predate the attempt that saw 7 (message and reply travel apart): confirm.
     ScriptedAcquire s(plan());

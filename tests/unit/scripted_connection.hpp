@@ -66,6 +66,12 @@ public:
         releases_.push_back({after, detail::DirectGrant{FencingToken{fence}, ttl}});
         return *this;
     }
+    /// The reply to the next extend step (renewing a short handed lease to the plan's lease).
+    ScriptedAcquire& extend_reply(std::expected<detail::RenewReply, std::error_code> reply,
+                                  milliseconds round_trip = milliseconds(1)) {
+        extensions_.push_back({std::move(reply), round_trip});
+        return *this;
+    }
     /// Whether a promoted master's failover grace holds when grants arrive.
     ScriptedAcquire& in_grace(bool grace) {
         in_grace_ = grace;
@@ -87,6 +93,7 @@ public:
                 case Kind::wait_for_release: step = wait(step); break;
                 case Kind::sleep: step = sleep(step); break;
                 case Kind::pass_on: log_.push_back("pass_on"); step = loop_.done(); break;
+                case Kind::extend: step = extend(step); break;
                 case Kind::leave_line: owner_step("leave_line", step); step = loop_.done(); break;
                 case Kind::release: owner_step("release", step); step = loop_.done(); break;
                 case Kind::finish: log_.push_back("finish " + std::string(to_string(step.result))); return step;
@@ -138,6 +145,16 @@ private:
         return loop_.replied(next.reply, subscribed_, sent, now_, stopped_);
     }
 
+    detail::AcquireStep extend(const detail::AcquireStep& step) {
+        owner_step("extend", step);
+        if (extensions_.empty()) throw std::logic_error("the script has no reply for an extend step");
+        auto next = std::move(extensions_.front());
+        extensions_.pop_front();
+        const steady_time sent = now_;
+        now_ += next.round_trip;
+        return loop_.extended(next.reply, sent, now_);
+    }
+
     detail::AcquireStep join(const detail::AcquireStep& step) {
         log_.push_back("join");
         untils_.push_back(since_start(step.until));
@@ -187,6 +204,11 @@ private:
     std::deque<Scripted> replies_;
     std::deque<Join> joins_;
     std::deque<Release> releases_;
+    struct Extension {
+        std::expected<detail::RenewReply, std::error_code> reply;
+        milliseconds round_trip;
+    };
+    std::deque<Extension> extensions_;
     bool in_grace_ = false;
     std::optional<unsigned> stop_at_wait_;
     unsigned waits_seen_ = 0;

@@ -33,7 +33,7 @@ struct BenchArgs {
     int processes = 1;
     /// hot: this is one of those processes (hidden): wait for the start, print the raw sample.
     bool as_child = false;
-    bool async = false;  ///< distinct: the lockers run on AsyncLockClient, driven from one thread
+    bool async = false;  ///< distinct, hot: the lockers run on AsyncLockClient, driven from one thread
     int runners = 4;     ///< --async: AsyncOptions::runners
     ReplicaFlags replicas;
 };

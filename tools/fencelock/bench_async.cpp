@@ -1,6 +1,6 @@
-// bench --scenario distinct --async: the --clients lockers of the distinct scenario on
-// AsyncLockClient. This thread issues every locker's first try_acquire; from then on each
-// locker's callbacks issue its next operation (release, then the next cycle), so no thread is
+// bench --async: the lockers of the distinct scenario, or the contenders of the hot one, on
+// AsyncLockClient. This thread issues every locker's first operation; from then on each
+// locker's callbacks issue its next one (release, then the next cycle or turn), so no thread is
 // a locker's own: on one server every locker runs on the client's one loop thread and one
 // connection. A measurement tool, not a test: it reports figures and asserts nothing.
 #include <nlohmann/json.hpp>
@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bench.hpp"
+#include "bench_processes.hpp"
 #include "fencelock/async_client.hpp"
 
 namespace fencelock::cli {
@@ -49,7 +50,65 @@ struct Locker {
     }
 };
 
+// One hot contender's chain of turns: acquire (waiting), release, again. Its callbacks run one
+// after another, so its figures need no lock; the latch publishes them.
+struct HotContender {
+    AsyncLockClient* client;
+    const ResourceName* resource;
+    const AcquireOptions* options;
+    const std::atomic<bool>* stop;
+    std::latch* finished;
+    std::vector<std::int64_t> wait_us{};
+    std::uint64_t attempts = 0;
+    std::uint64_t errors = 0;
+    std::error_code first_error{};
+
+    void turn() {
+        if (stop->load(std::memory_order_relaxed)) return finished->count_down();
+        const auto t0 = clock::now();
+        client->acquire(*resource, *options, [this, t0](Result<Acquisition> got) {
+            if (!got || !got->acquired()) return failed(got ? std::error_code{} : got.error());
+            wait_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
+            attempts += got->attempts;
+            client->release(*resource, got->lease->owner, [this](Result<ReleaseStatus> released) {
+                if (!released || *released != ReleaseStatus::released)
+                    return failed(released ? std::error_code{} : released.error());
+                turn();
+            });
+        });
+    }
+
+    void failed(std::error_code ec) {
+        ++errors;
+        if (ec && !first_error) first_error = ec;
+        turn();
+    }
+};
+
 }  // namespace
+
+HotSample run_async_contenders(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
+                               const AcquireOptions& base, const ResourceName& resource,
+                               const std::function<void()>& ready) {
+    auto options_for_client = client_options(g, {}, static_cast<std::size_t>(a.connections));
+    auto client = AsyncLockClient::create(std::move(options_for_client), {.runners = static_cast<std::size_t>(a.runners)});
+    if (!client) throw InputError{client.error().field, client.error().message};
+    AcquireOptions options = base;
+    options.wait = duration + std::chrono::seconds(10);  // every contender keeps waiting
+    options.fair = a.fair;
+    ready();
+    std::atomic<bool> stop{false};
+    std::latch finished(a.clients);
+    std::vector<HotContender> contenders;
+    contenders.reserve(static_cast<std::size_t>(a.clients));
+    for (int i = 0; i < a.clients; ++i) contenders.push_back({&*client, &resource, &options, &stop, &finished});
+    const auto started = clock::now();
+    for (auto& c : contenders) c.turn();
+    std::this_thread::sleep_for(duration);  // the measurement window itself
+    stop = true;
+    finished.wait();
+    return collect_sample(contenders, started);
+}
 
 int report_distinct(const std::vector<LockerStats>& lockers, double elapsed_s, const BenchArgs& a,
                     const AcquireOptions& options, const nlohmann::json& extra) {

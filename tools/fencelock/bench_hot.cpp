@@ -33,6 +33,7 @@ const ResourceName& hot_resource() {
 // first contender starts (a child process waits there for the parent's start signal).
 HotSample run_contenders(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
                          const AcquireOptions& base, const std::function<void()>& ready) {
+    if (a.async) return run_async_contenders(g, a, duration, base, hot_resource(), ready);
     auto client = make_client(g, {}, static_cast<std::size_t>(a.connections));
     AcquireOptions options = base;
     options.wait = duration + std::chrono::seconds(10);  // every contender keeps waiting
@@ -77,15 +78,7 @@ HotSample run_contenders(const Globals& g, const BenchArgs& a, std::chrono::mill
     stop.request_stop();
     threads.clear();
 
-    HotSample sample;
-    sample.elapsed_s = std::chrono::duration<double>(clock::now() - started).count();
-    for (auto& c : contenders) {
-        sample.wait_us.push_back(std::move(c.wait_us));
-        sample.attempts += c.attempts;
-        sample.errors += c.errors;
-        if (!sample.first_error) sample.first_error = c.first_error;
-    }
-    return sample;
+    return collect_sample(contenders, started);
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ std::vector<std::string> child_argv(const Globals& g, const BenchArgs& a, int cl
                              "--as-child"});
     if (a.fair) argv.push_back("--fair");
     if (a.keep) argv.push_back("--keep");
+    if (a.async) argv.push_back("--async");
     if (!a.replicas.replicas.empty()) argv.insert(argv.end(), {"--replicas", a.replicas.replicas});
     if (!a.replicas.timeout.empty()) argv.insert(argv.end(), {"--replica-timeout", a.replicas.timeout});
     return argv;

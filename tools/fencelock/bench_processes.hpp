@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <chrono>
 #include <expected>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <system_error>
@@ -32,6 +34,21 @@ struct ChildFailure {
     std::string message;
 };
 
+/// The sample of contenders that ran since `started`: every contender's waits, attempts and
+/// errors (a contender has wait_us, attempts, errors and first_error), moved out of them.
+template <typename Contender>
+HotSample collect_sample(std::vector<Contender>& contenders, std::chrono::steady_clock::time_point started) {
+    HotSample sample;
+    sample.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    for (auto& c : contenders) {
+        sample.wait_us.push_back(std::move(c.wait_us));
+        sample.attempts += c.attempts;
+        sample.errors += c.errors;
+        if (!sample.first_error) sample.first_error = c.first_error;
+    }
+    return sample;
+}
+
 /// The hot scenario's JSON for `sample` (without the server's command count).
 nlohmann::json hot_summary(const BenchArgs& a, const HotSample& sample);
 
@@ -39,6 +56,12 @@ nlohmann::json hot_summary(const BenchArgs& a, const HotSample& sample);
 void await_start_signal();
 /// In a contender process: the raw sample, one JSON line, for the parent to merge.
 void write_child_sample(std::ostream& out, const HotSample& sample);
+
+/// `a.clients` contenders on one AsyncLockClient driven from this thread (bench_async.cpp);
+/// `ready` runs once the client exists, before the first contender starts.
+HotSample run_async_contenders(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
+                               const AcquireOptions& base, const ResourceName& resource,
+                               const std::function<void()>& ready);
 
 /// Runs `a.clients` contenders over `a.processes` processes and merges their samples.
 std::expected<HotSample, ChildFailure> run_contender_processes(const Globals& g, const BenchArgs& a);

@@ -149,6 +149,8 @@ int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
     if (a.processes < 1 || a.processes > 64) throw InputError{"--processes", "must be from 1 to 64"};
     if (a.processes > 1 && a.scenario != "hot") throw InputError{"--processes", "applies to --scenario hot only"};
     if (a.keep && a.scenario != "hot") throw InputError{"--keep", "applies to --scenario hot only"};
+    if (a.async && a.scenario == "keeper") throw InputError{"--async", "applies to --scenario distinct and hot"};
+    if (a.async && a.keep) throw InputError{"--async", "cannot be combined with --keep (a HeldLease releases on its own connection)"};
     if (a.processes > a.clients) throw InputError{"--processes", "must not exceed --clients (each process runs at least one contender)"};
     using Scenario = int (*)(const Globals&, const BenchArgs&, std::chrono::milliseconds, const AcquireOptions&);
     Scenario scenario = a.scenario == "keeper" ? run_keeper_bench
@@ -188,7 +190,7 @@ void register_bench_command(Program& p) {
     cmd->add_option("--processes", args->processes,
                     "hot: spread the --clients contenders over this many processes, each with its own client (default 1)");
     cmd->add_flag("--as-child", args->as_child)->group("");  // a contender process of --processes
-    cmd->add_flag("--async", args->async, "distinct: --clients lockers on the async API, issued from one thread");
+    cmd->add_flag("--async", args->async, "distinct, hot: --clients lockers on the async API, issued from one thread");
     cmd->add_option("--runners", args->runners, "--async on a Redis Cluster: the async client's runner threads (default 4; one server and Sentinel use its event loop)");
     cmd->add_option("--duration", args->duration, "measurement time (default 5s)");
     cmd->add_option("--lease", args->lease, "lease length per cycle (default 10s)");
