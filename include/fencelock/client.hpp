@@ -47,8 +47,12 @@ struct Acquisition {
     std::optional<Lease> lease;
     /// When not acquired: the current holder's remaining TTL at the last attempt.
     milliseconds holder_ttl{0};
-    /// Attempts made (1 for try_acquire).
+    /// Attempts made (1 for try_acquire; 0 for a lease a release handed over directly, which
+    /// came without an attempt of its own).
     unsigned attempts = 0;
+    /// Attempts that did not get the lock (refused, or failed): all of them, less the one that
+    /// got it, if one did.
+    unsigned unsuccessful_attempts = 0;
 
     bool acquired() const noexcept { return lease.has_value(); }
 };

@@ -108,7 +108,9 @@ struct Holding {
     std::optional<HeldLease> lease;
     /// When not acquired: the current holder's remaining TTL at the last attempt.
     milliseconds holder_ttl{0};
+    /// As Acquisition::attempts and Acquisition::unsuccessful_attempts.
     unsigned attempts = 0;
+    unsigned unsuccessful_attempts = 0;
 
     bool acquired() const noexcept { return lease.has_value(); }
 };

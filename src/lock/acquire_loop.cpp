@@ -37,8 +37,12 @@ AcquireStep AcquireLoop::join(steady_time now) {
     return {.kind = Kind::join_line, .until = std::min({deadline_, now + plan_.command_timeout, now + plan_.backoff.max})};
 }
 
-AcquireStep AcquireLoop::joined(bool subscribed, std::size_t ahead) {
+AcquireStep AcquireLoop::joined(bool subscribed, std::size_t ahead, std::optional<steady_time> successor_until) {
     in_line_ = true;
+    if (phase_ == Phase::first_join && successor_until) {
+        phase_ = Phase::first_wait;
+        return {.kind = Kind::wait_for_release, .until = std::min(deadline_, *successor_until)};
+    }
     if (phase_ == Phase::first_join) {
         // With direct grants every waiter attempts at once: its refused attempt is its place.
         if (subscribed && !plan_.fair && ahead > 0 && !plan_.direct_grants) {
@@ -161,7 +165,7 @@ AcquireStep AcquireLoop::granted(const DirectGrant& g, steady_time now, bool sto
         return finish_handed({.kind = Kind::finish,
                               .result = AcquireResult::acquired,
                               .grant = {.acquired = true, .fence = g.fence, .ttl = g.ttl, .handed = true},
-                              .sent = refused_sent_,
+                              .sent = g.release_sent.value_or(refused_sent_),
                               .direct = true});
     }
     return attempt();  // confirm: the same owner token finds the lease if the grant stands
@@ -198,7 +202,10 @@ AcquireStep AcquireLoop::extended(const std::expected<RenewReply, std::error_cod
 }
 
 bool AcquireLoop::trusted(const DirectGrant& g, steady_time now, bool in_grace) const {
-    if (!plan_.trust_grants || in_grace || !refused_fence_ || g.fence <= *refused_fence_) return false;
+    if (!plan_.trust_grants || in_grace) return false;
+    // Told by this client's own release: fresh, its TTL counted from that release's send.
+    if (g.release_sent) return now < safe_until(*g.release_sent, g.ttl, plan_.drift_factor);
+    if (!refused_fence_ || g.fence <= *refused_fence_) return false;
     return now < safe_until(refused_sent_, g.ttl, plan_.drift_factor);
 }
 

@@ -110,8 +110,14 @@ public:
     /// last waiter left). Both only asked when waiting is possible.
     AcquireStep start(steady_time now, bool others_wait, bool subscribed = false);
     /// After join_line: whether the subscription was confirmed and how many local waiters are
-    /// ahead of this one.
-    AcquireStep joined(bool subscribed, std::size_t ahead);
+    /// ahead of this one. `successor_until`: this client holds the lock until at most then, and
+    /// its release will name this waiter its successor (docs/DESIGN.md, "Successors"): a first
+    /// join then waits for that grant without an attempt, and attempts if none came by then.
+    AcquireStep joined(bool subscribed, std::size_t ahead,
+                       std::optional<steady_time> successor_until = std::nullopt);
+    /// A release by this client named this waiter its successor: a grant may come, so giving up
+    /// from now on sends leave_line, which gives a handed lease back.
+    void named_successor() noexcept { may_be_in_line_ = true; }
     /// After attempt: its reply, whether the subscription stood when it was sent, the time it
     /// was sent, the time it came back and whether stop was requested.
     AcquireStep replied(const std::expected<AcquireReply, std::error_code>& reply, bool watched, steady_time sent,

@@ -76,6 +76,7 @@ public:
         woken_ = true;
         wake();
     }
+    void named() override { loop_.named_successor(); }
 
 private:
     bool closing() const { return context_.closing.load(std::memory_order_acquire); }
@@ -100,9 +101,15 @@ private:
             case Kind::attempt: return attempt();
             case Kind::join_line: {
                 std::size_t ahead = 0;
-                ticket_ = lines().join(channel_, owner_.str(), weak_from_this(), ahead);
+                ticket_ = lines().join(channel_, owner_.str(), options_.lease, options_.max_hold, weak_from_this(), ahead);
                 in_line_ = true;
-                return drive(loop_.joined(true, ahead));
+                // Held by this client: its release will name a successor, so wait for that
+                // (no attempt), at most until that lease ends or backoff.max (a release by
+                // other means, e.g. the synchronous client, names nobody).
+                std::optional<steady_time> succession;
+                if (auto until = lines().held_until(channel_))
+                    succession = std::min(*until, steady_clock::now() + options_.backoff.max);
+                return drive(loop_.joined(true, ahead, succession));
             }
             case Kind::wait_for_release: {
                 if (grant_ || woken_ || closing()) return end_wait();
@@ -238,11 +245,20 @@ void start_async_acquire(const AsyncLockContext& context, const ResourceName& re
 
 void release_on_loop(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner,
                      std::move_only_function<void(const Result<ReleaseStatus>&)> then) {
-    auto call = release_script_call(context.options.key_prefix, resource, owner, context.holder.client_id);
-    std::string channel = call.args[1];  // released:{R}, the local line's name
+    const std::string channel = make_keys(context.options.key_prefix, resource).released;
+    // The next waiter of this client (the front of its line) is named, so that the release can
+    // hand it the lock without its ever taking a place in Redis's line.
+    const auto next = context.lines.name_successor(channel);
+    const std::string holder = next ? holder_text(context.holder) : std::string{};
+    const Successor successor{next ? std::string_view(next->owner) : std::string_view{},
+                              next ? next->lease : std::chrono::milliseconds{}, next ? next->max_hold : std::chrono::milliseconds{},
+                              holder};
+    auto call = release_script_call(context.options.key_prefix, resource, owner, context.holder.client_id,
+                                    next ? &successor : nullptr);
+    const auto sent = steady_clock::now();
     run_script_async(
         context.loop, scripts::release, std::move(call), {},
-        [&context, channel = std::move(channel), owner = owner.str(),
+        [&context, channel, owner = owner.str(), sent,
          then = std::move(then)](std::expected<BatchThen, std::error_code> batch) mutable {
             std::expected<ReleaseReply, std::error_code> reply = std::unexpected(make_error_code(errc::protocol_error));
             if (!batch) reply = std::unexpected(batch.error());
@@ -251,9 +267,13 @@ void release_on_loop(const AsyncLockContext& context, const ResourceName& resour
             context.lines.release(channel, owner);
             // The grant first: it is on the path of whoever waits next.
             if (reply && reply->granted) {
+                reply->granted->grant.release_sent = sent;
                 if (!context.lines.grant(channel, reply->granted->owner, reply->granted->grant) && context.on_foreign_grant)
                     context.on_foreign_grant(channel, *reply->granted);
             }
+            // Nobody of this client holds it now (no grant, or one to a thread of the
+            // synchronous client): a waiter that waited for a succession attempts.
+            context.lines.after_release(channel);
             then(reply ? Result<ReleaseStatus>(reply->status) : Result<ReleaseStatus>(std::unexpected(reply.error())));
         });
 }

@@ -6,11 +6,41 @@
 namespace fencelock::detail {
 
 AsyncWaitLines::Ticket AsyncWaitLines::join(const std::string& channel, std::string owner,
+                                            std::chrono::milliseconds lease, std::chrono::milliseconds max_hold,
                                             std::weak_ptr<AsyncLineWaiter> waiter, std::size_t& ahead) {
     Line& line = lines_[channel];
     ahead = line.entries.size();
-    line.entries.push_back({next_, std::move(owner), std::move(waiter)});
+    line.entries.push_back({next_, std::move(owner), lease, max_hold, std::move(waiter)});
     return next_++;
+}
+
+std::optional<AsyncWaitLines::Successor> AsyncWaitLines::name_successor(const std::string& channel) {
+    auto it = lines_.find(channel);
+    if (it == lines_.end() || it->second.entries.empty()) return std::nullopt;
+    const Entry& front = it->second.entries.front();
+    Successor s{front.owner, front.lease, front.max_hold};
+    if (auto waiter = front.waiter.lock()) waiter->named();  // after the copy: it may act
+    return s;
+}
+
+void AsyncWaitLines::after_release(const std::string& channel) {
+    std::shared_ptr<AsyncLineWaiter> waiter;
+    if (auto it = lines_.find(channel); it != lines_.end()) {
+        const auto now = clock::now();
+        std::erase_if(it->second.held, [now](const auto& h) { return h.second.until <= now; });
+        if (it->second.held.empty() && !it->second.entries.empty()) waiter = it->second.entries.front().waiter.lock();
+    }
+    if (waiter) waiter->woken();
+}
+
+std::optional<AsyncWaitLines::clock::time_point> AsyncWaitLines::held_until(const std::string& channel) {
+    auto it = lines_.find(channel);
+    if (it == lines_.end()) return std::nullopt;
+    const auto now = clock::now();
+    std::optional<clock::time_point> until;
+    for (const auto& [fence, h] : it->second.held)
+        if (h.until > now && (!until || h.until > *until)) until = h.until;
+    return until;
 }
 
 void AsyncWaitLines::leave(const std::string& channel, Ticket t, clock::time_point now) {

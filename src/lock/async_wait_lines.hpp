@@ -34,8 +34,11 @@ public:
     virtual ~AsyncLineWaiter() = default;
     /// A release by this client granted it the lease.
     virtual void granted(const DirectGrant& g) = 0;
-    /// A wake-up handed on to it (the one in front will not use the release).
+    /// A wake-up handed on to it (the one in front will not use the release), or its client's
+    /// release did not hand it the lock it waited for: it should attempt.
     virtual void woken() = 0;
+    /// A release by this client named it its successor: a grant may come.
+    virtual void named() = 0;
 };
 
 class AsyncWaitLines {
@@ -43,9 +46,10 @@ public:
     using clock = std::chrono::steady_clock;
     using Ticket = std::uint64_t;
 
-    /// Enters the back of `channel`'s line as `owner`; `ahead` receives the waiters in front.
-    Ticket join(const std::string& channel, std::string owner, std::weak_ptr<AsyncLineWaiter> waiter,
-                std::size_t& ahead);
+    /// Enters the back of `channel`'s line as `owner`, asking for `lease` and `max_hold`;
+    /// `ahead` receives the waiters in front.
+    Ticket join(const std::string& channel, std::string owner, std::chrono::milliseconds lease,
+                std::chrono::milliseconds max_hold, std::weak_ptr<AsyncLineWaiter> waiter, std::size_t& ahead);
     /// Leaves at `now` (no-op for an unknown ticket).
     void leave(const std::string& channel, Ticket t, clock::time_point now);
     /// Whether acquisitions of this client wait for `channel`.
@@ -60,6 +64,21 @@ public:
     bool grant(const std::string& channel, std::string_view owner, const DirectGrant& g);
     /// Hands a wake-up on to the first waiter behind `t`, if any.
     void wake_after(const std::string& channel, Ticket t);
+
+    /// The waiter a release of `channel` by this client names its successor (the front of the
+    /// line: the line is served in order), called back as named; nullopt when nobody waits.
+    struct Successor {
+        std::string owner;
+        std::chrono::milliseconds lease;
+        std::chrono::milliseconds max_hold;
+    };
+    std::optional<Successor> name_successor(const std::string& channel);
+    /// After a release of `channel` by this client: if no lease of this client holds it any
+    /// more, the front waiter, which may wait for a succession that will not come, attempts.
+    void after_release(const std::string& channel);
+    /// Until when at most this client holds `channel`'s lock (its latest lease's safe-until),
+    /// or nullopt: then a new waiter waits for its release to name it instead of attempting.
+    std::optional<clock::time_point> held_until(const std::string& channel);
 
     /// This client holds the lease of `channel` issued with `fence`, as `owner`, until at most
     /// `until` (its safe-until: it is forgotten then, released or not).
@@ -76,6 +95,8 @@ private:
     struct Entry {
         Ticket ticket;
         std::string owner;
+        std::chrono::milliseconds lease;
+        std::chrono::milliseconds max_hold;
         std::weak_ptr<AsyncLineWaiter> waiter;
     };
     struct Held {

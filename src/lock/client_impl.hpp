@@ -34,6 +34,8 @@ template <typename Out, typename OnGranted>
 Result<Out> finish_acquisition(const AcquireStep& step, const AcquireLoop& loop, OnGranted&& on_granted) {
     Out out;
     out.attempts = loop.attempts();
+    const bool by_attempt = step.result == AcquireResult::acquired && !step.direct;
+    out.unsuccessful_attempts = loop.attempts() - (by_attempt ? 1u : 0u);
     out.holder_ttl = loop.holder_ttl();
     if (step.result == AcquireResult::acquired) {
         on_granted(out, step.grant, step.sent, step.direct ? std::chrono::steady_clock::now() : step.sent);

@@ -237,6 +237,82 @@ TEST_F(AsyncClientTest, AReleaseHandsTheLockToTheClientsNextWaiterByItsReply) {
     EXPECT_EQ(redis->cli({"EXISTS", "handoff:{async:turns}", "sleepers:{async:turns}"}), "0");
 }
 
+// A waiter that joins while the lock is this client's waits for the release to name it its
+// successor: it takes no place in Redis's line and makes no attempt, and the release grants it
+// the lock in the same script (docs/DESIGN.md, "Successors").
+TEST_F(AsyncClientTest, AReleaseNamesTheNextWaiterItsSuccessorWhichNeverAttempts) {
+    auto c = async_client();
+    const auto r = resource("async:successor");
+    const AcquireOptions waiting{.lease = 30s, .wait = 60s, .backoff = {.base = 60s, .max = 60s}};
+    auto [a_done, a] = promised<Acquisition>();
+    c.acquire(r, waiting, std::move(a_done));
+    auto held = a.get();
+    ASSERT_TRUE(held && held->acquired());
+    // B attempts, is refused and takes a place; C, arriving behind B, waits for a succession.
+    auto [b_done, b] = promised<Acquisition>();
+    c.acquire(r, waiting, std::move(b_done));
+    ASSERT_TRUE(eventually([&] { return redis->cli({"ZCARD", "sleepers:{async:successor}"}) == "1"; }));
+    const long before_c = script_calls();
+    auto [c_done, c_result] = promised<Acquisition>();
+    c.acquire(r, waiting, std::move(c_done));
+    // A is released: B, first in Redis's line, gets it; then B is released, naming C.
+    auto [ra_done, ra] = promised<ReleaseStatus>();
+    c.release(r, held->lease->owner, std::move(ra_done));
+    ASSERT_EQ(ra.get().value(), ReleaseStatus::released);
+    ASSERT_EQ(b.wait_for(30s), std::future_status::ready);
+    auto got_b = b.get();
+    ASSERT_TRUE(got_b && got_b->acquired());
+    auto [rb_done, rb] = promised<ReleaseStatus>();
+    c.release(r, got_b->lease->owner, std::move(rb_done));
+    ASSERT_EQ(rb.get().value(), ReleaseStatus::released);
+    ASSERT_EQ(c_result.wait_for(30s), std::future_status::ready) << "the succession did not reach C";
+    auto got_c = c_result.get();
+    ASSERT_TRUE(got_c && got_c->acquired());
+    EXPECT_EQ(got_c->attempts, 0u) << "the successor attempted";
+    EXPECT_GT(got_c->lease->fence, got_b->lease->fence);
+    EXPECT_GT(got_c->lease->ttl, 29s);
+    // Since C began: two releases (A's, B's), nothing of C's own.
+    EXPECT_EQ(script_calls() - before_c, 2);
+    auto info = c.sync().inspect(r);
+    ASSERT_TRUE(info && info->holder);
+    EXPECT_EQ(info->holder->owner, got_c->lease->owner.str());
+    auto [rc_done, rc] = promised<ReleaseStatus>();
+    c.release(r, got_c->lease->owner, std::move(rc_done));
+    EXPECT_EQ(rc.get().value(), ReleaseStatus::released);
+    EXPECT_EQ(redis->cli({"EXISTS", "lock:{async:successor}", "sleepers:{async:successor}", "handoff:{async:successor}"}), "0");
+}
+
+// A successor that gives up while a release naming it is on its way leaves no lease behind: the
+// lease handed to it is given back by its leave_line.
+TEST_F(AsyncClientTest, ASuccessorThatGivesUpLeavesNoLease) {
+    auto c = async_client();
+    const auto r = resource("async:impatient");
+    const AcquireOptions waiting{.lease = 30s, .wait = 60s, .backoff = {.base = 60s, .max = 60s}};
+    auto [a_done, a] = promised<Acquisition>();
+    c.acquire(r, waiting, std::move(a_done));
+    auto held = a.get();
+    ASSERT_TRUE(held && held->acquired());
+    // A waiter with a 300 ms deadline behind a line already standing (so it joins first).
+    auto [b_done, b] = promised<Acquisition>();
+    c.acquire(r, waiting, std::move(b_done));
+    ASSERT_TRUE(eventually([&] { return redis->cli({"ZCARD", "sleepers:{async:impatient}"}) == "1"; }));
+    auto [c_done, c_result] = promised<Acquisition>();
+    c.acquire(r, {.lease = 30s, .wait = 300ms, .backoff = {.base = 60s, .max = 60s}}, std::move(c_done));
+    auto gave_up = c_result.get();
+    ASSERT_TRUE(gave_up);
+    EXPECT_FALSE(gave_up->acquired());
+    // B (in Redis's line) is served by A's release; B's release then names nobody.
+    auto [ra_done, ra] = promised<ReleaseStatus>();
+    c.release(r, held->lease->owner, std::move(ra_done));
+    ASSERT_TRUE(ra.get());
+    auto got_b = b.get();
+    ASSERT_TRUE(got_b && got_b->acquired());
+    auto [rb_done, rb] = promised<ReleaseStatus>();
+    c.release(r, got_b->lease->owner, std::move(rb_done));
+    ASSERT_TRUE(rb.get());
+    EXPECT_EQ(redis->cli({"EXISTS", "lock:{async:impatient}"}), "0") << "a lease was handed to a waiter that left";
+}
+
 // A lock held by another client: its release only publishes a message, which the loop does not
 // hear, so the async waiter polls with its backoff and still gets the lock.
 TEST_F(AsyncClientTest, AWaiterOnAnotherClientsLeasePollsAndGetsTheLock) {

@@ -158,7 +158,11 @@ TEST_F(DirectHandoffTest, APlainAcquireGrantedByAnotherClientIsExtendedToItsWhol
     const BackoffPolicy quick{.base = 10ms, .max = 250ms};  // slot 2 * 250 ms + 2 s = 2.5 s
     auto waiting = std::async(std::launch::async,
                               [&] { return waiter_client.acquire(r, {.lease = 30s, .wait = 60s, .backoff = quick}); });
-    ASSERT_TRUE(eventually([&] { return handoff_entries("plain") == 1; })) << "no place that takes grants";
+    // Subscribed, and an attempt made since (its place then takes any release's grant; one made
+    // before the subscription stood takes only its own client's).
+    ASSERT_TRUE(eventually([&] { return redis->cli({"PUBSUB", "SHARDNUMSUB", "released:{plain}"}).ends_with("\n1"); }));
+    const long calls = script_calls();
+    ASSERT_TRUE(eventually([&] { return script_calls() > calls && handoff_entries("plain") == 1; }));
     const auto grants_before = detail::ReleaseNotifier::grants_taken();
     redis->cli({"CONFIG", "RESETSTAT"});
     ASSERT_TRUE(holder_client.release(r, held->owner));

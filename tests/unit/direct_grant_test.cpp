@@ -126,6 +126,49 @@ TEST(DirectGrant, AConfirmedHandedLeaseIsExtendedToo) {
     EXPECT_EQ(finish.grant.ttl, 30s);
 }
 
+// Successors (docs/DESIGN.md, "Successors"): a waiter that joins while its own client holds
+// the lock waits for that client's release to name it, without an attempt; the release's reply
+// is trusted as it is (the script's own result), counted from the release's send.
+TEST(DirectGrant, ASuccessorTakesItsClientsReleaseGrantWithoutAnyAttempt) {
+    ScriptedAcquire s(plan());
+    s.successor_join(10s, 2).reply_grant_after(5ms, 6, 30s, 1ms);
+    const auto finish = s.run(true, true);
+    EXPECT_EQ(s.log(), (Log{"join", "wait", "granted", "finish acquired"}));
+    EXPECT_EQ(finish.grant.fence, FencingToken{6});
+    EXPECT_EQ(finish.grant.ttl, 30s);
+    EXPECT_EQ(s.at(finish.sent), 4ms) << "counted from the release's send";
+    EXPECT_EQ(s.loop().attempts(), 0u);
+}
+
+TEST(DirectGrant, ASuccessorNeverNamedAttemptsOnceItsClientsLeaseWouldHaveEnded) {
+    ScriptedAcquire s(plan());
+    s.successor_join(800ms).reply(granted(9));
+    const auto finish = s.run(true, true);
+    EXPECT_EQ(s.log(), (Log{"join", "wait", "attempt", "finish acquired"}));
+    EXPECT_EQ(s.untils().at(1), 800ms) << "it waits until that lease would end";
+    EXPECT_EQ(finish.grant.fence, FencingToken{9});
+}
+
+TEST(DirectGrant, AReleaseReplyPastItsTtlIsConfirmedInstead) {
+    ScriptedAcquire s(plan());
+    s.successor_join(10s).reply_grant_after(5ms, 6, 3ms, 4ms).reply(granted(6, 30s, true));
+    s.run(true, true);
+    EXPECT_EQ(s.log(), (Log{"join", "wait", "granted", "attempt", "finish acquired"}));
+}
+
+// Named by a release: a lease may have been handed to it, so it gives up through leave_line
+// (which deletes a handed lease) even when it never took a place itself.
+TEST(DirectGrant, ANamedSuccessorThatGivesUpSendsLeaveLine) {
+    for (const bool named : {false, true}) {
+        ScriptedAcquire s(plan());
+        s.successor_join(800ms).reply(failure(errc::corrupt_key));  // a fatal error: it gives up
+        if (named) s.loop().named_successor();
+        const auto finish = s.run(true, true);
+        EXPECT_EQ(finish.result, AcquireResult::error);
+        EXPECT_EQ(count(s.log(), "leave_line"), named ? 1 : 0) << (named ? "named" : "not named");
+    }
+}
+
 TEST(DirectGrant, AGrantNoNewerThanTheRefusedFenceIsConfirmedWithTheSameToken) {
     // Fence 7 may predate the attempt that saw 7 (message and reply travel apart): confirm.
     ScriptedAcquire s(plan());

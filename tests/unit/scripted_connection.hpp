@@ -53,7 +53,13 @@ public:
     }
     /// The outcome of the next join_line: the subscription confirmed or not, local waiters ahead.
     ScriptedAcquire& subscription(bool confirmed, std::size_t ahead = 0) {
-        joins_.push_back({confirmed, ahead});
+        joins_.push_back({confirmed, ahead, std::nullopt});
+        return *this;
+    }
+    /// The next join finds the lock held by this client for `held_for` more: its release will
+    /// name this waiter its successor.
+    ScriptedAcquire& successor_join(milliseconds held_for, std::size_t ahead = 0) {
+        joins_.push_back({true, ahead, held_for});
         return *this;
     }
     /// A release wakes the next wait_for_release `after` it began (if that is before its end).
@@ -64,6 +70,13 @@ public:
     /// A release grants this waiter the lease directly `after` the next wait_for_release began.
     ScriptedAcquire& grant_after(milliseconds after, std::uint64_t fence, milliseconds ttl = 4s) {
         releases_.push_back({after, detail::DirectGrant{FencingToken{fence}, ttl}});
+        return *this;
+    }
+    /// The same, told by the reply of a release of this client sent `sent_before` before the
+    /// grant arrives.
+    ScriptedAcquire& reply_grant_after(milliseconds after, std::uint64_t fence, milliseconds ttl,
+                                       milliseconds sent_before) {
+        releases_.push_back({after, detail::DirectGrant{FencingToken{fence}, ttl}, sent_before});
         return *this;
     }
     /// The reply to the next extend step (renewing a short handed lease to the plan's lease).
@@ -113,6 +126,7 @@ public:
     /// A moment the loop handed back (e.g. a finish step's `sent`), from the start.
     milliseconds at(steady_time t) const { return since_start(t); }
     const detail::AcquireLoop& loop() const { return loop_; }
+    detail::AcquireLoop& loop() { return loop_; }
 
 private:
     struct Scripted {
@@ -122,10 +136,12 @@ private:
     struct Join {
         bool confirmed;
         std::size_t ahead;
+        std::optional<milliseconds> held_for;
     };
     struct Release {
         milliseconds after;
         std::optional<detail::DirectGrant> grant;  // a direct grant, or a plain wake-up
+        std::optional<milliseconds> sent_before{};  // a grant told by a release's reply
     };
 
     milliseconds since_start(steady_time t) const { return std::chrono::duration_cast<milliseconds>(t - start_); }
@@ -162,6 +178,7 @@ private:
         const auto j = joins_.front();
         joins_.pop_front();
         subscribed_ = j.confirmed;
+        if (j.held_for) return loop_.joined(j.confirmed, j.ahead, now_ + *j.held_for);
         return loop_.joined(j.confirmed, j.ahead);
     }
 
@@ -175,6 +192,7 @@ private:
         if (!releases_.empty() && now_ + releases_.front().after < step.until) {
             now_ += releases_.front().after;
             grant = releases_.front().grant;
+            if (grant && releases_.front().sent_before) grant->release_sent = now_ - *releases_.front().sent_before;
             releases_.pop_front();
             woken = true;
         } else if (!stop_now) {

@@ -59,7 +59,7 @@ struct HotContender {
     const std::atomic<bool>* stop;
     std::latch* finished;
     std::vector<std::int64_t> wait_us{};
-    std::uint64_t attempts = 0;
+    std::uint64_t unsuccessful = 0;  // attempts that did not get the lock
     std::uint64_t errors = 0;
     std::error_code first_error{};
 
@@ -69,7 +69,7 @@ struct HotContender {
         client->acquire(*resource, *options, [this, t0](Result<Acquisition> got) {
             if (!got || !got->acquired()) return failed(got ? std::error_code{} : got.error());
             wait_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
-            attempts += got->attempts;
+            unsuccessful += got->unsuccessful_attempts;
             client->release(*resource, got->lease->owner, [this](Result<ReleaseStatus> released) {
                 if (!released || *released != ReleaseStatus::released)
                     return failed(released ? std::error_code{} : released.error());

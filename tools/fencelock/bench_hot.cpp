@@ -19,7 +19,7 @@ using clock = std::chrono::steady_clock;
 
 struct Contender {
     std::vector<std::int64_t> wait_us;
-    std::uint64_t attempts = 0;
+    std::uint64_t unsuccessful = 0;  // attempts that did not get the lock
     std::uint64_t errors = 0;
     std::error_code first_error;
 };
@@ -51,7 +51,7 @@ HotSample run_contenders(const Globals& g, const BenchArgs& a, std::chrono::mill
             if (!got) ++c.errors;
             return;
         }
-        c.attempts += got->attempts;
+        c.unsuccessful += got->unsuccessful_attempts;
         auto released = release();
         if (!released || *released != ReleaseStatus::released) ++c.errors;
     };
@@ -93,7 +93,7 @@ nlohmann::json hot_summary(const BenchArgs& a, const HotSample& sample) {
     }
     std::sort(waits.begin(), waits.end());
     const auto grants = static_cast<double>(waits.size());
-    const double attempts = static_cast<double>(sample.attempts);
+    const double unsuccessful = static_cast<double>(sample.unsuccessful);
     return {{"scenario", "hot"},
             {"clients", a.clients},
             {"processes", a.processes},
@@ -105,7 +105,7 @@ nlohmann::json hot_summary(const BenchArgs& a, const HotSample& sample) {
             {"wait_p50_us", percentile(waits, 0.50)},
             {"wait_p99_us", percentile(waits, 0.99)},
             {"wait_max_us", waits.empty() ? 0 : waits.back()},
-            {"failed_attempts_per_success", grants > 0 ? (attempts - grants) / grants : 0.0},
+            {"failed_attempts_per_success", grants > 0 ? unsuccessful / grants : 0.0},
             // A contender that never got the lock makes the ratio infinite: null.
             {"fairness", fewest > 0 ? nlohmann::json(static_cast<double>(most) / static_cast<double>(fewest))
                                     : nlohmann::json(nullptr)},

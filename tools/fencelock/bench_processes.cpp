@@ -124,7 +124,7 @@ void await_start_signal() {
 
 void write_child_sample(std::ostream& out, const HotSample& sample) {
     out << json{{"wait_us", sample.wait_us},
-                {"attempts", sample.attempts},
+                {"unsuccessful", sample.unsuccessful},
                 {"errors", sample.errors},
                 {"elapsed_s", sample.elapsed_s}}
                .dump()
@@ -165,7 +165,7 @@ std::expected<HotSample, ChildFailure> run_contender_processes(const Globals& g,
         if (!raw.is_object() || !raw.contains("wait_us"))
             return std::unexpected(ChildFailure{exit_internal, "a contender process printed no sample"});
         for (auto& w : raw["wait_us"]) merged.wait_us.push_back(w.get<std::vector<std::int64_t>>());
-        merged.attempts += raw["attempts"].get<std::uint64_t>();
+        merged.unsuccessful += raw["unsuccessful"].get<std::uint64_t>();
         merged.errors += raw["errors"].get<std::uint64_t>();
         // The children measured the same window, started together: the longest is the run's.
         merged.elapsed_s = std::max(merged.elapsed_s, raw["elapsed_s"].get<double>());

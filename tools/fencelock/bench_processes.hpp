@@ -22,7 +22,7 @@ namespace fencelock::cli {
 /// What contenders measured: one wait list (microseconds) per contender.
 struct HotSample {
     std::vector<std::vector<std::int64_t>> wait_us;
-    std::uint64_t attempts = 0;
+    std::uint64_t unsuccessful = 0;  ///< attempts that did not get the lock
     std::uint64_t errors = 0;
     std::error_code first_error;
     double elapsed_s = 0;
@@ -34,15 +34,15 @@ struct ChildFailure {
     std::string message;
 };
 
-/// The sample of contenders that ran since `started`: every contender's waits, attempts and
-/// errors (a contender has wait_us, attempts, errors and first_error), moved out of them.
+/// The sample of contenders that ran since `started`: every contender's waits, unsuccessful
+/// attempts and errors (a contender has wait_us, unsuccessful, errors and first_error), moved out.
 template <typename Contender>
 HotSample collect_sample(std::vector<Contender>& contenders, std::chrono::steady_clock::time_point started) {
     HotSample sample;
     sample.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     for (auto& c : contenders) {
         sample.wait_us.push_back(std::move(c.wait_us));
-        sample.attempts += c.attempts;
+        sample.unsuccessful += c.unsuccessful;
         sample.errors += c.errors;
         if (!sample.first_error) sample.first_error = c.first_error;
     }

@@ -15,6 +15,9 @@ namespace fencelock::detail {
 struct DirectGrant {
     FencingToken fence{0};
     std::chrono::milliseconds ttl{0};
+    /// Told by the reply of this client's own release, sent at that time: the script's own
+    /// result, so fresh by construction (its TTL began after this), unlike a message.
+    std::optional<std::chrono::steady_clock::time_point> release_sent{};
 };
 
 struct GrantMessage {

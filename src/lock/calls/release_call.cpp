@@ -33,12 +33,19 @@ std::expected<ReleaseStatus, std::error_code> decode_release(const Reply& reply)
 }
 
 OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
-                                    std::string_view client_id) {
+                                    std::string_view client_id, const Successor* successor) {
     auto k = make_keys(prefix, resource);
     OwnedScriptCall call{{std::move(k.lock), std::move(k.waiters), std::move(k.waiter_deadlines), std::move(k.sleepers),
                           std::move(k.fence), std::move(k.handoff)},
                          {owner.str(), std::move(k.released)}};
-    if (!client_id.empty()) call.args.emplace_back(client_id);
+    if (client_id.empty()) return call;
+    call.args.emplace_back(client_id);
+    if (successor) {
+        call.args.emplace_back(successor->owner);
+        call.args.push_back(std::to_string(successor->lease.count()));
+        call.args.push_back(std::to_string(successor->max_hold.count()));
+        call.args.emplace_back(successor->holder);
+    }
     return call;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // release.lua: its arguments and its reply (shapes at the head of src/lock/scripts/release.lua).
+#include <chrono>
 #include <expected>
 #include <optional>
 #include <string_view>
@@ -26,10 +27,19 @@ std::expected<ReleaseReply, std::error_code> decode_release_reply(const Reply& r
 /// The same, the status alone.
 std::expected<ReleaseStatus, std::error_code> decode_release(const Reply& reply);
 
+/// The releasing client's next waiter for the lock that has no place in Redis's line: granted
+/// the lock by the release when no live place comes first (release.lua ARGV[4..7]).
+struct Successor {
+    std::string_view owner;
+    std::chrono::milliseconds lease{0};
+    std::chrono::milliseconds max_hold{0};
+    std::string_view holder;  ///< holder_text of the client
+};
+
 /// release.lua's KEYS and ARGV; `client_id` (may be empty): the releasing client's, so that its
-/// own waiter is granted the whole lease and told by the reply.
+/// own waiter is granted the whole lease and told by the reply; `successor` (needs the client id).
 OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
-                                    std::string_view client_id = {});
+                                    std::string_view client_id = {}, const Successor* successor = nullptr);
 
 /// Compare-and-delete on `c`, serving the next waiter.
 std::expected<ReleaseReply, std::error_code> release_for_client(Connection& c, std::string_view prefix,

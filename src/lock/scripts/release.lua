@@ -11,13 +11,18 @@
 -- ARGV[2]  release channel  released:{R}
 -- ARGV[3]  the releasing client's id (optional): a waiter of that same client is granted its
 --          whole lease, and told by this reply instead of a message (lib/handoff.lua)
+-- ARGV[4]  (optional, with ARGV[3]) the releasing client's next waiter for R that has no place
+--          in Redis's line (a successor): it is granted the lock if no live place comes first
+-- ARGV[5]  its lease ms, 1 .. MAX_LEASE_MS   ARGV[6] its max hold ms, lease .. MAX_HOLD_MS
+-- ARGV[7]  its holder text ('<pid> <host> <label>', lib/lease.lua)
 --
 -- Replies
 --   1                         released
 --   {1, owner, fence, ttl}    released, and the lease granted to `owner`, a waiter of the
---                             releasing client (ARGV[3]): fence issued, TTL in ms. No message
---                             announces it: the releasing client hands it to its waiter (one
---                             that is giving up gives it back by leave_line)
+--                             releasing client (ARGV[3], or its successor ARGV[4]): fence
+--                             issued, TTL in ms. No message announces it: the releasing client
+--                             hands it to its waiter (one that is giving up gives it back by
+--                             leave_line)
 --   0                         not owner: the lease expired or another owner holds the lock;
 --                             nothing deleted
 --
@@ -40,7 +45,7 @@ if lease[1] ~= ARGV[1] then
 end
 -- Nobody waited on this lease (see acquire.lua): no line to look at, no message to send. A lease
 -- written by an older acquire has no `waiting` field and takes the full path.
-if lease[2] == '0' then
+if lease[2] == '0' and not ARGV[4] then
     redis.call('DEL', KEYS[1])
     return 1
 end
@@ -51,15 +56,37 @@ end
 -- @include lease
 -- @include handoff
 
-local has_waiters = redis.call('EXISTS', KEYS[2], KEYS[4]) > 0
-if has_waiters then check_line_keys(KEYS[2], KEYS[3], KEYS[4], KEYS[6]) end
-redis.call('DEL', KEYS[1])
-if has_waiters then
-    local granted = hand_on({lock = KEYS[1], fence = KEYS[5], waiters = KEYS[2], deadlines = KEYS[3],
-                             sleepers = KEYS[4], handoff = KEYS[6]}, ARGV[2], ARGV[3])
-    if granted then return {1, granted[1], granted[2], granted[3]} end
-else
-    -- pcall: an ACL user without channel permission (Redis 7's default) must still release.
-    redis.pcall('SPUBLISH', ARGV[2], '')
+-- The successor's arguments are checked before the first write, like every argument.
+local successor
+if ARGV[4] then
+    local lease_ms = ms_arg(5, 1, MAX_LEASE_MS)
+    ms_arg(6, lease_ms, MAX_HOLD_MS)
+    if not ARGV[3] or not ARGV[7] then error({err = 'ERR fencelock: a successor needs arguments 3 and 7'}) end
+    successor = {owner = ARGV[4], lease = ARGV[5], max_hold = ARGV[6], holder = ARGV[7]}
 end
+local k = {lock = KEYS[1], fence = KEYS[5], waiters = KEYS[2], deadlines = KEYS[3], sleepers = KEYS[4],
+           handoff = KEYS[6]}
+local granted
+if lease[2] == '0' then
+    -- Nobody in Redis's line, nobody to tell: the successor takes the lock at once. Its lease
+    -- is marked '0' too; a waiter that comes later marks it with its refused attempt.
+    redis.call('DEL', KEYS[1])
+    local now_us, now_ms = server_time_text()
+    granted = grant_successor(k, successor, now_us, now_ms, '0')
+else
+    local has_waiters = redis.call('EXISTS', KEYS[2], KEYS[4]) > 0
+    if has_waiters then check_line_keys(KEYS[2], KEYS[3], KEYS[4], KEYS[6]) end
+    redis.call('DEL', KEYS[1])
+    if has_waiters then
+        granted = hand_on(k, ARGV[2], ARGV[3], successor)
+    else
+        -- pcall: an ACL user without channel permission (Redis 7's default) must still release.
+        redis.pcall('SPUBLISH', ARGV[2], '')
+        if successor then
+            local now_us, now_ms = server_time_text()
+            granted = grant_successor(k, successor, now_us, now_ms, '1')
+        end
+    end
+end
+if granted then return {1, granted[1], granted[2], granted[3]} end
 return 1

@@ -46,11 +46,27 @@ local function grant_args(handoff, owner)
     return a
 end
 
+-- Grants the free lock to `successor` ({owner, lease, max_hold, holder}, checked), a waiter of
+-- the releasing client that has no place in Redis's line (see release.lua): the whole lease,
+-- `handed 1`, `waiting` as given. Returns {owner, fence, ttl ms}, or nil when the fence cannot
+-- be issued (a corrupt or exhausted counter, read under pcall before any write): then nothing
+-- is granted and the release still succeeds.
+local function grant_successor(k, successor, now_us, now_ms, waiting)
+    local ok, fence = pcall(function() return next_fence(current_fence(k.fence), now_us) end)
+    if not ok then return nil end
+    redis.call('SET', k.fence, fence)
+    write_lease(k.lock, successor.owner, fence, now_ms, successor.lease, successor.max_hold, successor.holder,
+        waiting, successor.lease, true)
+    return {successor.owner, fence, successor.lease}
+end
+
 -- k: {lock, fence, waiters, deadlines, sleepers, handoff}, the lock already free (deleted);
--- releaser: the client id of the caller whose release this is, or nil. Returns the grant made
--- to a waiter of the releaser's own client, {owner, fence, ttl ms}, which no message announces:
--- the caller's reply must. Nil otherwise (a grant announced by the message, a wake-up, nobody).
-local function hand_on(k, channel, releaser)
+-- releaser: the client id of the caller whose release this is, or nil; successor: that
+-- client's next waiter without a place, or nil, granted the lock when no live place in Redis's
+-- line comes first. Returns the grant made to a waiter of the releaser's own client, {owner,
+-- fence, ttl ms}, which no message announces: the caller's reply must. Nil otherwise (a grant
+-- announced by the message, a wake-up, nobody).
+local function hand_on(k, channel, releaser, successor)
     local now_us, now_ms = server_time_text()
     now_ms = now_ms + 0
     local line = k.waiters
@@ -61,6 +77,7 @@ local function hand_on(k, channel, releaser)
     end
     if not next_owner then
         redis.pcall('SPUBLISH', channel, '')  -- pcall: without channel permission, no wake-up
+        if successor then return grant_successor(k, successor, now_us, now_ms, '1') end
         return nil
     end
     local a = grant_args(k.handoff, next_owner)

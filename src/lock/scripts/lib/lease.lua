@@ -22,9 +22,12 @@
 -- without a TTL. `ttl_ms` is the lease itself for acquire, and may be shorter for a direct grant.
 -- lease_ms and max_hold_ms may be checked ARGV text (ms_arg), written without a conversion.
 local function write_lease(lock, owner, fence, now_ms, lease_ms, max_hold_ms, holder, waiting, ttl_ms, handed)
-    redis.call('HSET', lock, 'owner', owner, 'fence', fence, 'waiting', waiting,
-        'meta', now_ms .. ' ' .. lease_ms .. ' ' .. max_hold_ms .. ' ' .. holder)
-    if handed then redis.call('HSET', lock, 'handed', '1') end
+    local meta = now_ms .. ' ' .. lease_ms .. ' ' .. max_hold_ms .. ' ' .. holder
+    if handed then
+        redis.call('HSET', lock, 'owner', owner, 'fence', fence, 'waiting', waiting, 'meta', meta, 'handed', '1')
+    else
+        redis.call('HSET', lock, 'owner', owner, 'fence', fence, 'waiting', waiting, 'meta', meta)
+    end
     redis.call('PEXPIRE', lock, ttl_ms)
 end
 
