@@ -35,6 +35,29 @@ protected:
         return result.get();
     }
 
+    // An acquisition started now: its result, when it comes.
+    static std::future<Result<Acquisition>> start_acquire(AsyncLockClient& c, const ResourceName& r,
+                                                          const AcquireOptions& o) {
+        auto [done, result] = promised<Acquisition>();
+        c.acquire(r, o, std::move(done));
+        return std::move(result);
+    }
+    static Result<ReleaseStatus> release_now(AsyncLockClient& c, const ResourceName& r, const OwnerToken& owner) {
+        auto [done, result] = promised<ReleaseStatus>();
+        c.release(r, owner, std::move(done));
+        return result.get();
+    }
+    // A holds `r`; B, refused, waits in Redis's line (sleepers): the line a later waiter finds.
+    std::pair<Acquisition, std::future<Result<Acquisition>>> held_with_one_in_line(AsyncLockClient& c,
+                                                                                const ResourceName& r,
+                                                                                const AcquireOptions& o) {
+        auto held = start_acquire(c, r, o).get();
+        EXPECT_TRUE(held && held->acquired());
+        auto b = start_acquire(c, r, o);
+        EXPECT_TRUE(eventually([&] { return redis->cli({"ZCARD", "sleepers:{" + r.str() + "}"}) == "1"; }));
+        return {std::move(*held), std::move(b)};
+    }
+
     long connected_clients() {
         const std::string info = redis->cli({"INFO", "clients"});
         const std::string marker = "connected_clients:";
@@ -244,27 +267,17 @@ TEST_F(AsyncClientTest, AReleaseNamesTheNextWaiterItsSuccessorWhichNeverAttempts
     auto c = async_client();
     const auto r = resource("async:successor");
     const AcquireOptions waiting{.lease = 30s, .wait = 60s, .backoff = {.base = 60s, .max = 60s}};
-    auto [a_done, a] = promised<Acquisition>();
-    c.acquire(r, waiting, std::move(a_done));
-    auto held = a.get();
-    ASSERT_TRUE(held && held->acquired());
-    // B attempts, is refused and takes a place; C, arriving behind B, waits for a succession.
-    auto [b_done, b] = promised<Acquisition>();
-    c.acquire(r, waiting, std::move(b_done));
-    ASSERT_TRUE(eventually([&] { return redis->cli({"ZCARD", "sleepers:{async:successor}"}) == "1"; }));
+    // A holds, B waits in Redis's line; C, arriving behind B, waits for a succession.
+    auto [held, b] = held_with_one_in_line(c, r, waiting);
+    ASSERT_TRUE(held.acquired());
     const long before_c = script_calls();
-    auto [c_done, c_result] = promised<Acquisition>();
-    c.acquire(r, waiting, std::move(c_done));
+    auto c_result = start_acquire(c, r, waiting);
     // A is released: B, first in Redis's line, gets it; then B is released, naming C.
-    auto [ra_done, ra] = promised<ReleaseStatus>();
-    c.release(r, held->lease->owner, std::move(ra_done));
-    ASSERT_EQ(ra.get().value(), ReleaseStatus::released);
+    ASSERT_EQ(release_now(c, r, held.lease->owner).value(), ReleaseStatus::released);
     ASSERT_EQ(b.wait_for(30s), std::future_status::ready);
     auto got_b = b.get();
     ASSERT_TRUE(got_b && got_b->acquired());
-    auto [rb_done, rb] = promised<ReleaseStatus>();
-    c.release(r, got_b->lease->owner, std::move(rb_done));
-    ASSERT_EQ(rb.get().value(), ReleaseStatus::released);
+    ASSERT_EQ(release_now(c, r, got_b->lease->owner).value(), ReleaseStatus::released);
     ASSERT_EQ(c_result.wait_for(30s), std::future_status::ready) << "the succession did not reach C";
     auto got_c = c_result.get();
     ASSERT_TRUE(got_c && got_c->acquired());
@@ -276,40 +289,26 @@ TEST_F(AsyncClientTest, AReleaseNamesTheNextWaiterItsSuccessorWhichNeverAttempts
     auto info = c.sync().inspect(r);
     ASSERT_TRUE(info && info->holder);
     EXPECT_EQ(info->holder->owner, got_c->lease->owner.str());
-    auto [rc_done, rc] = promised<ReleaseStatus>();
-    c.release(r, got_c->lease->owner, std::move(rc_done));
-    EXPECT_EQ(rc.get().value(), ReleaseStatus::released);
+    EXPECT_EQ(release_now(c, r, got_c->lease->owner).value(), ReleaseStatus::released);
     EXPECT_EQ(redis->cli({"EXISTS", "lock:{async:successor}", "sleepers:{async:successor}", "handoff:{async:successor}"}), "0");
 }
 
-// A successor that gives up while a release naming it is on its way leaves no lease behind: the
-// lease handed to it is given back by its leave_line.
-TEST_F(AsyncClientTest, ASuccessorThatGivesUpLeavesNoLease) {
+// A waiter for a succession that gives up before any release names it is never handed the lock.
+TEST_F(AsyncClientTest, AWaiterForASuccessionThatGivesUpIsNeverHandedTheLock) {
     auto c = async_client();
     const auto r = resource("async:impatient");
     const AcquireOptions waiting{.lease = 30s, .wait = 60s, .backoff = {.base = 60s, .max = 60s}};
-    auto [a_done, a] = promised<Acquisition>();
-    c.acquire(r, waiting, std::move(a_done));
-    auto held = a.get();
-    ASSERT_TRUE(held && held->acquired());
-    // A waiter with a 300 ms deadline behind a line already standing (so it joins first).
-    auto [b_done, b] = promised<Acquisition>();
-    c.acquire(r, waiting, std::move(b_done));
-    ASSERT_TRUE(eventually([&] { return redis->cli({"ZCARD", "sleepers:{async:impatient}"}) == "1"; }));
-    auto [c_done, c_result] = promised<Acquisition>();
-    c.acquire(r, {.lease = 30s, .wait = 300ms, .backoff = {.base = 60s, .max = 60s}}, std::move(c_done));
-    auto gave_up = c_result.get();
+    auto [held, b] = held_with_one_in_line(c, r, waiting);
+    ASSERT_TRUE(held.acquired());
+    // C has a 300 ms deadline and joins behind B (the line stands, so it joins first).
+    auto gave_up = start_acquire(c, r, {.lease = 30s, .wait = 300ms, .backoff = {.base = 60s, .max = 60s}}).get();
     ASSERT_TRUE(gave_up);
     EXPECT_FALSE(gave_up->acquired());
     // B (in Redis's line) is served by A's release; B's release then names nobody.
-    auto [ra_done, ra] = promised<ReleaseStatus>();
-    c.release(r, held->lease->owner, std::move(ra_done));
-    ASSERT_TRUE(ra.get());
+    ASSERT_TRUE(release_now(c, r, held.lease->owner));
     auto got_b = b.get();
     ASSERT_TRUE(got_b && got_b->acquired());
-    auto [rb_done, rb] = promised<ReleaseStatus>();
-    c.release(r, got_b->lease->owner, std::move(rb_done));
-    ASSERT_TRUE(rb.get());
+    ASSERT_TRUE(release_now(c, r, got_b->lease->owner));
     EXPECT_EQ(redis->cli({"EXISTS", "lock:{async:impatient}"}), "0") << "a lease was handed to a waiter that left";
 }
 
