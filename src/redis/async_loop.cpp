@@ -311,6 +311,7 @@ void AsyncLoop::pump() {
     // cycles/s, 2026-12-02).
     if (state_ != State::ready) return;
     if (!in_flight_.empty() && (leaving_ || !waiting_.front()->on_done)) return;
+    last_batch_ = waiting_.size();
     while (!waiting_.empty()) {
         in_flight_.push_back(std::move(waiting_.front()));
         waiting_.pop_front();

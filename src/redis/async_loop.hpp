@@ -210,6 +210,7 @@ private:
     bool self_submitted_ = false;  ///< the loop thread queued work: look before polling
     bool parked_ = false;          ///< the loop parked the socket before its poll (loop only)
     bool lent_ = false;            ///< the socket was lent when the loop last looked (loop only)
+    std::size_t last_batch_ = 0;   ///< requests the last pump() handed over (loop only)
 
     std::thread thread_;  // started in the constructor body, once every member is ready
 };

@@ -11,8 +11,9 @@
 // How the socket changes hands (holder_, under mutex_):
 //   loop    the loop thread uses the socket; callers submit().
 //   parked  the loop found the connection idle before it polled: ready (handshake done),
-//           nothing queued, handed over, buffered or half-read, no move of the master pending.
-//           It polls the socket for POLLRDHUP only (a server closing the idle connection).
+//           nothing queued, handed over, buffered or half-read, no move of the master pending,
+//           and its last batch was a lone request (park_if_idle() says why). It polls the
+//           socket for POLLRDHUP only (a server closing the idle connection).
 //   caller  a caller took the parked socket (nothing submitted, not stopping) and does one
 //           request's round trip; it gives the socket back parked, or to the loop (with a
 //           wake-up) when the loop is waiting for it or the connection has to go.
@@ -124,7 +125,12 @@ void AsyncLoop::give_back(Returned how, std::error_code failure) noexcept {
     wake();  // under the lock: once it is released the loop may stop and *this go away
 }
 
+// Parking waits for a lone request: after a batch of several, callers overlap, and the next one
+// would go direct alone while the others queue behind its round trip (one command per round
+// trip where the loop sends them together). A batch of one (or none yet) means one caller at a
+// time, and then the direct path only saves hand-offs.
 void AsyncLoop::park_if_idle() {
+    if (last_batch_ > 1) return;
     if (state_ != State::ready || ac_ == nullptr || !in_flight_.empty() || !waiting_.empty() || leaving_ ||
         self_submitted_ || ledger_.written() != ledger_.handed() || direct_io::holds_more(*ac_->c.reader) ||
         topology_->generation() != generation_)

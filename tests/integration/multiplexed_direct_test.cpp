@@ -49,6 +49,18 @@ TEST_F(MultiplexedDirectTest, CallersArrivingDuringADirectRoundTripLeaveTogether
     EXPECT_EQ(stats(*c).direct, direct + 1) << "BLPOP went direct, the callers queued behind it through the loop";
 }
 
+TEST_F(MultiplexedDirectTest, AfterABatchOfSeveralTheLoopKeepsTheSocketUntilALoneRequest) {
+    auto c = connect();
+    expect_queued_callers_leave_in_one_write(*c);  // a batch of 31: callers overlap
+    EXPECT_FALSE(stats(*c).parked) << "the next caller goes through the loop, with any that overlap it";
+    const auto direct = stats(*c).direct;
+    ASSERT_TRUE(send(*c, {"PING"}));  // a lone request, through the loop
+    EXPECT_EQ(stats(*c).direct, direct);
+    EXPECT_TRUE(eventually([&] { return stats(*c).parked; }));
+    ASSERT_TRUE(send(*c, {"PING"}));
+    EXPECT_EQ(stats(*c).direct, direct + 1);
+}
+
 TEST_F(MultiplexedDirectTest, ConnectionKilledAfterTheWriteIsAnUnknownOutcome) {
     auto c = idle_connection();
     const auto direct = stats(*c).direct;
