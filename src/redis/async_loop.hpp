@@ -22,10 +22,10 @@
 //
 // The direct path (synchronous callers; async_loop_direct.cpp). A handed-over command costs two
 // thread hand-offs: an eventfd wake-up of the loop, and the loop waking its caller once the
-// reply is in. When the connection is ready and idle, a caller without a completion does the
-// round trip on its own thread instead, as a blocking connection would; callers that come
-// meanwhile queue, and the loop batches them once the caller gives the socket back. See
-// run_here() for why this keeps every guarantee above.
+// reply is in. When the connection is ready and idle and callers do not overlap, a caller
+// without a completion does the round trip on its own thread instead, as a blocking connection
+// would; callers that come meanwhile queue, and the loop batches them once the caller gives the
+// socket back. The top of async_loop_direct.cpp says why this keeps every guarantee above.
 //
 // Completions and tasks (the asynchronous lock API). A request with `on_done` is completed by
 // calling it on the loop thread instead of waking a waiter, and post_at() runs a task there at
@@ -106,8 +106,8 @@ public:
     void call(const std::shared_ptr<AsyncRequest>& request);
 
     /// The direct path: when the connection is ready and idle (handshake done, nothing queued,
-    /// handed over or unwritten, no move of the master pending) and this is not the loop's
-    /// thread, borrows the socket and does the round trip on this thread: send(2) with
+    /// handed over or unwritten, no move of the master pending, the loop's last batch a lone
+    /// request) and this is not the loop's thread, borrows the socket and does the round trip on this thread: send(2) with
     /// MSG_NOSIGNAL, poll(2) and recv(2) until the request's deadline. Returns true when the
     /// request is done, false when it was not started (the connection was busy, not ready,
     /// closed while idle, or due to move): then submit() it. Errors are the loop's: unavailable
