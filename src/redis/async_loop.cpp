@@ -6,6 +6,7 @@
 #include <hiredis/sds.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,6 +70,9 @@ AsyncLoop::~AsyncLoop() {
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
+        // A caller doing a round trip on the borrowed socket sees it end at once (end of stream,
+        // or a failed send: nothing written) and gives it back; the loop stops after that.
+        if (holder_ == Holder::caller) ::shutdown(socket_fd_, SHUT_RDWR);
     }
     wake();
     thread_.join();
@@ -124,8 +128,15 @@ void AsyncLoop::wake_from(bool first) noexcept {
 }
 
 MultiplexedStats AsyncLoop::stats() const noexcept {
+    bool parked = false;
+    {
+        std::lock_guard lock(mutex_);
+        parked = holder_ == Holder::parked;
+    }
     return {requests_.load(std::memory_order_relaxed), commands_.load(std::memory_order_relaxed),
-            writes_.load(std::memory_order_relaxed), connects_.load(std::memory_order_relaxed)};
+            writes_.load(std::memory_order_relaxed),   connects_.load(std::memory_order_relaxed),
+            direct_.load(std::memory_order_relaxed),   loop_turns_.load(std::memory_order_relaxed),
+            parked};
 }
 
 void AsyncLoop::wake() noexcept {
@@ -137,22 +148,31 @@ void AsyncLoop::run() {
     current_loop = this;
     for (;;) {
         pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {-1, 0, 0}};  // poll ignores fd -1
-        if (ac_ != nullptr)
-            fds[1] = {ac_->c.fd, static_cast<short>((want_read_ ? POLLIN : 0) | (want_write_ ? POLLOUT : 0)), 0};
-        if (::poll(fds, 2, poll_timeout_ms(clock::now())) > 0) {
-            if (fds[0].revents != 0) {
-                std::uint64_t count;
-                [[maybe_unused]] const auto n = ::read(wake_fd_, &count, sizeof count);
-            }
-            if (fds[1].revents != 0 && ac_ != nullptr) handle_events(fds[1].revents);
+        // Parked, the loop watches the socket only for the server closing it: poll(2) wakes a
+        // waiter only for the events it asked for, so the reply a caller on the direct path
+        // waits for does not wake the loop. Lent, the socket is not the loop's to watch.
+        if (ac_ != nullptr && !lent_)
+            fds[1] = {ac_->c.fd,
+                      static_cast<short>(parked_ ? POLLRDHUP : ((want_read_ ? POLLIN : 0) | (want_write_ ? POLLOUT : 0))), 0};
+        const int ready = ::poll(fds, 2, poll_timeout_ms(clock::now()));
+        loop_turns_.fetch_add(1, std::memory_order_relaxed);
+        if (ready > 0 && fds[0].revents != 0) {
+            std::uint64_t count;
+            [[maybe_unused]] const auto n = ::read(wake_fd_, &count, sizeof count);
         }
+        if (parked_ || lent_) reclaim();  // a caller may have borrowed the socket meanwhile
+        // A drop in reclaim() leaves ac_ null: a new connection is made only in pump().
+        if (ready > 0 && fds[1].revents != 0 && ac_ != nullptr && !lent_) handle_events(fds[1].revents);
         run_completions();
         if (!take_submissions()) break;
         const auto now = clock::now();
         run_due_tasks(now);
-        expire(now);
-        pump();
+        if (!lent_) {
+            expire(now);
+            pump();
+        }
         run_completions();  // what pump() or expire() failed
+        if (!lent_) park_if_idle();
     }
     drop(errc::connection_lost, errc::unavailable);
     run_completions();
@@ -188,7 +208,7 @@ bool AsyncLoop::take_submissions() {
         taken_.swap(submitted_);
         posted.swap(posted_);
         hurry = std::exchange(hurry_, false);
-        stop = stopping_;
+        stop = stopping_ && !lent_;  // a lent socket comes back first (the destructor shut it down)
     }
     self_submitted_ = false;
     for (auto& r : taken_) waiting_.push_back(std::move(r));
@@ -214,8 +234,10 @@ int AsyncLoop::poll_timeout_ms(clock::time_point now) const {
     auto next = tasks_.empty() ? clock::time_point::max() : tasks_.begin()->first;
     if (state_ == State::connecting) next = std::min(next, connect_deadline_);
     // Deadlines grow along each queue and handed-over requests are older: the fronts decide.
-    if (state_ == State::ready && !in_flight_.empty()) next = std::min(next, deadline_of(*in_flight_.front()));
-    if (state_ == State::ready && !waiting_.empty()) next = std::min(next, deadline_of(*waiting_.front()));
+    // While a caller has the socket its own deadline comes first (requests queued behind it
+    // were stamped later), and it gives the socket back by then, waking the loop.
+    if (state_ == State::ready && !lent_ && !in_flight_.empty()) next = std::min(next, deadline_of(*in_flight_.front()));
+    if (state_ == State::ready && !lent_ && !waiting_.empty()) next = std::min(next, deadline_of(*waiting_.front()));
     if (next == clock::time_point::max()) return -1;
     if (next <= now) return 0;
     const auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
@@ -224,7 +246,7 @@ int AsyncLoop::poll_timeout_ms(clock::time_point now) const {
 
 void AsyncLoop::handle_events(short revents) {
     // Errors and hang-ups go to the read side: hiredis then reports the connect error or EOF.
-    if ((revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
+    if ((revents & (POLLIN | POLLERR | POLLHUP | POLLRDHUP)) != 0) {
         redisAsyncHandleRead(ac_);
         after_io(ledger_.written());
     }
@@ -289,6 +311,7 @@ void AsyncLoop::pump() {
     // cycles/s, 2026-12-02).
     if (state_ != State::ready) return;
     if (!in_flight_.empty() && (leaving_ || !waiting_.front()->on_done)) return;
+    last_batch_ = waiting_.size();
     while (!waiting_.empty()) {
         in_flight_.push_back(std::move(waiting_.front()));
         waiting_.pop_front();

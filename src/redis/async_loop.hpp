@@ -20,6 +20,13 @@
 // unknown). A request whose deadline passes drops the whole connection: replies still on the
 // way can then never reach the wrong caller.
 //
+// The direct path (synchronous callers; async_loop_direct.cpp). A handed-over command costs two
+// thread hand-offs: an eventfd wake-up of the loop, and the loop waking its caller once the
+// reply is in. When the connection is ready and idle and callers do not overlap, a caller
+// without a completion does the round trip on its own thread instead, as a blocking connection
+// would; callers that come meanwhile queue, and the loop batches them once the caller gives the
+// socket back. The top of async_loop_direct.cpp says why this keeps every guarantee above.
+//
 // Completions and tasks (the asynchronous lock API). A request with `on_done` is completed by
 // calling it on the loop thread instead of waking a waiter, and post_at() runs a task there at
 // a given time. Both run between I/O turns, outside hiredis's callbacks and without the loop's
@@ -93,6 +100,21 @@ public:
     /// Queues a request (its deadline set from now); the loop completes it exactly once.
     void submit(std::shared_ptr<AsyncRequest> request);
 
+    /// Carries out a request without a completion and returns once it is done (replies or
+    /// error filled in): on the calling thread when the connection is ready and idle
+    /// (run_here()), otherwise through the loop (submit() and wait()).
+    void call(const std::shared_ptr<AsyncRequest>& request);
+
+    /// The direct path: when the connection is ready and idle (handshake done, nothing queued,
+    /// handed over or unwritten, no move of the master pending, the loop's last batch a lone
+    /// request) and this is not the loop's thread, borrows the socket and does the round trip on this thread: send(2) with
+    /// MSG_NOSIGNAL, poll(2) and recv(2) until the request's deadline. Returns true when the
+    /// request is done, false when it was not started (the connection was busy, not ready,
+    /// closed while idle, or due to move): then submit() it. Errors are the loop's: unavailable
+    /// when none of its bytes was written, reply_timeout / connection_lost when any was, and a
+    /// failed request drops the connection (the loop closes it before any other command).
+    bool run_here(AsyncRequest& request);
+
     MultiplexedStats stats() const noexcept;
 
     using Task = std::move_only_function<void()>;
@@ -107,6 +129,17 @@ public:
 
 private:
     enum class State { idle, connecting, ready };
+    /// Who may use the socket (under mutex_). Only the loop moves loop -> parked (idle and
+    /// ready) and parked -> loop; only a caller moves parked -> caller, and back to parked or
+    /// (when the loop waits for the socket, or the connection must go) to loop.
+    enum class Holder { loop, parked, caller };
+    /// How a caller left the socket it borrowed, for the loop to act on.
+    enum class Returned { healthy, leave, broken };
+
+    void give_back(Returned how, std::error_code failure) noexcept;
+    void park_if_idle();
+    void reclaim();
+    void take_back(Returned how, std::error_code failure);
 
     void wake() noexcept;
     void run();
@@ -146,9 +179,15 @@ private:
     std::vector<std::pair<clock::time_point, Task>> posted_;
     bool hurry_ = false;
     bool stopping_ = false;
-    std::atomic<std::uint64_t> requests_{0}, commands_{0}, writes_{0}, connects_{0};
+    Holder holder_ = Holder::loop;
+    int socket_fd_ = -1;           ///< the socket while parked or lent (the destructor shuts it down)
+    bool wake_on_return_ = false;  ///< the loop saw the socket lent and waits for it
+    Returned returned_ = Returned::healthy;  ///< set by the borrower, taken by the loop
+    std::error_code returned_failure_;       ///< what broke a returned connection
+    std::atomic<std::uint64_t> requests_{0}, commands_{0}, writes_{0}, connects_{0}, direct_{0}, loop_turns_{0};
 
-    // Loop thread only.
+    // Loop thread only, or the thread the socket is lent to (holder_ == caller): the lending
+    // and the return go through mutex_, so one of them at a time uses these.
     redisAsyncContext* ac_ = nullptr;
     ServerAddress server_;  ///< what topology_ named for the current connection
     bool want_read_ = false;
@@ -169,6 +208,9 @@ private:
     std::vector<std::shared_ptr<AsyncRequest>> completed_;  ///< with on_done, not yet called
     std::multimap<clock::time_point, Task> tasks_;            ///< posted, by time
     bool self_submitted_ = false;  ///< the loop thread queued work: look before polling
+    bool parked_ = false;          ///< the loop parked the socket before its poll (loop only)
+    bool lent_ = false;            ///< the socket was lent when the loop last looked (loop only)
+    std::size_t last_batch_ = 0;   ///< requests the last pump() handed over (loop only)
 
     std::thread thread_;  // started in the constructor body, once every member is ready
 };

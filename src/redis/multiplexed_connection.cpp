@@ -76,11 +76,11 @@ public:
     MultiplexedStats stats() const noexcept { return loop_.stats(); }
 
 private:
-    // Once submitted, the request is all the caller touches: a caller still waiting while the
-    // connection is destroyed is failed by the loop and returns without using `this`.
+    // On the caller's thread when the connection is idle, otherwise through the loop (see
+    // AsyncLoop::call). Once call() returns, the request is all the caller touches: a caller
+    // still waiting while the connection is destroyed is failed and returns without using `this`.
     std::shared_ptr<AsyncRequest> run(std::shared_ptr<AsyncRequest> r) {
-        loop_.submit(r);
-        r->wait();
+        loop_.call(r);
         return r;
     }
 

@@ -28,7 +28,12 @@ namespace fencelock::detail {
 /// acknowledgement sends WAIT here on purpose: it must follow the write on the same connection;
 /// AcquireOptions::replica_timeout bounds the hold-up.)
 ///
-/// The process needs no SIGPIPE handling for this connection: its loop thread blocks signals.
+/// A caller that finds the connection idle (nothing queued or in flight) does its round trip
+/// on its own thread, without waking the loop (AsyncLoop::run_here); callers that come meanwhile
+/// queue and leave together through the loop. The errors above hold on either path.
+///
+/// The process needs no SIGPIPE handling for this connection: its loop thread blocks signals,
+/// and a caller's thread writes with send(..., MSG_NOSIGNAL).
 std::unique_ptr<Connection> make_multiplexed_connection(ConnectionSettings settings);
 
 /// Counters of one multiplexed connection, for tests and benchmarks.
@@ -37,6 +42,12 @@ struct MultiplexedStats {
     std::uint64_t commands = 0;  ///< callers' commands handed to the socket (no AUTH/SELECT)
     std::uint64_t writes = 0;    ///< write(2) calls that sent bytes, handshakes included
     std::uint64_t connects = 0;  ///< connection attempts
+    /// Requests the calling thread wrote and read itself (the direct path), among `requests`.
+    std::uint64_t direct = 0;
+    /// Times the loop thread woke from poll(2): the hand-offs the direct path saves show here.
+    std::uint64_t loop_turns = 0;
+    /// At the time of the call: the connection is idle and the next caller goes direct.
+    bool parked = false;
 };
 
 /// The counters of `c` if make_multiplexed_connection made it, otherwise nullopt.

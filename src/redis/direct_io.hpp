@@ -1,0 +1,64 @@
+#pragma once
+// The I/O a caller's own thread does on a multiplexed connection's socket while the event loop
+// lends it (redis/async_loop.hpp, "The direct path"): send(2), recv(2) and poll(2) on the
+// connection's non-blocking socket, each wait bounded by the request's deadline.
+//
+// No hiredis I/O function runs on a caller's thread: hiredis writes with write(2), which raises
+// SIGPIPE on a socket the peer has reset, and a caller's thread (unlike the loop's) takes
+// signals, so an application without a SIGPIPE handler would end. Everything here writes with
+// send(..., MSG_NOSIGNAL) and reads with recv(2), which raises no signal. Replies are parsed by
+// the connection's own hiredis reader, fed what recv(2) returned.
+//
+// What the outcomes mean is not decided here: the caller knows how many of its bytes left
+// (Sent::bytes), and the connection's InflightLedger turns that into "not written" or
+// "outcome unknown".
+#include <chrono>
+#include <cstddef>
+#include <expected>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "redis/reply.hpp"
+
+struct redisReader;
+
+namespace fencelock::detail::direct_io {
+
+using clock = std::chrono::steady_clock;
+
+/// What an idle connection's socket shows before a request is written to it.
+enum class IdleSocket {
+    quiet,   ///< nothing to read: the connection is usable
+    closed,  ///< the peer closed or reset it, or sent bytes nobody asked for: do not write
+};
+
+/// Looks at `fd` without waiting (recv with MSG_PEEK | MSG_DONTWAIT). Catching a close here,
+/// before writing, keeps an idle connection's death from costing a command an unknown outcome
+/// (the blocking connection does the same check).
+IdleSocket look(int fd) noexcept;
+
+/// What send_all() did.
+struct Sent {
+    std::size_t bytes = 0;  ///< bytes that reached the socket, from the start of the buffer
+    std::size_t calls = 0;  ///< send(2) calls that wrote at least one byte
+    /// Empty when every byte was written; errc::reply_timeout when `deadline` passed first,
+    /// errc::connection_lost when the socket failed (reset, closed for writing).
+    std::error_code error;
+};
+
+/// Writes `bytes` to the non-blocking socket `fd`, waiting for room (poll POLLOUT) until
+/// `deadline`. Never raises SIGPIPE.
+Sent send_all(int fd, std::string_view bytes, clock::time_point deadline) noexcept;
+
+/// Reads from `fd` into `reader` until it yields `count` replies, waiting (poll POLLIN) until
+/// `deadline`. Errors: errc::reply_timeout when the deadline passed first,
+/// errc::connection_lost on end of stream, a socket error or bytes that are not RESP.
+/// Interrupted system calls are retried.
+std::expected<std::vector<Reply>, std::error_code> read_replies(int fd, redisReader& reader, std::size_t count,
+                                                                clock::time_point deadline);
+
+/// Whether `reader` holds bytes beyond the replies taken from it (a reply nobody asked for).
+bool holds_more(const redisReader& reader) noexcept;
+
+}  // namespace fencelock::detail::direct_io
