@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Hot-spot load test (issue 16, point 5): many contenders on ONE resource, swept from 1 to 256,
-# fencelock in one process (threads) and spread over several processes, beside node-redlock, all
+# fencelock in one process (a thread per contender, then the async API driving all from one
+# thread) and spread over several processes, beside node-redlock, all
 # against one private redis-server in the same run.
 #
 # Usage: bench/hot_sweep.sh [--duration 5s] [--contenders "1 4 16 64 256"] [--processes 4]
@@ -98,6 +99,9 @@ sweep_main() {
   for n in $contenders; do
     sweep_run fencelock-threads "$n" "$fencelock_bin" --redis "$url" bench --scenario hot \
       --clients "$n" --duration "$duration"
+    # The async API: one thread drives every contender on the client's event loop.
+    sweep_run fencelock-async "$n" "$fencelock_bin" --redis "$url" bench --scenario hot \
+      --clients "$n" --async --duration "$duration"
     p=$(( n < processes ? n : processes ))
     if [ "$p" -ge 2 ]; then
       sweep_run fencelock-processes "$n" "$fencelock_bin" --redis "$url" bench --scenario hot \

@@ -9,8 +9,9 @@ import json
 import math
 import sys
 
-TOOLS = ["fencelock-threads", "fencelock-processes", "node-redlock"]
-COLOURS = {"fencelock-threads": "#1f77b4", "fencelock-processes": "#2ca02c", "node-redlock": "#d62728"}
+TOOLS = ["fencelock-threads", "fencelock-async", "fencelock-processes", "node-redlock"]
+COLOURS = {"fencelock-threads": "#1f77b4", "fencelock-async": "#9467bd", "fencelock-processes": "#2ca02c",
+           "node-redlock": "#d62728"}
 
 
 def load(path):
