@@ -25,6 +25,7 @@
 
 #include "fencelock/store.hpp"
 #include "store/session.hpp"
+#include "store/sql.hpp"
 #include "local_servers/postgres_server.hpp"
 
 namespace {
@@ -149,9 +150,6 @@ constexpr std::string_view erroring_guard =
     "WITH raised AS (UPDATE fencelock_resources SET last_fence = $2, last_owner = NULL, "
     "updated_at = CURRENT_TIMESTAMP WHERE resource = $1 AND last_fence < $2 RETURNING value) "
     "SELECT (SELECT value FROM raised), 1 / (SELECT count(*) FROM raised)::int";
-constexpr std::string_view guard_intact =
-    "INSERT INTO fencelock_resources (resource, last_fence) SELECT $1, -1 "
-    "WHERE NOT EXISTS (SELECT 1 FROM fencelock_resources WHERE resource = $1 AND last_fence = $2)";
 
 void guard_first_stmt_txn(benchmark::State& state, Target* t) {
     const detail::Param r(std::string_view("bench"));
@@ -159,7 +157,7 @@ void guard_first_stmt_txn(benchmark::State& state, Target* t) {
         const detail::Param guard_params[] = {r, detail::Param(static_cast<std::int64_t>(t->next_fence++))};
         const detail::Statement opening[] = {
             {"BEGIN ISOLATION LEVEL READ COMMITTED", {}}, {erroring_guard, guard_params}, {app_update, {}}};
-        const detail::Statement closing[] = {{guard_intact, guard_params}, {"COMMIT", {}}};
+        const detail::Statement closing[] = {{detail::sql::guard_intact, guard_params}, {detail::sql::commit, {}}};
         auto opened = t->raw->exec_batch(opening);
         bool ok = !opened.error && opened.rows.size() == 3;
         auto closed = ok ? t->raw->exec_batch(closing) : detail::BatchResult{};
