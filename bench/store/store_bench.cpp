@@ -8,15 +8,24 @@
 //   two_step_txn    the guard before issue 16, replayed with the same session's statements:
 //                   BEGIN, SELECT ... FOR UPDATE, the mutation, fence UPDATE, COMMIT (five)
 //   plain_txn       BEGIN, the same application UPDATE, COMMIT (three)
+//   guard_first_stmt_txn  PostgreSQL only, not what transact() does: a replay of the guard riding
+//                   with the application's first statement, [BEGIN + erroring guard + mutation],
+//                   [guard_intact + COMMIT] (two round trips). It prices that proposal, which
+//                   would call the mutation before the guard has answered (see its comment)
+// On PostgreSQL each line also reports server_us: the CPU time per operation of the backends
+// serving this bench (/proc/<pid>/schedstat). With the CPU column (the client's) it is the cost
+// of an operation in CPU, which a loaded machine's wall time hides.
 // Run: taskset -c 0 build/bench/store/store_bench --benchmark_min_time=2
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <unistd.h>
 
 #include "fencelock/store.hpp"
 #include "store/session.hpp"
+#include "store/sql.hpp"
 #include "local_servers/postgres_server.hpp"
 
 namespace {
@@ -29,7 +38,32 @@ struct Target {
     std::unique_ptr<FencedStore> store;
     std::unique_ptr<detail::Session> raw;  // the plain path: same driver, no fence
     std::uint64_t next_fence = 1;
+    std::vector<std::string> backends;  // PostgreSQL: the server pids of both paths' connections
 };
+
+/// CPU time the backends have used so far, in nanoseconds (first field of schedstat).
+double server_cpu_ns(const Target& t) {
+    double sum = 0;
+    for (const auto& pid : t.backends) {
+        std::ifstream in("/proc/" + pid + "/schedstat");
+        double ns = 0;
+        in >> ns;
+        sum += ns;
+    }
+    return sum;
+}
+
+using BenchFn = void (*)(benchmark::State&, Target*);
+
+void add(const std::string& name, BenchFn fn, Target* t) {
+    benchmark::RegisterBenchmark((name + "/" + t->name).c_str(), [fn, t](benchmark::State& state) {
+        const double before = server_cpu_ns(*t);
+        fn(state, t);
+        if (!t->backends.empty())
+            state.counters["server_us"] =
+                benchmark::Counter((server_cpu_ns(*t) - before) / 1e3, benchmark::Counter::kAvgIterations);
+    })->UseRealTime();
+}
 
 ResourceName resource() { return ResourceName::make("bench").value(); }
 
@@ -107,6 +141,34 @@ void two_step_txn(benchmark::State& state, Target* t) {
     }
 }
 
+// The proposal priced here: send the guard with the mutation's first statement. The guard must
+// then fail (not return zero rows) when stale, so the pipeline skips the application statement
+// behind it: the CTE raises the fence and a division by the raised row count errors on none.
+// transact() cannot do this today without calling the mutation before it knows the fence is
+// not stale, and without knowing tx.value() when the mutation starts.
+constexpr std::string_view erroring_guard =
+    "WITH raised AS (UPDATE fencelock_resources SET last_fence = $2, last_owner = NULL, "
+    "updated_at = CURRENT_TIMESTAMP WHERE resource = $1 AND last_fence < $2 RETURNING value) "
+    "SELECT (SELECT value FROM raised), 1 / (SELECT count(*) FROM raised)::int";
+
+void guard_first_stmt_txn(benchmark::State& state, Target* t) {
+    const detail::Param r(std::string_view("bench"));
+    for (auto _ : state) {
+        const detail::Param guard_params[] = {r, detail::Param(static_cast<std::int64_t>(t->next_fence++))};
+        const detail::Statement opening[] = {
+            {"BEGIN ISOLATION LEVEL READ COMMITTED", {}}, {erroring_guard, guard_params}, {app_update, {}}};
+        const detail::Statement closing[] = {{detail::sql::guard_intact, guard_params}, {detail::sql::commit, {}}};
+        auto opened = t->raw->exec_batch(opening);
+        bool ok = !opened.error && opened.rows.size() == 3;
+        auto closed = ok ? t->raw->exec_batch(closing) : detail::BatchResult{};
+        ok = ok && !closed.error && closed.rows.size() == 2;
+        if (!ok) {
+            (void)t->raw->exec("ROLLBACK", {});
+            state.SkipWithError("guard-first transaction failed");
+        }
+    }
+}
+
 std::unique_ptr<Target> prepare(std::string name, std::string url) {
     auto t = std::make_unique<Target>();
     t->name = std::move(name);
@@ -119,6 +181,14 @@ std::unique_ptr<Target> prepare(std::string name, std::string url) {
     if (!t->raw->exec_script("CREATE TABLE IF NOT EXISTS bench_app (id INTEGER PRIMARY KEY, n INTEGER NOT NULL);"
                              "INSERT INTO bench_app (id, n) VALUES (1, 0) ON CONFLICT (id) DO NOTHING"))
         throw std::runtime_error("bench table");
+    // Both connections are open now (the store keeps its session in the pool between calls).
+    if (t->raw->backend() == StoreBackend::postgresql) {
+        auto pids = t->raw->exec("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                 "AND backend_type = 'client backend'",
+                                 {});
+        if (pids)
+            for (const auto& row : pids->rows) t->backends.push_back(row.at(0).value_or(""));
+    }
     return t;
 }
 
@@ -134,12 +204,13 @@ int main(int argc, char** argv) {
     targets.push_back(prepare("postgresql", postgres.url()));
     for (auto& t : targets) {
         Target* p = t.get();
-        benchmark::RegisterBenchmark(("plain_update/" + t->name).c_str(), plain_update, p)->UseRealTime();
-        benchmark::RegisterBenchmark(("guarded_write/" + t->name).c_str(), guarded_write, p)->UseRealTime();
-        benchmark::RegisterBenchmark(("stale_write/" + t->name).c_str(), stale_write, p)->UseRealTime();
-        benchmark::RegisterBenchmark(("plain_txn/" + t->name).c_str(), plain_txn, p)->UseRealTime();
-        benchmark::RegisterBenchmark(("two_step_txn/" + t->name).c_str(), two_step_txn, p)->UseRealTime();
-        benchmark::RegisterBenchmark(("guarded_txn/" + t->name).c_str(), guarded_txn, p)->UseRealTime();
+        add("plain_update", plain_update, p);
+        add("guarded_write", guarded_write, p);
+        add("stale_write", stale_write, p);
+        add("plain_txn", plain_txn, p);
+        add("two_step_txn", two_step_txn, p);
+        add("guarded_txn", guarded_txn, p);
+        if (t->raw->backend() == StoreBackend::postgresql) add("guard_first_stmt_txn", guard_first_stmt_txn, p);
     }
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

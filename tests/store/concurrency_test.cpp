@@ -88,6 +88,58 @@ TEST_P(ConcurrencyTest, ThreadsWithOutOfOrderFences) {
     check_history("hot", accepted);
 }
 
+// The same race through transact(): each mutation appends its fence to an application log. The
+// guard's row lock serializes the transactions on the resource, so the log is in commit order
+// and must hold strictly increasing fences, exactly the committed ones; stale attempts left
+// nothing in it (their guard raise was rolled back with them).
+TEST_P(ConcurrencyTest, TransactsWithOutOfOrderFences) {
+    create("hot");
+    install_history(*db);
+    db->execute(db->backend() == Backend::postgresql
+                    ? "CREATE TABLE test_log (seq bigserial PRIMARY KEY, fence bigint NOT NULL)"
+                    : "CREATE TABLE test_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, fence INTEGER NOT NULL)");
+    constexpr int workers = 4;
+    const auto plan = deal(120, workers, 4242);
+    const Mutation append = [](Transaction& tx) -> std::expected<void, StoreError> {
+        auto r = tx.exec("INSERT INTO test_log (fence) VALUES ($1)", {std::to_string(tx.fence().value())});
+        if (!r) return std::unexpected(r.error());
+        return {};
+    };
+    std::latch start(workers);
+    std::mutex mutex;
+    std::set<std::uint64_t> committed;
+    std::vector<std::thread> threads;
+    for (int w = 0; w < workers; ++w) {
+        threads.emplace_back([&, w] {
+            start.arrive_and_wait();
+            for (std::uint64_t f : plan[static_cast<std::size_t>(w)]) {
+                auto r = store->transact(res("hot"), F(f), {}, append);
+                if (!r) {
+                    ADD_FAILURE() << r.error().detail;
+                    continue;
+                }
+                if (r->status == TransactStatus::committed) {
+                    std::lock_guard lock(mutex);
+                    committed.insert(f);
+                } else {
+                    EXPECT_EQ(r->status, TransactStatus::stale);
+                    EXPECT_GE(r->last_fence, F(f)) << "stale means a fence >= ours was already accepted";
+                }
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_TRUE(committed.contains(120)) << "the newest fence can never be stale";
+    std::vector<std::uint64_t> log;
+    std::istringstream in(db->query("SELECT fence FROM test_log ORDER BY seq"));
+    for (std::string line; std::getline(in, line);) log.push_back(std::stoull(line));
+    for (std::size_t i = 1; i < log.size(); ++i) ASSERT_LT(log[i - 1], log[i]) << "the log is in commit order";
+    EXPECT_EQ(std::set<std::uint64_t>(log.begin(), log.end()), committed);
+    EXPECT_EQ(log.size(), committed.size());
+    EXPECT_EQ(history(*db, "hot"), log) << "one fence raise per committed transaction, in the same order";
+    EXPECT_EQ(read("hot").last_fence, F(120));
+}
+
 pid_t spawn_shell(const std::string& script) {
     std::vector<std::string> args{"/bin/sh", "-c", script};
     std::vector<char*> argv;

@@ -124,6 +124,61 @@ TEST_P(TransactTest, FailingMutationLeavesDataAndFenceUnchanged) {
     EXPECT_EQ(ok->status, TransactStatus::committed);
 }
 
+// A stale or not-found transaction leaves every fencelock table as it was: the guard raised
+// nothing, not even updated_at of the guard row, and created no row.
+TEST_P(TransactTest, StaleAndNotFoundChangeNothingNotEvenTheGuardRow) {
+    create("r", "v0");
+    ASSERT_EQ(store->write(res("r"), F(10), "ten", {.owner = owner("holder-a")})->status, WriteStatus::applied);
+    const std::string before = db->snapshot();
+    for (const FencingToken fence : {F(1), F(9), F(10)}) {
+        auto stale = store->transact(res("r"), fence, {.idempotency_key = "k"}, effect(1, "changed"));
+        ASSERT_TRUE(stale) << stale.error().detail;
+        EXPECT_EQ(stale->status, TransactStatus::stale);
+        EXPECT_EQ(stale->last_fence, F(10));
+    }
+    auto other_owner = store->transact(res("r"), F(10), {.owner = owner("holder-b")}, effect(1, "changed"));
+    ASSERT_TRUE(other_owner) << other_owner.error().detail;
+    EXPECT_EQ(other_owner->status, TransactStatus::stale);
+    auto missing = store->transact(res("missing"), F(11), {}, effect(1, "changed"));
+    ASSERT_TRUE(missing) << missing.error().detail;
+    EXPECT_EQ(missing->status, TransactStatus::not_found);
+    EXPECT_EQ(db->snapshot(), before);
+    EXPECT_EQ(effects(), "");
+}
+
+// The guard raises the fence at the start of the transaction; a mutation that fails after it
+// takes the raise back with everything else, so the same fence can be used again.
+TEST_P(TransactTest, AFailedMutationRollsBackTheRaiseAndTheFenceCanBeUsedAgain) {
+    create("r", "v0");
+    ASSERT_EQ(store->write(res("r"), F(3), "v3")->status, WriteStatus::applied);
+    const std::string before = db->snapshot();
+    const Mutation refuses = [](Transaction& tx) -> Outcome {
+        if (auto r = effect(1, "changed")(tx); !r) return r;
+        return std::unexpected(StoreError{std::make_error_code(std::errc::operation_canceled), "business rule"});
+    };
+    const Mutation breaks = [](Transaction& tx) -> Outcome {
+        if (auto r = effect(1, "changed")(tx); !r) return r;
+        if (auto r = tx.exec("INSERT INTO test_effects (id, note) VALUES (1, 'twice')"); !r)
+            return std::unexpected(r.error());
+        return {};
+    };
+    auto aborted = store->transact(res("r"), F(4), {}, refuses);
+    ASSERT_TRUE(aborted) << aborted.error().detail;
+    EXPECT_EQ(aborted->status, TransactStatus::aborted);
+    EXPECT_EQ(db->snapshot(), before);
+    auto failed = store->transact(res("r"), F(4), {}, breaks);
+    ASSERT_FALSE(failed);
+    EXPECT_EQ(failed.error().code, store_errc::statement_failed) << failed.error().detail;
+    EXPECT_EQ(db->snapshot(), before);
+    EXPECT_EQ(read("r").last_fence, F(3));
+    auto again = store->transact(res("r"), F(4), {}, effect(2, "v4"));
+    ASSERT_TRUE(again) << again.error().detail;
+    EXPECT_EQ(again->status, TransactStatus::committed);
+    EXPECT_EQ(read("r").last_fence, F(4));
+    EXPECT_EQ(read("r").value, "v4");
+    EXPECT_EQ(effects(), "2|fence 4\n");
+}
+
 // Regression: the fence raise ran unconditionally. A mutation that ended the transaction
 // itself (COMMIT or ROLLBACK) made the raise run outside the guard's row lock, in autocommit:
 // a newer holder's fence 9 written meanwhile was lowered to 5, transact() reported committed
