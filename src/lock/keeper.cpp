@@ -21,7 +21,7 @@ constexpr std::size_t max_round_trip = 1000;
 Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
                std::shared_ptr<LockObserver> observer)
     : connection_(std::move(connection)), pool_(std::move(pool)), prefix_(std::move(key_prefix)),
-      observer_(std::move(observer)),
+      observer_(std::move(observer)), single_lane_(slot_routes(*connection_) == nullptr),
       thread_([this](std::stop_token stop) { run(stop); }) {
     // The lane of a single server (or of a cluster before its map is loaded) is ready before
     // the first renewal, as the one sender was: no thread start delays it.
@@ -38,7 +38,7 @@ Keeper::~Keeper() {
 
 void Keeper::add(const std::shared_ptr<KeptLease>& lease) {
     std::lock_guard lock(mutex_);
-    leases_.push_back(lease);
+    leases_.insert(lease);
 }
 
 void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent, std::chrono::milliseconds ttl,
@@ -48,12 +48,15 @@ void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent,
         const LeaseTimes times = after_confirmation(sent, ttl, lease->policy);
         lease->fence = fence.value();
         lease->set_deadline(times.safe_until);
-        lease->next_renewal = times.next_renewal;
-        // A direct grant's TTL may be shorter than the lease (lib/handoff.lua, at most what
-        // was left of the waiter's place): renewed on the next pass, so it runs on the lease asked for.
-        if (ttl < lease->lease) lease->next_renewal = sent;
         lease->acquired_at = granted_at;
         lease->state = State::active;
+        // Removed before its grant was told (a hold that failed after all): never renewed.
+        if (leases_.contains(lease)) {
+            schedule_.set_deadline(lease, times.safe_until);
+            // A direct grant's TTL may be shorter than the lease (lib/handoff.lua, at most what
+            // was left of the waiter's place): renewed on the next pass, so it runs on the lease asked for.
+            plan_renewal(lease, ttl < lease->lease ? sent : times.next_renewal);
+        }
         dirty_ = true;
     }
     changed_.notify_all();
@@ -67,9 +70,10 @@ void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent,
 void Keeper::remove(const std::shared_ptr<KeptLease>& lease) {
     std::unique_lock lock(mutex_);
     lease->leaving = true;
+    schedule_.forget(lease);
     if (std::this_thread::get_id() != thread_.get_id())
         changed_.wait(lock, [&] { return !lease->loss_pending; });
-    std::erase(leases_, lease);
+    leases_.erase(lease);
 }
 
 std::expected<ReleaseStatus, std::error_code> Keeper::release(const KeptLease& lease) {
@@ -81,8 +85,7 @@ std::expected<ReleaseStatus, std::error_code> Keeper::release(const KeptLease& l
 KeeperStats Keeper::stats() {
     std::lock_guard lock(mutex_);
     KeeperStats s = stats_;
-    s.leases_kept = static_cast<std::size_t>(
-        std::count_if(leases_.begin(), leases_.end(), [](const auto& l) { return l->state == State::active; }));
+    s.leases_kept = schedule_.size();  // exactly the active leases: forgotten when released or lost
     return s;
 }
 
@@ -91,7 +94,16 @@ void Keeper::mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reaso
     lease->reason = reason;
     lease->state = State::lost;
     lease->loss_pending = true;
+    schedule_.forget(lease);
+    leases_.erase(lease);
     lost_.push_back(lease);
+}
+
+// The next renewal of an active lease: due (and swept into a batch) up to a quarter interval
+// early, as renewal_due() says, so renewals close together share one round trip.
+void Keeper::plan_renewal(const std::shared_ptr<KeptLease>& lease, steady_time at) {
+    lease->next_renewal = at;
+    schedule_.plan_renewal(lease, at, renewal_early_allowance(lease->policy.interval));
 }
 
 // The lane of a lease's node, made (with its sender thread) the first time that node appears.
@@ -110,50 +122,33 @@ Keeper::Lane& Keeper::lane_for_node(const std::optional<ServerAddress>& node) {
     return lane;
 }
 
-// The timer thread: sleep until the earliest renewal or deadline among the leases, then
+// The timer thread: sleep until the earliest renewal or deadline in the schedule, then
 // (1) declare lost every lease whose safe_until has passed, a lease with a renewal still on the
 // wire included (the reply could only come too late), (2) hand every lease that is due to its
-// node's lane, as one batch per lane, if that lane is idle, (3) run the stop tokens and callbacks of lost
-// leases outside the lock. It never waits for the network, so a loss is reported at
-// safe_until plus scheduling delay, whatever the command timeout.
+// node's lane, as one batch per lane, if that lane is idle, (3) run the stop tokens and callbacks
+// of lost leases outside the lock. It never waits for the network, so a loss is reported at
+// safe_until plus scheduling delay, whatever the command timeout. A wake-up reads only the
+// leases it takes (RenewalSchedule: O(1) each on schedule, O(log n) out of order), not every
+// kept lease.
 void Keeper::run(std::stop_token stop) {
     std::vector<std::shared_ptr<KeptLease>> lost;
+    std::vector<std::shared_ptr<KeptLease>> expired;
     std::unique_lock lock(mutex_);
     while (!stop.stop_requested()) {
         const auto now = steady_clock::now();
-        auto wake = now + std::chrono::hours(1);
-        for (auto& lane : lanes_) lane->open = lane->batch.empty();
-        for (const auto& lease : leases_) {
-            if (lease->state != State::active || lease->leaving) continue;
-            if (expired(now, lease->deadline())) {
-                mark_lost(lease, LossReason::expired);
-                continue;
-            }
-            wake = std::min(wake, lease->deadline());
-            if (lease->in_flight) continue;
-            if (!renewal_due(now, lease->next_renewal, lease->policy.interval)) {
-                // Wake when the earliest renewal is due (not when it first may go early):
-                // that batch then sweeps up every lease due within the next quarter interval.
-                wake = std::min(wake, lease->next_renewal);
-            } else if (Lane& lane = lane_for(*lease); lane.open) {
-                lease->in_flight = true;
-                lane.batch.push_back(lease);
-                if (now > lease->next_renewal)
-                    stats_.max_send_lateness = std::max(
-                        stats_.max_send_lateness,
-                        std::chrono::duration_cast<std::chrono::microseconds>(now - lease->next_renewal));
-            }
-            // Due while its lane is busy: the lane's completion wakes this loop (dirty_).
-        }
-        for (auto& lane : lanes_)
-            if (lane->open && !lane->batch.empty()) lane->work.notify_one();
+        schedule_.take_expired(now, expired);
+        for (const auto& lease : expired) mark_lost(lease, LossReason::expired);
+        expired.clear();
+        schedule_.take_due(now, waiting_);
+        hand_to_lanes(now);
         if (lost_.empty()) {
             dirty_ = false;
-            changed_.wait_until(lock, stop, wake, [&] { return dirty_; });
+            // Wake when the earliest renewal is due (not when it first may go early): that
+            // batch then sweeps up every lease due within the next quarter interval.
+            changed_.wait_until(lock, stop, schedule_.next_wake(now + std::chrono::hours(1)), [&] { return dirty_; });
             continue;
         }
         lost.swap(lost_);
-        std::erase_if(leases_, [](const auto& l) { return l->state == State::lost; });
         lock.unlock();
         fire_losses(lost);
         lock.lock();
@@ -161,6 +156,30 @@ void Keeper::run(std::stop_token stop) {
         lost.clear();
         changed_.notify_all();
     }
+}
+
+// Gives each due lease to its node's lane if that lane was idle when this sweep began, all of
+// a lane's leases as one batch. A lease whose lane is busy stays in waiting_: the lane's
+// completion wakes the timer (dirty_), and the next sweep hands it over. A lease released or
+// lost while waiting is dropped; its deadline stayed in the schedule all along.
+void Keeper::hand_to_lanes(steady_time now) {
+    for (auto& lane : lanes_) lane->open = lane->batch.empty();
+    // Not a cluster: one lane for good. While it is busy nothing can go, and the leases waiting
+    // (tens of thousands at 100,000 kept) need not be read on each wake-up. (On a cluster a
+    // waiting lease's node may have a new, idle lane, so they are read.)
+    if (single_lane_ && !lanes_.empty() && !lanes_.front()->open) return;
+    std::erase_if(waiting_, [&](const std::shared_ptr<KeptLease>& lease) {
+        if (lease->state != State::active || lease->leaving) return true;
+        Lane& lane = lane_for(*lease);
+        if (!lane.open) return false;
+        lane.batch.push_back(lease);
+        if (now > lease->next_renewal)
+            stats_.max_send_lateness = std::max(
+                stats_.max_send_lateness, std::chrono::duration_cast<std::chrono::microseconds>(now - lease->next_renewal));
+        return true;
+    });
+    for (auto& lane : lanes_)
+        if (lane->open && !lane->batch.empty()) lane->work.notify_one();
 }
 
 void Keeper::fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost) {
@@ -210,7 +229,6 @@ void Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch, const Ackn
     stats_.renewals_sent += batch.size();
     for (std::size_t i = 0; i < batch.size(); ++i) {
         KeptLease& lease = *batch[i];
-        lease.in_flight = false;
         // release() owns a leaving lease; a lost one stays lost (the timer declared it).
         if (lease.leaving || lease.state != State::active) continue;
         std::expected<RenewReply, std::error_code> reply = decode_renew_result(results.results, i);
@@ -222,7 +240,7 @@ void Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch, const Ackn
         report_renew(observer_.get(), lease.resource, lease.owner, reply, lease.lease, true);
         if (!reply) {
             // Outcome unknown or Redis failing: retry while the lease can still be saved.
-            lease.next_renewal = retry_at(received, lease.deadline(), lease.policy);
+            plan_renewal(batch[i], retry_at(received, lease.deadline(), lease.policy));
             continue;
         }
         switch (reply->status) {
@@ -234,7 +252,8 @@ void Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch, const Ackn
                 } else {
                     const LeaseTimes times = after_confirmation(sent, reply->ttl, lease.policy);
                     lease.set_deadline(times.safe_until);
-                    lease.next_renewal = times.next_renewal;
+                    schedule_.set_deadline(batch[i], times.safe_until);
+                    plan_renewal(batch[i], times.next_renewal);
                     ++lease.renewals;
                     ++stats_.renewals_confirmed;
                 }

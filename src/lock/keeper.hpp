@@ -1,7 +1,8 @@
 #pragma once
 // The keeper: one connection that renews every kept lease of a client, batching all renewals
 // that are due into one pipelined round trip per Redis node. The timer thread decides (what is
-// due, what is lost, when to wake) and never touches the network; one sender thread per node
+// due, what is lost, when to wake: a RenewalSchedule, which reads only the leases it takes) and
+// never touches the network; one sender thread per node
 // (a "lane") carries one batch at a time to that node and back. A loss therefore fires at
 // safe_until even while a renewal is stuck on a stalled network for the whole command timeout,
 // and on a cluster a stalled or dead master holds up only its own leases' renewals: the other
@@ -13,10 +14,12 @@
 #include <optional>
 #include <span>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "lock/calls/renew_call.hpp"
 #include "lock/kept_lease.hpp"
+#include "lock/renewal_schedule.hpp"
 #include "redis/connection.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/topology.hpp"
@@ -63,6 +66,8 @@ private:
     Lane& lane_for_node(const std::optional<ServerAddress>& node);
     void send(Lane& lane, std::stop_token stop);
     void apply(std::span<const std::shared_ptr<KeptLease>> batch, const AcknowledgedBatch& results, steady_time sent, steady_time received);
+    void plan_renewal(const std::shared_ptr<KeptLease>& lease, steady_time at);
+    void hand_to_lanes(steady_time now);
     void mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason);
     void fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost);
 
@@ -70,9 +75,13 @@ private:
     std::shared_ptr<ConnectionPool> pool_;
     const std::string prefix_;
     const std::shared_ptr<LockObserver> observer_;
+    const bool single_lane_;  ///< not a cluster connection: every lease's lane is lanes_.front()
     std::mutex mutex_;
     std::condition_variable_any changed_;  ///< wakes the timer thread and remove()
-    std::vector<std::shared_ptr<KeptLease>> leases_;
+    std::unordered_set<std::shared_ptr<KeptLease>> leases_;  ///< added, not yet removed or lost
+    RenewalSchedule<std::shared_ptr<KeptLease>> schedule_;   ///< the active leases' renewals and deadlines
+    /// Due, and taken off the schedule, but their lane was busy: sent when it is idle again.
+    std::vector<std::shared_ptr<KeptLease>> waiting_;
     std::vector<std::unique_ptr<Lane>> lanes_;     ///< made by the timer thread as nodes appear; never shrinks
     std::vector<std::shared_ptr<KeptLease>> lost_;  ///< marked lost, callbacks not run yet
     bool dirty_ = false;

@@ -7,6 +7,7 @@
 
 #include "lock/calls/renew_call.hpp"
 #include "lock/renewal.hpp"
+#include "lock/renewal_schedule.hpp"
 #include "lock/replica_ack.hpp"
 #include "fencelock/keeper.hpp"
 
@@ -46,8 +47,8 @@ struct KeptLease {
     }
 
     // Guarded by the keeper's mutex.
-    steady_time next_renewal{};
-    bool in_flight = false;     ///< part of a renewal batch on the wire
+    steady_time next_renewal{};  ///< as planned in the keeper's schedule
+    ScheduleSlot schedule;       ///< its place in the keeper's RenewalSchedule
     bool leaving = false;       ///< release() is taking it off the keeper
     bool loss_pending = false;  ///< marked lost; its stop token and on_lost have not finished
 

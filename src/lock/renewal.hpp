@@ -36,8 +36,11 @@ LeaseTimes after_confirmation(steady_time sent, std::chrono::milliseconds ttl, c
 /// always before safe_until so there is still a chance to confirm in time.
 steady_time retry_at(steady_time now, steady_time safe_until, const RenewalPolicy& policy);
 
-/// Whether a renewal scheduled for `next_renewal` should go out in the batch sent at `now`.
-/// Renewing up to a quarter interval early lets one round trip carry many leases.
+/// How early a renewal may go: a quarter interval. Renewing early lets one round trip carry many leases.
+std::chrono::milliseconds renewal_early_allowance(std::chrono::milliseconds interval);
+
+/// Whether a renewal scheduled for `next_renewal` should go out in the batch sent at `now`:
+/// from renewal_early_allowance() before it.
 bool renewal_due(steady_time now, steady_time next_renewal, std::chrono::milliseconds interval);
 
 /// True once the lease can no longer be relied on.
