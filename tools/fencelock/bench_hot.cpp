@@ -94,22 +94,24 @@ nlohmann::json hot_summary(const BenchArgs& a, const HotSample& sample) {
     std::sort(waits.begin(), waits.end());
     const auto grants = static_cast<double>(waits.size());
     const double unsuccessful = static_cast<double>(sample.unsuccessful);
-    return {{"scenario", "hot"},
-            {"clients", a.clients},
-            {"processes", a.processes},
-            {"fair", a.fair},
-            {"keep", a.keep},
-            {"duration_s", sample.elapsed_s},
-            {"acquisitions", waits.size()},
-            {"handoffs_per_sec", grants / sample.elapsed_s},
-            {"wait_p50_us", percentile(waits, 0.50)},
-            {"wait_p99_us", percentile(waits, 0.99)},
-            {"wait_max_us", waits.empty() ? 0 : waits.back()},
-            {"failed_attempts_per_success", grants > 0 ? unsuccessful / grants : 0.0},
-            // A contender that never got the lock makes the ratio infinite: null.
-            {"fairness", fewest > 0 ? nlohmann::json(static_cast<double>(most) / static_cast<double>(fewest))
-                                    : nlohmann::json(nullptr)},
-            {"errors", sample.errors}};
+    nlohmann::json out{{"scenario", "hot"},
+                       {"clients", a.clients},
+                       {"processes", a.processes},
+                       {"fair", a.fair},
+                       {"keep", a.keep},
+                       {"duration_s", sample.elapsed_s},
+                       {"acquisitions", waits.size()},
+                       {"handoffs_per_sec", grants / sample.elapsed_s},
+                       {"wait_p50_us", percentile(waits, 0.50)},
+                       {"wait_p99_us", percentile(waits, 0.99)},
+                       {"wait_max_us", waits.empty() ? 0 : waits.back()},
+                       {"failed_attempts_per_success", grants > 0 ? unsuccessful / grants : 0.0},
+                       // A contender that never got the lock makes the ratio infinite: null.
+                       {"fairness", fewest > 0 ? nlohmann::json(static_cast<double>(most) / static_cast<double>(fewest))
+                                               : nlohmann::json(nullptr)},
+                       {"errors", sample.errors}};
+    if (a.async) out["api"] = "async";  // as the distinct scenario marks it
+    return out;
 }
 
 int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::milliseconds duration,
