@@ -99,11 +99,11 @@ void Keeper::mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reaso
     lost_.push_back(lease);
 }
 
-// The next renewal of an active lease: due (and swept into a batch) up to a quarter interval
-// early, as renewal_due() says, so renewals close together share one round trip.
-void Keeper::plan_renewal(const std::shared_ptr<KeptLease>& lease, steady_time at) {
+// The next renewal of an active lease: due (and swept into a batch) as early as renewal_due()
+// says for its kind, so scheduled renewals close together share one round trip.
+void Keeper::plan_renewal(const std::shared_ptr<KeptLease>& lease, steady_time at, RenewalKind kind) {
     lease->next_renewal = at;
-    schedule_.plan_renewal(lease, at, renewal_early_allowance(lease->policy.interval));
+    schedule_.plan_renewal(lease, at, renewal_early_allowance(kind, lease->policy.interval));
 }
 
 // The lane of a lease's node, made (with its sender thread) the first time that node appears.
@@ -240,7 +240,7 @@ void Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch, const Ackn
         report_renew(observer_.get(), lease.resource, lease.owner, reply, lease.lease, true);
         if (!reply) {
             // Outcome unknown or Redis failing: retry while the lease can still be saved.
-            plan_renewal(batch[i], retry_at(received, lease.deadline(), lease.policy));
+            plan_renewal(batch[i], retry_at(received, lease.deadline(), lease.policy), RenewalKind::retry);
             continue;
         }
         switch (reply->status) {

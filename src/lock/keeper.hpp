@@ -66,7 +66,8 @@ private:
     Lane& lane_for_node(const std::optional<ServerAddress>& node);
     void send(Lane& lane, std::stop_token stop);
     void apply(std::span<const std::shared_ptr<KeptLease>> batch, const AcknowledgedBatch& results, steady_time sent, steady_time received);
-    void plan_renewal(const std::shared_ptr<KeptLease>& lease, steady_time at);
+    void plan_renewal(const std::shared_ptr<KeptLease>& lease, steady_time at,
+                      RenewalKind kind = RenewalKind::scheduled);
     void hand_to_lanes(steady_time now);
     void mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason);
     void fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost);

@@ -19,10 +19,12 @@ steady_time retry_at(steady_time now, steady_time safe_until, const RenewalPolic
                                                  std::max<steady_time::duration>(half, std::chrono::milliseconds(1)));
 }
 
-std::chrono::milliseconds renewal_early_allowance(std::chrono::milliseconds interval) { return interval / 4; }
+std::chrono::milliseconds renewal_early_allowance(RenewalKind kind, std::chrono::milliseconds interval) {
+    return kind == RenewalKind::retry ? std::chrono::milliseconds(0) : interval / 4;
+}
 
-bool renewal_due(steady_time now, steady_time next_renewal, std::chrono::milliseconds interval) {
-    return next_renewal - renewal_early_allowance(interval) <= now;
+bool renewal_due(steady_time now, steady_time next_renewal, std::chrono::milliseconds interval, RenewalKind kind) {
+    return next_renewal - renewal_early_allowance(kind, interval) <= now;
 }
 
 std::chrono::milliseconds default_renew_interval(std::chrono::milliseconds lease) {

@@ -36,12 +36,18 @@ LeaseTimes after_confirmation(steady_time sent, std::chrono::milliseconds ttl, c
 /// always before safe_until so there is still a chance to confirm in time.
 steady_time retry_at(steady_time now, steady_time safe_until, const RenewalPolicy& policy);
 
-/// How early a renewal may go: a quarter interval. Renewing early lets one round trip carry many leases.
-std::chrono::milliseconds renewal_early_allowance(std::chrono::milliseconds interval);
+/// Why a renewal is planned: on the lease's schedule, or as a retry after a failed one.
+enum class RenewalKind { scheduled, retry };
 
-/// Whether a renewal scheduled for `next_renewal` should go out in the batch sent at `now`:
+/// How early a renewal may go. A scheduled one, a quarter interval: renewing early lets one
+/// round trip carry many leases. A retry, not at all: it waits its retry_delay, so a Redis that
+/// fails fast is not asked again in a tight loop.
+std::chrono::milliseconds renewal_early_allowance(RenewalKind kind, std::chrono::milliseconds interval);
+
+/// Whether a renewal planned for `next_renewal` should go out in the batch sent at `now`:
 /// from renewal_early_allowance() before it.
-bool renewal_due(steady_time now, steady_time next_renewal, std::chrono::milliseconds interval);
+bool renewal_due(steady_time now, steady_time next_renewal, std::chrono::milliseconds interval,
+                 RenewalKind kind = RenewalKind::scheduled);
 
 /// True once the lease can no longer be relied on.
 inline bool expired(steady_time now, steady_time safe_until) { return now >= safe_until; }

@@ -37,6 +37,17 @@ TEST(Renewal, DueUpToAQuarterIntervalEarly) {
     EXPECT_TRUE(renewal_due(t0 + 2000ms, next, 1000ms));
 }
 
+TEST(Renewal, ARetryWaitsItsWholeDelay) {
+    // With a 10 s lease's interval (3.3 s) a quarter interval early would send a retry planned
+    // 100 ms ahead at once: a Redis that refuses fast would be asked again in a tight loop.
+    const RenewalPolicy policy{.interval = 3333ms, .retry_delay = 100ms, .drift_factor = 0.01};
+    const auto retry = retry_at(t0, t0 + 10s, policy);
+    EXPECT_FALSE(renewal_due(t0, retry, policy.interval, RenewalKind::retry));
+    EXPECT_FALSE(renewal_due(t0 + 99ms, retry, policy.interval, RenewalKind::retry));
+    EXPECT_TRUE(renewal_due(t0 + 100ms, retry, policy.interval, RenewalKind::retry));
+    EXPECT_TRUE(renewal_due(t0, retry, policy.interval, RenewalKind::scheduled));
+}
+
 TEST(Renewal, ExpiresExactlyAtSafeUntil) {
     EXPECT_FALSE(expired(t0 + 999ms, t0 + 1s));
     EXPECT_TRUE(expired(t0 + 1s, t0 + 1s));
