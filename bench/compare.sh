@@ -18,9 +18,9 @@
 #   distinct, N clients   N concurrent lockers, each on its own resource (fencelock twice: a
 #                         thread per locker, then the async API driving all from one thread)
 #   hot, N clients        N contenders on one resource: handoffs/s, waits, failed attempts, fairness
-#                         (fencelock five times: its default mode by threads and by the async
-#                         API, --fair, then both with --keep: contenders hold() the lock, so a
-#                         release grants it to them directly)
+#                         (fencelock six times: its default mode and --fair, each by threads
+#                         and by the async API, then both modes with --keep: contenders hold()
+#                         the lock, so a release grants it to them directly)
 # redis-benchmark runs the project's acquire.lua and release.lua by EVALSHA (1 and N clients, no
 # pipelining, then N clients with pipelining): the most cycles Redis itself can do.
 #
@@ -430,6 +430,7 @@ main() {
   run_fencelock hot "$clients" --async
   line_extra=(fair=true)
   run_fencelock hot "$clients" --fair
+  run_fencelock hot "$clients" --fair --async
   line_extra=(keep=true)
   run_fencelock hot "$clients" --keep
   line_extra=(fair=true keep=true)
