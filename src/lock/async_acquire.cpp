@@ -245,6 +245,17 @@ void start_async_acquire(const AsyncLockContext& context, const ResourceName& re
 
 void release_on_loop(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner,
                      std::move_only_function<void(const Result<ReleaseStatus>&)> then) {
+    // The client's local lines are the loop thread's alone (naming the successor reads them
+    // while the loop's completions change them): a release from a caller's thread runs there.
+    // Should the loop be stopping, the task is dropped with `then`, whose owner (the client's
+    // counted completion) then completes the operation with an error.
+    if (!context.loop.on_loop_thread()) {
+        (void)context.loop.post_at(std::chrono::steady_clock::time_point::min(),
+                                   [&context, resource, owner, then = std::move(then)]() mutable {
+                                       release_on_loop(context, resource, owner, std::move(then));
+                                   });
+        return;
+    }
     const std::string channel = make_keys(context.options.key_prefix, resource).released;
     // The next waiter of this client (the front of its line) is named, so that the release can
     // hand it the lock without its ever taking a place in Redis's line.

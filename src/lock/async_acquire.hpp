@@ -41,7 +41,8 @@ struct AsyncLockContext {
 using AcquireFinish = std::move_only_function<void(const AcquireStep& finish, const AcquireLoop& loop)>;
 
 /// Compare-and-delete of `owner`'s lease on the loop, as this client: a grant the release made
-/// to a waiter of this client is handed to it before `then` runs (lib/handoff.lua).
+/// to a waiter of this client is handed to it before `then` runs (lib/handoff.lua). From any
+/// thread: called off the loop thread, it starts at the loop's next turn.
 void release_on_loop(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner,
                      std::move_only_function<void(const Result<ReleaseStatus>&)> then);
 
