@@ -250,13 +250,8 @@ run_peer() {
 
 # --- the redis-benchmark ceiling ------------------------------------------------------------
 
-# A script as the library sends it: each `-- @include NAME` line replaced by lib/NAME.lua next to
-# it, as cmake/EmbedScripts.cmake does at build time (EVAL of the raw file would fail).
-expanded_script() {
-  local dir
-  dir="$(dirname "$1")"
-  awk -v dir="$dir" '/^-- @include [a-z_]+$/ { while ((getline line < (dir "/lib/" $3 ".lua")) > 0) print line; next } { print }' "$1"
-}
+# shellcheck source=expanded_script.sh
+source "$root/bench/expanded_script.sh"
 
 # The key arguments of a script, from its header ("-- KEYS[1]  lock key  lock:{R}  ..."), with
 # the resource replaced by redis-benchmark's random placeholder so every call hits fresh keys.

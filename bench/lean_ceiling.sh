@@ -94,15 +94,8 @@ rcli() { redis-cli -p "$port" "$@"; }
 for _ in $(seq 100); do rcli PING >/dev/null 2>&1 && break; sleep 0.05; done
 rcli PING >/dev/null || die "redis-server did not start: $(tail -3 "$workdir/redis.log")"
 
-# A script as Redis receives it: each `-- @include NAME` line replaced by lib/NAME.lua, as
-# cmake/EmbedScripts.cmake does at build time.
-expand() {
-  local file="$1" line
-  while IFS= read -r line || [ -n "$line" ]; do
-    if [[ "$line" =~ ^--\ @include\ ([a-z_]+)$ ]]; then cat "$(dirname "$file")/lib/${BASH_REMATCH[1]}.lua"
-    else printf '%s\n' "$line"; fi
-  done <"$file"
-}
+# shellcheck source=expanded_script.sh
+source "$root/bench/expanded_script.sh"
 
 stat_of() { rcli INFO "$1" | tr -d '\r' | awk -F: -v k="$2" '$1 == k {print $2}'; }
 command_calls() {
@@ -153,8 +146,8 @@ measure() {
   echo "redis: $(redis-server --version | grep -o 'v=[^ ]*' | cut -c3-)  scripts: $scripts  commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "redis-benchmark -c $clients -P $pipeline -n $requests, server pinned: ${pin_server[*]:-no}, client: ${pin_client[*]:-no}"
 
-  acquire_sha="$(rcli SCRIPT LOAD "$(expand "$scripts/acquire.lua")")"
-  release_sha="$(rcli SCRIPT LOAD "$(expand "$scripts/release.lua")")"
+  acquire_sha="$(rcli SCRIPT LOAD "$(expanded_script "$scripts/acquire.lua")")"
+  release_sha="$(rcli SCRIPT LOAD "$(expanded_script "$scripts/release.lua")")"
   min_acquire_sha="$(rcli SCRIPT LOAD "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local fence = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])

@@ -7,14 +7,15 @@
 # Usage: bench/one_client.sh [PORT]   (a free loopback port for the private redis-server; 6483)
 # Needs: a built build/tools/fencelock/fencelock, redis-server, redis-benchmark, perf, python3.
 set -u
-cd /work/main
+cd "$(dirname "$0")/.."
 B=build/tools/fencelock/fencelock
 port="${1:-6483}"
-taskset -c 1 redis-server --port $port --save '' --appendonly no --daemonize yes >/dev/null; sleep 0.3
+taskset -c 1 redis-server --port $port --save '' --appendonly no --daemonize yes >/dev/null
+until redis-cli -p $port PING >/dev/null 2>&1; do sleep 0.05; done  # up once it answers
 P=$(pgrep -f "redis-server \*:$port")
-expand() { local dir; dir="$(dirname "$1")"; awk -v dir="$dir" '/^-- @include [a-z_]+$/ { while ((getline line < (dir "/lib/" $3 ".lua")) > 0) print line; next } { print }' "$1"; }
-ACQ=$(redis-cli -p $port script load "$(expand src/lock/scripts/acquire.lua)")
-REL=$(redis-cli -p $port script load "$(expand src/lock/scripts/release.lua)")
+source bench/expanded_script.sh
+ACQ=$(redis-cli -p $port script load "$(expanded_script src/lock/scripts/acquire.lua)")
+REL=$(redis-cli -p $port script load "$(expanded_script src/lock/scripts/release.lua)")
 rcpu() { awk '{print $14+$15}' /proc/$P/stat; }
 echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in 1 2 3; do

@@ -79,14 +79,8 @@ long random(void) {
 EOF
 cc -shared -fPIC -O2 -o "$workdir/counting_random.so" "$workdir/counting_random.c"
 
-# A script as Redis receives it (cmake/EmbedScripts.cmake's `-- @include NAME`).
-expand() {
-  local file="$1" line
-  while IFS= read -r line || [ -n "$line" ]; do
-    if [[ "$line" =~ ^--\ @include\ ([a-z_]+)$ ]]; then cat "$(dirname "$file")/lib/${BASH_REMATCH[1]}.lua"
-    else printf '%s\n' "$line"; fi
-  done <"$file"
-}
+# shellcheck source=expanded_script.sh
+source "$root/bench/expanded_script.sh"
 
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 out="$workdir/callgrind.out"
@@ -120,8 +114,8 @@ report() {
   echo "date: $(date -u '+%F %T UTC')  load: $(cut -d' ' -f1-3 /proc/loadavg)  redis: $(redis-server --version | grep -o 'v=[^ ]*' | cut -c3-)"
   echo "scripts: $scripts  commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')  requests per run: $requests"
   local acquire_sha release_sha min_acquire_sha min_release_sha
-  acquire_sha="$(rcli SCRIPT LOAD "$(expand "$scripts/acquire.lua")")"
-  release_sha="$(rcli SCRIPT LOAD "$(expand "$scripts/release.lua")")"
+  acquire_sha="$(rcli SCRIPT LOAD "$(expanded_script "$scripts/acquire.lua")")"
+  release_sha="$(rcli SCRIPT LOAD "$(expanded_script "$scripts/release.lua")")"
   min_acquire_sha="$(rcli SCRIPT LOAD "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local fence = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
