@@ -21,12 +21,16 @@ std::string quote(const std::string& s) {
 
 }  // namespace
 
-pid_t spawn(const std::vector<std::string>& argv) {
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    std::vector<char*> envs;
+    for (char** e = environ; *e != nullptr; ++e) envs.push_back(*e);
+    for (const auto& e : env) envs.push_back(const_cast<char*>(e.c_str()));
+    envs.push_back(nullptr);
     pid_t pid = -1;
-    if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -1;
+    if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), envs.data()) != 0) return -1;
     return pid;
 }
 

@@ -8,7 +8,8 @@
 namespace fencelock::local::detail {
 
 /// posix_spawnp(argv); -1 when it could not start.
-pid_t spawn(const std::vector<std::string>& argv);
+/// Starts argv[0] (looked up in PATH) with this process's environment plus `env` ("NAME=value").
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
 /// Runs argv through the shell, returns stdout+stderr with trailing newlines removed.
 std::string capture(const std::vector<std::string>& argv);

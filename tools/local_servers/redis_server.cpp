@@ -42,8 +42,8 @@ int run_command(const std::vector<std::string>& argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-RedisServer::RedisServer(std::vector<std::string> extra_args)
-    : port_(free_port()), extra_args_(std::move(extra_args)) {
+RedisServer::RedisServer(std::vector<std::string> extra_args, std::vector<std::string> env)
+    : port_(free_port()), extra_args_(std::move(extra_args)), env_(std::move(env)) {
     dir_ = detail::make_temp_dir("redis");
     start();
 }
@@ -59,7 +59,7 @@ void RedisServer::start() {
                                   "--save", "", "--appendonly", "no", "--dir", dir_.string(),
                                   "--logfile", (dir_ / "redis.log").string()};
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
-    pid_ = spawn(argv);
+    pid_ = spawn(argv, env_);
     if (pid_ < 0) throw std::runtime_error("cannot start redis-server (is it installed?)");
     // Wait for the server to answer; a fresh server needs a few milliseconds.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

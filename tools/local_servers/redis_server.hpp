@@ -20,7 +20,8 @@ class RedisServer {
 public:
     /// Starts redis-server with `extra_args` appended (e.g. {"--requirepass", "pw"}) and waits
     /// until it answers PING. Throws std::runtime_error when it does not start.
-    explicit RedisServer(std::vector<std::string> extra_args = {});
+    /// `env` ("NAME=value") is added to its environment, e.g. a clock shim's (tests).
+    explicit RedisServer(std::vector<std::string> extra_args = {}, std::vector<std::string> env = {});
     ~RedisServer();
     RedisServer(const RedisServer&) = delete;
     RedisServer& operator=(const RedisServer&) = delete;
@@ -47,6 +48,7 @@ private:
     std::uint16_t port_;
     std::filesystem::path dir_;
     std::vector<std::string> extra_args_;
+    std::vector<std::string> env_;
     pid_t pid_ = -1;
 };
 

@@ -48,7 +48,7 @@ int count_online_replicas(const std::string& info) {
 }  // namespace
 
 SentinelServer::SentinelServer(const std::string& master_name, std::uint16_t master_port, int quorum,
-                               const SentinelGroupOptions& options)
+                               const SentinelGroupOptions& options, const std::vector<std::string>& env)
     : port_(free_port()), dir_(detail::make_temp_dir("sentinel")) {
     const auto conf = dir_ / "sentinel.conf";
     std::ofstream(conf) << "port " << port_ << "\nbind 127.0.0.1\ndir " << dir_.string()
@@ -59,7 +59,7 @@ SentinelServer::SentinelServer(const std::string& master_name, std::uint16_t mas
                         << options.down_after_ms << "\nsentinel failover-timeout " << master_name << " "
                         << options.failover_timeout_ms << "\nsentinel parallel-syncs " << master_name
                         << " 1\n";
-    pid_ = detail::spawn({"redis-server", conf.string(), "--sentinel"});
+    pid_ = detail::spawn({"redis-server", conf.string(), "--sentinel"}, env);
     if (pid_ < 0) throw std::runtime_error("cannot start redis-server --sentinel");
     if (!poll_until(std::chrono::seconds(10), [&] { return cli({"PING"}) == "PONG"; })) {
         kill();
@@ -87,17 +87,20 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
     // Without this a replica waits 5 s before its first full sync.
     auto args = options_.server_args;
     args.insert(args.end(), {"--repl-diskless-sync-delay", "0"});
-    servers_.push_back(std::make_unique<RedisServer>(args));
+    const auto env_of = [](const std::vector<std::vector<std::string>>& envs, std::size_t i) {
+        return i < envs.size() ? envs[i] : std::vector<std::string>{};
+    };
+    servers_.push_back(std::make_unique<RedisServer>(args, env_of(options_.server_env, 0)));
     const std::string master_port = std::to_string(servers_[0]->port());
     for (int i = 0; i < options_.replicas; ++i) {
         auto replica_args = args;
         replica_args.insert(replica_args.end(), {"--replicaof", "127.0.0.1", master_port});
-        servers_.push_back(std::make_unique<RedisServer>(replica_args));
+        servers_.push_back(std::make_unique<RedisServer>(replica_args, env_of(options_.server_env, i + 1)));
     }
     const int quorum = options_.sentinels / 2 + 1;
     for (int i = 0; i < options_.sentinels; ++i)
-        sentinels_.push_back(std::make_unique<SentinelServer>(options_.master_name, servers_[0]->port(),
-                                                              quorum, options_));
+        sentinels_.push_back(std::make_unique<SentinelServer>(options_.master_name, servers_[0]->port(), quorum,
+                                                              options_, env_of(options_.sentinel_env, i)));
     wait_ready();
 }
 

@@ -27,6 +27,9 @@ struct SentinelGroupOptions {
     int failover_timeout_ms = 3000;
     /// Appended to every redis-server's command line (not the sentinels').
     std::vector<std::string> server_args;
+    /// Added to the environment of server i / sentinel i, where given (e.g. a clock shim's).
+    std::vector<std::vector<std::string>> server_env;
+    std::vector<std::vector<std::string>> sentinel_env;
 };
 
 /// A running group as a process that did not start it knows it (a ctest fixture owns the
@@ -58,7 +61,7 @@ void wait_master_known_for(const SentinelGroupShape& group, std::chrono::millise
 class SentinelServer {
 public:
     SentinelServer(const std::string& master_name, std::uint16_t master_port, int quorum,
-                   const SentinelGroupOptions& options);
+                   const SentinelGroupOptions& options, const std::vector<std::string>& env = {});
     ~SentinelServer();
     SentinelServer(const SentinelServer&) = delete;
     SentinelServer& operator=(const SentinelServer&) = delete;
