@@ -21,6 +21,7 @@
 #include "common/log.hpp"
 #include "fencelock/error.hpp"
 #include "redis/hiredis_context.hpp"
+#include "redis/sentinel_views.hpp"
 #include "redis/signal_free_thread.hpp"
 
 namespace fencelock::detail {
@@ -50,14 +51,6 @@ std::optional<ServerAddress> master_in(const Reply& reply) {
         return std::nullopt;
     return ServerAddress{host.str, static_cast<std::uint16_t>(value)};
 }
-
-// What SENTINEL MASTER says of the master: how long this sentinel has seen it as master
-// (role-reported-time: ms since it saw the role, or since it reset the record at a switch) and
-// the group's config-epoch (moved on by every failover).
-struct MasterView {
-    std::chrono::milliseconds age{0};
-    std::uint64_t epoch = 0;
-};
 
 // From SENTINEL MASTER's flat [field, value, ...] list, when it is about `master`; nullopt for
 // anything else (an error reply, ACL refusal, another address).
@@ -110,7 +103,7 @@ public:
             if (!answer) continue;
             remember(order[i], answer->master);
             if (grace_ > std::chrono::milliseconds::zero())
-                note_master_age(answer->master, oldest_view(*answer, order, i));
+                note_master_age(answer->master, agreeing_view(*answer, order, i));
             return answer->master;
         }
         return std::unexpected(make_error_code(errc::unavailable));
@@ -127,11 +120,7 @@ public:
     std::uint64_t generation() const noexcept override { return generation_.load(); }
 
 private:
-    struct Answer {
-        ServerAddress master;
-        /// This sentinel's view of it, when the grace is on and SENTINEL MASTER answered.
-        std::optional<MasterView> view;
-    };
+    using Answer = SentinelAnswer;
 
     // One question to one sentinel: the master's address and, when the grace is on, how long
     // this sentinel has known it as master, in the same round trip.
@@ -148,26 +137,24 @@ private:
         return answer;
     }
 
-    // The longest any sentinel has seen `first.master` as master, in the newest config epoch
-    // named. A sentinel that restarted has known it only since then, so when the first answer
-    // is younger than the grace the others are asked too: an answer can only be too young (a
-    // sentinel learns of a promotion after it happened), so the oldest is the best bound. None
-    // readable: age zero, the whole grace (an ACL that refuses SENTINEL MASTER costs a stall,
-    // never an overlap).
-    MasterView oldest_view(const Answer& first, const std::vector<HostAndPort>& order, std::size_t answered) const {
-        MasterView oldest = first.view.value_or(MasterView{});
-        for (std::size_t i = 0; i < order.size() && oldest.age < grace_; ++i) {
-            if (i == answered) continue;
-            const auto other = ask(order[i]);
-            if (!other || other->master != first.master || !other->view) continue;
-            if (other->view->epoch > oldest.epoch) oldest = *other->view;
-            else if (other->view->epoch == oldest.epoch) oldest.age = std::max(oldest.age, other->view->age);
-        }
-        return oldest;
+    // The youngest view of `first.master` among a majority of the sentinels that name it
+    // (redis/sentinel_views.hpp says why the youngest): the others are asked in turn until
+    // that many agree. Too few agree (sentinels down, or naming another master): age zero,
+    // the whole grace. So does an ACL that refuses SENTINEL MASTER: a stall, never an overlap.
+    MasterView agreeing_view(const Answer& first, const std::vector<HostAndPort>& order, std::size_t answered) const {
+        std::vector<std::optional<Answer>> answers{first};
+        const std::size_t needed = sentinel_majority(order.size());
+        const auto agreeing = [&] {
+            return std::ranges::count_if(answers, [&](const auto& a) { return a && a->master == first.master && a->view; });
+        };
+        for (std::size_t i = 0; i < order.size() && static_cast<std::size_t>(agreeing()) < needed; ++i)
+            if (i != answered) answers.push_back(ask(order[i]));
+        return youngest_agreeing_view(answers, first.master, order.size());
     }
 
     // The master may grant from `grace` after it became master. Estimates for the same master,
-    // config epoch and +switch-master count can only err late, so the earliest stands. Anything
+    // config epoch and +switch-master count are each no earlier than the truth (each is the
+    // youngest of a majority), so the earliest stands. Anything
     // else (another master, a newer epoch, a switch heard since: a failover, even one back to
     // this server, or a sentinel that still names the dead master) can only push the moment
     // later: a stale answer never shortens the grace a fresher one started.

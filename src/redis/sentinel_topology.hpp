@@ -23,11 +23,12 @@
 //  5. The failover grace (RedisEndpoint::failover_grace): each answer also carries how long
 //     that sentinel has seen the master as master (SENTINEL MASTER's role-reported-time, reset
 //     at a promotion). grants_from() is that moment plus the grace: a lease the old master
-//     granted and never replicated has run out by then. A sentinel that restarted knows the
-//     master only since its restart, so a young answer is checked against the other sentinels
-//     and the oldest view in the newest config epoch counts; all of them restarted: the grace
-//     is served again (safe, and new acquisitions wait). Estimates are kept per master and
-//     config epoch, so a failover that comes back to the same server starts a new grace.
+//     granted and never replicated has run out by then. Answers err both ways (a restarted
+//     sentinel is too young; one cut off through a failover and back, or whose clock stepped
+//     forward, is too old), so the youngest age among a majority of sentinels that name the
+//     same master counts (redis/sentinel_views.hpp); fewer agreeing: the whole grace. Estimates
+//     are kept per master and config epoch, so a failover that comes back to the same server
+//     starts a new grace.
 #include <chrono>
 #include <memory>
 

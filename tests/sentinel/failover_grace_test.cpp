@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "local_servers/child_process.hpp"
 #include "local_servers/sentinel_group.hpp"
 #include "sentinel/sentinel_fixture.hpp"
+#include "support/clock_offset.hpp"
 #include "support/eventually.hpp"
 #include "support/temp_dir.hpp"
 
@@ -54,18 +56,32 @@ bool kill_master_and_promote(local::SentinelGroup& group) {
         30s);
 }
 
+// A takes a lease that reaches the master only (replication is cut first); then the master
+// dies and the replica, which never saw it, is promoted. A's lease, or nullopt (with a failure
+// recorded) when the setup did not work.
+std::optional<Lease> lease_lost_with_the_master(local::SentinelGroup& group, LockClient& a_client,
+                                                const ResourceName& r) {
+    group.cut_replication(1);
+    auto a = a_client.try_acquire(r, {.lease = lease});
+    if (!a || !a->acquired()) {
+        ADD_FAILURE() << (a ? "contended" : a.error().message());
+        return std::nullopt;
+    }
+    if (!kill_master_and_promote(group)) {
+        ADD_FAILURE() << "a sentinel still names the old master";
+        return std::nullopt;
+    }
+    return a->lease;
+}
+
 TEST(FailoverGrace, ALeaseLostWithTheOldMasterRunsOutBeforeTheNewMasterGrantsAgain) {
     local::SentinelGroup group;
     local::wait_master_known_for(group.shape(), lease);
     const auto r = *ResourceName::make("grace:library");
     auto a_client = client_for(group.url(grace_query));
-
-    // A's lease reaches the master only: replication is cut first.
-    group.cut_replication(1);
-    auto a = a_client.try_acquire(r, {.lease = lease});
-    ASSERT_TRUE(a && a->acquired()) << (a ? "contended" : a.error().message());
-    const auto a_safe_until = a->lease->safe_until;
-    ASSERT_TRUE(kill_master_and_promote(group)) << "a sentinel still names the old master";
+    const auto a = lease_lost_with_the_master(group, a_client, r);
+    ASSERT_TRUE(a);
+    const auto a_safe_until = a->safe_until;
 
     // Control, no grace: the promoted master never saw A's lease and grants it again while A
     // still trusts its own. Two owners at once; only the fence keeps the data safe.
@@ -74,7 +90,7 @@ TEST(FailoverGrace, ALeaseLostWithTheOldMasterRunsOutBeforeTheNewMasterGrantsAga
     const auto overlap_at = steady_clock::now();
     ASSERT_TRUE(overlap && overlap->acquired()) << (overlap ? "contended" : overlap.error().message());
     ASSERT_LT(overlap_at, a_safe_until) << "the promotion took longer than A's lease: the control proves nothing";
-    EXPECT_GT(overlap->lease->fence, a->lease->fence) << "fences still move forward (they follow the clock)";
+    EXPECT_GT(overlap->lease->fence, a->fence) << "fences still move forward (they follow the clock)";
     ASSERT_TRUE(unguarded.release(r, overlap->lease->owner));
 
     // With the grace: refused, retryable and named, while A's lease may still run...
@@ -94,9 +110,43 @@ TEST(FailoverGrace, ALeaseLostWithTheOldMasterRunsOutBeforeTheNewMasterGrantsAga
     EXPECT_GE(steady_clock::now(), a_safe_until);
 
     // A learns that its lease is gone: the new master never had it.
-    auto renewed = a_client.renew(r, a->lease->owner, lease);
+    auto renewed = a_client.renew(r, a->owner, lease);
     ASSERT_TRUE(renewed) << renewed.error().message();
     EXPECT_NE(renewed->status, RenewStatus::renewed);
+}
+
+// A sentinel whose wall clock stepped forward reports the master as that much older (Sentinel
+// ages records by mstime()). Asked first, it must not shorten the grace: the youngest age of
+// a majority counts, and a lease the old master never replicated still runs out first.
+TEST(FailoverGrace, ASentinelWhoseClockSteppedForwardCannotShortenTheGrace) {
+    ClockOffset fast_clock;
+    local::SentinelGroupOptions options;
+    options.sentinel_env = {fast_clock.env()};  // sentinel 0, the first the URL names
+    local::SentinelGroup group(options);
+    local::wait_master_known_for(group.shape(), lease);
+    const auto r = *ResourceName::make("grace:stepped-sentinel");
+    auto a_client = client_for(group.url(grace_query));
+    const auto a = lease_lost_with_the_master(group, a_client, r);
+    ASSERT_TRUE(a);
+    const auto a_safe_until = a->safe_until;
+
+    fast_clock.step(60s);
+    const std::string record = group.sentinel(0).cli({"SENTINEL", "MASTER", group.master_name()});
+    const auto at = record.find("role-reported-time\n");
+    ASSERT_NE(at, std::string::npos) << record;
+    ASSERT_GE(std::stoll(record.substr(at + 19)), 60000) << "the step did not reach the sentinel: proves nothing";
+
+    // The URL names the stepped sentinel first, so its answer is the first one read.
+    auto b_client = client_for(group.url(grace_query));
+    auto early = b_client.try_acquire(r, {.lease = lease});
+    ASSERT_FALSE(early.has_value()) << "granted inside the grace on a stepped sentinel's word";
+    EXPECT_EQ(early.error(), errc::failover_grace) << early.error().message();
+    EXPECT_LT(steady_clock::now(), a_safe_until);
+
+    // A stall, not a lock-out: once A's lease has run out, a waiter is granted.
+    auto b = b_client.acquire(r, {.lease = lease, .wait = 30s});
+    ASSERT_TRUE(b && b->acquired()) << (b ? "contended" : b.error().message());
+    EXPECT_GE(steady_clock::now(), a_safe_until);
 }
 
 // fencelock run R --lease L [--wait W] -- flock -n PROBE sh -c SCRIPT, in the background.

@@ -1,0 +1,50 @@
+#pragma once
+// How long the master may be assumed to have been master, from what the sentinels say.
+//
+// Each sentinel reports, in SENTINEL MASTER, how long it has seen the master in that role
+// (role-reported-time, reset when it switches to a new master address). An answer can err
+// either way:
+//  - late (too young): a sentinel that restarted, or learned of the promotion after the
+//    fact, knows the master only since then;
+//  - early (too old): a sentinel cut off through a failover A -> B and the failover back
+//    B -> A never saw B, so it only bumps the config epoch and keeps A's old record; a
+//    sentinel whose wall clock stepped forward adds the step to every age (Sentinel measures
+//    ages with mstime()).
+// A late answer only lengthens the grace (a stall); an early one would shorten it (an
+// overlap). So the *youngest* age counts, among a majority of the configured sentinels that
+// name the same master: any two majorities share a sentinel, so as long as fewer than half of
+// the sentinels err early, every majority holds one that does not, and the youngest age of a
+// majority is no older than the truth. Fewer agreeing answers than a majority: age zero, the
+// whole grace (fail closed: a stall, never an overlap).
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "redis/topology.hpp"
+
+namespace fencelock::detail {
+
+/// One sentinel's SENTINEL MASTER record of the master it names.
+struct MasterView {
+    std::chrono::milliseconds age{0};  ///< role-reported-time
+    std::uint64_t epoch = 0;           ///< config-epoch
+};
+
+/// One sentinel's answer: the master it names and, when readable, its view of it.
+struct SentinelAnswer {
+    ServerAddress master;
+    std::optional<MasterView> view;
+};
+
+/// How many agreeing answers decide: a majority of `configured` sentinels.
+constexpr std::size_t sentinel_majority(std::size_t configured) noexcept { return configured / 2 + 1; }
+
+/// The youngest view of `master` among `answers` (nullopt entries: no answer), when at least
+/// sentinel_majority(configured) of them name `master` with a readable view; else age zero.
+/// The epoch is the newest among those views.
+MasterView youngest_agreeing_view(const std::vector<std::optional<SentinelAnswer>>& answers,
+                                  const ServerAddress& master, std::size_t configured) noexcept;
+
+}  // namespace fencelock::detail
