@@ -70,8 +70,11 @@ StoreResult<std::optional<FencingToken>> current_fence(Session& s, std::string_v
 }
 
 void check_arguments(FencingToken fence, const std::optional<std::string>& key) {
-    if (fence.value() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        throw std::invalid_argument("fencing token does not fit a signed 64-bit column");
+    // No lease carries a fence above max_fence; accepting one would leave the row refusing
+    // every real fence from then on.
+    if (fence.value() > max_fence)
+        throw std::invalid_argument("fencing token " + std::to_string(fence.value()) + " is above " +
+                                    std::to_string(max_fence) + " (2^53 - 1), the largest fencelock issues");
     if (key && (key->empty() || key->size() > 256))
         throw std::invalid_argument("idempotency key must be 1..256 bytes");
 }

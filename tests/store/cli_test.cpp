@@ -89,6 +89,8 @@ TEST_P(CliTest, BadInputExitsTwoAndChangesNothing) {
         {{"write", "--resource", "r", "--fence=-3", "--value", "x"}, "--fence"},
         {{"write", "--resource", "r", "--fence", "7x", "--value", "x"}, "--fence"},
         {{"write", "--resource", "r", "--fence", "99999999999999999999", "--value", "x"}, "--fence"},
+        {{"write", "--resource", "r", "--fence", "9007199254740992", "--value", "x"}, "--fence"},  // 2^53
+        {{"claim", "--resource", "r", "--fence", "9223372036854775807", "--owner", "me"}, "--fence"},
         {{"write", "--resource", "", "--fence", "7", "--value", "x"}, "--resource"},
         {{"write", "--resource", "r", "--fence", "7", "--value", "x", "--owner", "has space"}, "--owner"},
         {{"write", "--resource", "r", "--fence", "7", "--value", "x", "--idempotency-key", ""}, "--idempotency-key"},

@@ -83,6 +83,26 @@ TEST_P(StoreTest, WriteTellsAppliedStaleAndNotFoundApart) {
     EXPECT_EQ(gap->status, WriteStatus::applied);
 }
 
+// A fence no lease can carry (above 2^53 - 1) is refused before anything is sent: accepted, it
+// would leave the row refusing every real fence for good.
+TEST_P(StoreTest, FencesAboveTheIssuingCapAreRefusedAndChangeNothing) {
+    create("r", "v0");
+    ASSERT_EQ(store->write(res("r"), F(max_fence), "top")->status, WriteStatus::applied) << "the cap itself is a fence";
+    const std::string before = db->snapshot();
+    const Mutation transact_noop = [](Transaction&) -> std::expected<void, StoreError> { return {}; };
+    for (const std::uint64_t bogus : {max_fence + 1, std::uint64_t{1} << 62, std::uint64_t{9223372036854775807u}}) {
+        try {
+            (void)store->write(res("r"), F(bogus), "bogus");
+            ADD_FAILURE() << "write accepted fence " << bogus;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("9007199254740991"), std::string::npos) << e.what();
+        }
+        EXPECT_THROW((void)store->claim(res("r"), F(bogus), owner("o")), std::invalid_argument);
+        EXPECT_THROW((void)store->transact(res("r"), F(bogus), {}, transact_noop), std::invalid_argument);
+    }
+    EXPECT_EQ(db->snapshot(), before) << "a refused fence changed a table";
+}
+
 TEST_P(StoreTest, SameOwnerRuleIsOptIn) {
     create("r");
     const auto a = owner("owner-a"), b = owner("owner-b");

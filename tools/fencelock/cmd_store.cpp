@@ -30,8 +30,8 @@ FencingToken parse_fence(const std::string& text) {
     if (!digits || ec != std::errc() || end != text.data() + text.size())
         throw InputError{"--fence", "must be a positive integer, got '" + text + "'"};
     if (v == 0) throw InputError{"--fence", "must be positive (fences start at 1)"};
-    if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        throw InputError{"--fence", "is larger than 9223372036854775807"};
+    if (v > max_fence)
+        throw InputError{"--fence", "is above " + std::to_string(max_fence) + " (2^53 - 1), the largest fencelock issues"};
     return FencingToken(v);
 }
 
