@@ -55,6 +55,10 @@ enum class errc {
     /// A redis-cluster:// endpoint reached a server that is not a cluster node (cluster
     /// support disabled): fatal. Use redis:// for a single server.
     not_cluster,
+    /// The resource's fence counter is at 2^53 - 1 (max_fence): no larger fence can be issued,
+    /// so the resource cannot be locked again. Nothing was changed. Fatal: use another
+    /// resource name (fences must never go back, so the counter cannot be reset safely).
+    fence_exhausted,
 };
 
 /// What a caller should do next after an error.

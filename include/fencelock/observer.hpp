@@ -52,6 +52,10 @@ struct AcquireEvent {
     /// Grants a release announced to this acquisition directly (docs/DESIGN.md, "Direct
     /// handoff"), trusted or confirmed; 0 for a plain acquire(), which never opts in.
     unsigned direct_grants = 0;
+    /// acquired, and the Redis server's clock was behind the fence counter by this much (more
+    /// than a burst of fences could explain): fences may go backwards across a failover that
+    /// loses writes (docs/DESIGN.md, "Clock skew"). The metric fencelock_clock_behind_total.
+    std::optional<std::chrono::microseconds> clock_behind{};
 };
 
 struct RenewEvent {

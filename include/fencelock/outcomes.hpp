@@ -29,6 +29,10 @@ enum class LossReason {
     /// safe_until passed without a confirmed renewal (Redis unreachable, replies lost, or this
     /// process was paused or starved for longer than the lease).
     expired,
+    /// The Redis server's wall clock stepped forward (Redis expires keys by it): every lease on
+    /// that server may have ended early. Declared at once, within about a second of the step
+    /// (the keeper probes TIME), without waiting for the next renewal to find another owner.
+    clock_step,
 };
 
 /// "renewed", "not_owner", "max_hold_exceeded".

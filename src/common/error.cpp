@@ -43,6 +43,9 @@ public:
             case errc::not_cluster:
                 return "a redis-cluster:// seed is not a Redis Cluster node (cluster support disabled): use redis:// "
                        "for a single server";
+            case errc::fence_exhausted:
+                return "the resource's fence counter is at 2^53 - 1 (9007199254740991), the largest fence: it cannot "
+                       "be locked again; nothing was changed";
         }
         return "unknown fencelock error";
     }
@@ -105,7 +108,8 @@ failure_kind classify(std::error_code ec) noexcept {
         case errc::corrupt_key:
         case errc::protocol_error:
         case errc::is_sentinel:
-        case errc::not_cluster: return failure_kind::fatal;
+        case errc::not_cluster:
+        case errc::fence_exhausted: return failure_kind::fatal;
     }
     return failure_kind::fatal;
 }

@@ -65,10 +65,10 @@ struct AcquirePlan {
     bool trust_grants = false;
     /// ClientOptions::clock_drift_factor, for a trusted grant's safe-until.
     double drift_factor = 0;
-    /// AcquireOptions::lease, and whether a handed lease with a shorter TTL (another client's
-    /// grant, bounded by the waiter's place) is extended to it before the acquisition ends: a
-    /// plain acquire() (its caller would hold less than it asked); a kept lease is extended by
-    /// the keeper instead.
+    /// AcquireOptions::lease, and whether a handed lease with a shorter TTL (a grant bounded by
+    /// the waiter's place) is extended to it before the acquisition ends: both clients do, for
+    /// plain and kept leases alike (a caller would hold less than it asked, and `run` would
+    /// stop a command at once whose lease looked about to end: posix/stop_schedule.hpp).
     std::chrono::milliseconds lease{0};
     bool extend_grants = false;
 };

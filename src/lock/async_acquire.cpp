@@ -7,6 +7,7 @@
 
 #include "lock/calls/leave_line_call.hpp"
 #include "lock/calls/release_call.hpp"
+#include "lock/calls/renew_call.hpp"
 #include "lock/keys.hpp"
 #include "lock/protocol.hpp"
 #include "lock/replica_ack.hpp"
@@ -55,7 +56,9 @@ public:
                  .command_timeout = c.options.command_timeout,
                  .direct_grants = waits(o) && o.replicas == 0,
                  .trust_grants = o.replicas == 0,
-                 .drift_factor = c.options.clock_drift_factor},
+                 .drift_factor = c.options.clock_drift_factor,
+                 .lease = o.lease,
+                 .extend_grants = true},
                 rng_) {}
 
     void start() {
@@ -136,8 +139,17 @@ private:
             case Kind::pass_on:
                 lines().wake_after(channel_, ticket_);
                 return drive(loop_.done());
-            case Kind::extend:
-                break;  // only this client's own grants, which are whole leases: never asked
+            case Kind::extend: {
+                // A grant bounded by its place (lib/handoff.lua) is renewed to the lease asked.
+                const auto sent = steady_clock::now();
+                return run_script_async(context_.loop, scripts::renew,
+                                        renew_script_call(context_.options.key_prefix, resource_, *step.owner,
+                                                          options_.lease),
+                                        {}, [self = shared_from_this(), sent](std::expected<BatchThen, std::error_code> batch) {
+                                            self->drive(self->loop_.extended(decode_renew_then(batch), sent,
+                                                                             steady_clock::now()));
+                                        });
+            }
             case Kind::leave_line:
                 return then_done(scripts::leave_line,
                                  leave_line_script_call(context_.options.key_prefix, resource_, *step.owner));
@@ -241,6 +253,14 @@ void start_async_acquire(const AsyncLockContext& context, const ResourceName& re
     auto start = [acquisition] { acquisition->start(); };
     if (!context.loop.post_at(std::chrono::steady_clock::time_point::min(), std::move(start)))
         throw std::logic_error("start_async_acquire: the loop is stopping");  // its client outlives it
+}
+
+std::expected<RenewReply, std::error_code> decode_renew_then(const std::expected<BatchThen, std::error_code>& batch) {
+    if (!batch) return std::unexpected(batch.error());
+    if (batch->results.size() != 1) return std::unexpected(make_error_code(errc::protocol_error));
+    const auto& reply = batch->results.front();
+    if (!reply) return std::unexpected(reply.error());
+    return decode_renew(*reply);
 }
 
 void release_on_loop(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner,

@@ -5,8 +5,8 @@
 //
 // What differs from LockClient's driver: the loop hears no release messages, only this client's
 // own releases. So a waiting acquisition joins its client's local line (lock/async_wait_lines.hpp)
-// and takes direct grants from this client's releases only (whole lease, told by the release's
-// reply); it waits calmly (until the holder's lease would end) only on a lease of this client,
+// and takes direct grants from this client's releases only (told by the release's reply, and
+// renewed to the lease asked when its place bounded it); it waits calmly (until the holder's lease would end) only on a lease of this client,
 // and otherwise polls with full-jitter backoff. Everything else is the same code: the attempt's
 // script call and reply, the failover grace before and after each attempt, the replica WAIT in
 // the same write, lost replies retried with the same owner token, and giving up (leave_line,
@@ -19,7 +19,9 @@
 #include "lock/async_wait_lines.hpp"
 #include "lock/calls/acquire_call.hpp"
 #include "lock/calls/grant_message.hpp"
+#include "lock/calls/renew_call.hpp"
 #include "redis/async_loop.hpp"
+#include "redis/async_script.hpp"
 #include "redis/topology.hpp"
 
 namespace fencelock::detail {
@@ -39,6 +41,10 @@ struct AsyncLockContext {
 
 /// Called once, on the loop thread: the finish step and the loop that counted the attempts.
 using AcquireFinish = std::move_only_function<void(const AcquireStep& finish, const AcquireLoop& loop)>;
+
+/// A renew script's reply from its batch (a transport error, or a batch that is not one reply:
+/// protocol_error).
+std::expected<RenewReply, std::error_code> decode_renew_then(const std::expected<BatchThen, std::error_code>& batch);
 
 /// Compare-and-delete of `owner`'s lease on the loop, as this client: a grant the release made
 /// to a waiter of this client is handed to it before `then` runs (lib/handoff.lua). From any

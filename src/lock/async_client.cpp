@@ -35,13 +35,6 @@ AcquireOptions single_attempt(AcquireOptions options) {
     return options;
 }
 
-// A lease's result from its script reply, or the transport error that failed the request.
-std::expected<detail::Reply, std::error_code> first_result(const std::expected<detail::BatchThen, std::error_code>& batch) {
-    if (!batch) return std::unexpected(batch.error());
-    if (batch->results.size() != 1) return std::unexpected(make_error_code(errc::protocol_error));
-    return batch->results.front();
-}
-
 }  // namespace
 
 struct AsyncLockClient::Impl {
@@ -175,10 +168,8 @@ struct AsyncLockClient::Impl {
             native->context, r, owner, token_is_private, o,
             [this, r, owner, o, started, done = std::move(*completion), on_granted = std::move(on_granted),
              undo = std::move(undo)](const detail::AcquireStep& step, const detail::AcquireLoop& loop) mutable {
-                const bool acquired = step.result == AcquireResult::acquired;
                 auto result = detail::finish_acquisition<Out>(step, loop, on_granted);
-                sync().report(step.result, r, owner, o, acquired ? std::optional(step.grant.fence) : std::nullopt,
-                              loop, started, acquired ? std::error_code{} : step.error);
+                sync().report(step, r, owner, o, loop, started);
                 undo(result);
                 // Destruction ended the wait, or came before the caller could hear of the lease:
                 // the lease goes back before the operation counts as complete. Read once: a
@@ -279,9 +270,7 @@ void AsyncLockClient::renew(const ResourceName& resource, const OwnerToken& owne
         impl_->native->loop, detail::scripts::renew,
         detail::renew_script_call(options.key_prefix, resource, owner, lease), {},
         [&options, resource, owner, lease, sent, done = std::move(*completion)](auto batch) mutable {
-            auto reply = first_result(batch);
-            const auto decoded = reply ? detail::decode_renew(*reply)
-                                       : std::expected<detail::RenewReply, std::error_code>(std::unexpected(reply.error()));
+            const auto decoded = detail::decode_renew_then(batch);
             detail::report_renew(options.observer.get(), resource, owner, decoded, lease, false);
             done(detail::renewal_result(decoded, sent, options.clock_drift_factor));
         });

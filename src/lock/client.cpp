@@ -66,7 +66,7 @@ void detail::require_valid_lease(milliseconds lease) {
 // waiting and retry rules) against Redis, the release notifier and the clock.
 template <typename Out, typename OnGranted>
 Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
-                                           bool kept, const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
+                                           const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
     using Kind = detail::AcquireStep::Kind;
     detail::require_valid(o, options.command_timeout);
     const auto started = steady_clock::now();
@@ -83,7 +83,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                               .trust_grants = o.replicas == 0,
                               .drift_factor = options.clock_drift_factor,
                               .lease = o.lease,
-                              .extend_grants = !kept},
+                              .extend_grants = true},
                              thread_rng());
     const std::string channel = loop.may_wait() ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
@@ -137,8 +137,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 const bool acquired = step.result == AcquireResult::acquired;
                 if (acquired && line) line->granted();
                 auto out = detail::finish_acquisition<Out>(step, loop, on_granted);
-                report(step.result, r, owner, o, acquired ? std::optional(step.grant.fence) : std::nullopt, loop,
-                       started, acquired ? std::error_code{} : step.error);
+                report(step, r, owner, o, loop, started);
                 return out;
             }
         }
@@ -188,7 +187,7 @@ Result<Acquisition> LockClient::acquire_with(const ResourceName& resource, const
                                              std::stop_token stop) {
     const double drift = impl_->options.clock_drift_factor;
     return impl_->acquire_loop<Acquisition>(
-        resource, owner, token_is_private, false, options, stop,
+        resource, owner, token_is_private, options, stop,
         [&](Acquisition& out, const detail::AcquireReply& reply, steady_time sent, steady_time) {
             out.lease = Lease{resource, owner, reply.fence, reply.ttl, detail::safe_until(sent, reply.ttl, drift),
                               reply.reacquired};
@@ -207,7 +206,7 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
     auto state = impl_->kept_lease(resource, owner, options, std::move(keep));
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
     auto result = impl_->acquire_loop<Holding>(
-        resource, owner, true, true, options, stop,
+        resource, owner, true, options, stop,
         [&](Holding& out, const detail::AcquireReply& reply, steady_time sent, steady_time granted_at) {
             keeper->activate(state, sent, reply.ttl, reply.fence, granted_at);
             out.lease.emplace(HeldLease(state, keeper));

@@ -107,8 +107,8 @@ struct LockClient::Impl {
         return o.replicas == 0 && options.release_notifications && wait_place(o) != detail::WaitPlace::none;
     }
 
-    // An attempt made in the local line takes grants from releases of this client (whole lease,
-    // told by the reply: Impl::hand_to_waiter); one that is watched (the waiter hears the
+    // An attempt made in the local line takes grants from releases of this client (told by the
+    // reply: Impl::hand_to_waiter); one that is watched (the waiter hears the
     // release messages) takes them from any release. Such a grant's TTL may be shorter than the
     // lease (the waiter's place bounds it): the keeper extends a kept lease at once, and a
     // plain acquire() renews it to its lease before it returns (AcquireLoop's extend step).
@@ -124,10 +124,10 @@ struct LockClient::Impl {
     // Full-jitter retry loop shared by acquire() and hold(). `on_granted` turns a grant into
     // the caller's result type.
     // `token_is_private`: the caller never saw the owner token, so it cannot retry with it.
-    // `kept`: the keeper keeps the lease (hold()), so it extends a direct grant's shorter TTL
-    // at once; only such an acquisition opts in to direct grants (docs/DESIGN.md, "Direct handoff").
+    // A direct grant's shorter TTL is extended to the lease before the acquisition ends, for
+    // acquire() and hold() alike (AcquireLoop's extend step; docs/DESIGN.md, "Direct handoff").
     template <typename Out, typename OnGranted>
-    Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private, bool kept,
+    Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
                              const AcquireOptions& o, std::stop_token stop, OnGranted on_granted);
 
     // What the keeper keeps for a lease hold() is about to ask for.
@@ -148,7 +148,7 @@ struct LockClient::Impl {
         if (!keeper)
             keeper = std::make_shared<detail::Keeper>(
                 detail::make_endpoint_connection(settings, detail::make_multiplexed_connection), pool,
-                options.key_prefix, options.observer);
+                options.key_prefix, options.observer, options.clock_drift_factor);
         return keeper;
     }
 
@@ -177,10 +177,9 @@ struct LockClient::Impl {
         return detail::LocalLine::waiting;
     }
 
-    void report(AcquireResult result, const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,
-                std::optional<FencingToken> fence, const detail::AcquireLoop& loop, steady_time started,
-                std::error_code ec) {
-        detail::report_acquire(options.observer.get(), result, r, owner, o, fence, loop, started, ec);
+    void report(const detail::AcquireStep& finish, const ResourceName& r, const OwnerToken& owner,
+                const AcquireOptions& o, const detail::AcquireLoop& loop, steady_time started) {
+        detail::report_acquire(options.observer.get(), finish, r, owner, o, loop, started);
     }
 
     ClientOptions options;

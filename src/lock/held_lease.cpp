@@ -13,6 +13,7 @@ std::string_view to_string(LossReason reason) noexcept {
         case LossReason::not_owner: return "not_owner";
         case LossReason::max_hold_exceeded: return "max_hold_exceeded";
         case LossReason::expired: return "expired";
+        case LossReason::clock_step: return "clock_step";
     }
     return "unknown";
 }

@@ -1,7 +1,9 @@
 #include "lock/keeper.hpp"
 
 #include <algorithm>
+#include <charconv>
 
+#include "common/log.hpp"
 #include "lock/calls/release_call.hpp"
 #include "lock/calls/renew_call.hpp"
 #include "lock/lock_events.hpp"
@@ -18,10 +20,14 @@ using State = KeptLease::State;
 // a larger batch as consecutive round trips of this size, each counted from its own send.
 constexpr std::size_t max_round_trip = 1000;
 
+// How often a single-server lane with kept leases reads the server's clock: a forward step is
+// declared within about this long (plus a round trip) instead of at the next renewal.
+constexpr std::chrono::seconds clock_probe_every{1};
+
 Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
-               std::shared_ptr<LockObserver> observer)
+               std::shared_ptr<LockObserver> observer, double drift_factor)
     : connection_(std::move(connection)), pool_(std::move(pool)), prefix_(std::move(key_prefix)),
-      observer_(std::move(observer)), single_lane_(slot_routes(*connection_) == nullptr),
+      observer_(std::move(observer)), single_lane_(slot_routes(*connection_) == nullptr), clock_watch_(drift_factor),
       thread_([this](std::stop_token stop) { run(stop); }) {
     // The lane of a single server (or of a cluster before its map is loaded) is ready before
     // the first renewal, as the one sender was: no thread start delays it.
@@ -58,6 +64,7 @@ void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent,
             plan_renewal(lease, ttl < lease->lease ? sent : times.next_renewal);
         }
         dirty_ = true;
+        if (single_lane_) lanes_.front()->work.notify_one();  // starts watching the server's clock
     }
     changed_.notify_all();
 }
@@ -199,8 +206,15 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
     std::vector<ScriptCall> calls;
     std::unique_lock lock(mutex_);
     while (true) {
-        lane.work.wait(lock, stop, [&] { return !lane.batch.empty(); });
+        // One server: wake for the clock probe too, while leases are kept (Cluster lanes share
+        // the keeper's connection, which cannot aim a keyless TIME at a node: not probed).
+        const bool watch_clock = single_lane_ && schedule_.size() > 0;
+        const auto woken = [&] { return !lane.batch.empty() || (!watch_clock && single_lane_ && schedule_.size() > 0); };
+        if (watch_clock) lane.work.wait_until(lock, stop, next_clock_probe_, woken);
+        else lane.work.wait(lock, stop, woken);
         if (stop.stop_requested()) return;
+        if (single_lane_ && schedule_.size() > 0 && steady_clock::now() >= next_clock_probe_) probe_clock(lock);
+        if (lane.batch.empty()) continue;
         for (std::size_t first = 0; first < lane.batch.size() && !stop.stop_requested(); first += max_round_trip) {
             const std::span<const std::shared_ptr<KeptLease>> part(
                 lane.batch.data() + first, std::min(max_round_trip, lane.batch.size() - first));
@@ -221,6 +235,41 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
         dirty_ = true;
         changed_.notify_all();
     }
+}
+
+void Keeper::probe_clock(std::unique_lock<std::mutex>& lock) {
+    next_clock_probe_ = steady_clock::now() + clock_probe_every;
+    lock.unlock();
+    static const std::vector<std::vector<std::string_view>> commands{{"CLIENT", "ID"}, {"TIME"}};
+    const auto sent = steady_clock::now();
+    const auto replies = connection_->pipeline(commands);
+    const auto received = steady_clock::now();
+    lock.lock();
+    if (!replies || replies->size() != 2) return;  // Redis failing: the renewals will tell
+    const Reply& id = (*replies)[0];
+    const Reply& time = (*replies)[1];
+    if (id.kind != Reply::Kind::integer || time.kind != Reply::Kind::array || time.elements.size() != 2) return;
+    std::int64_t seconds = 0, micros = 0;
+    const auto number = [](const Reply& r, std::int64_t& out) {
+        const auto [end, ec] = std::from_chars(r.str.data(), r.str.data() + r.str.size(), out);
+        return ec == std::errc{} && end == r.str.data() + r.str.size();
+    };
+    if (!number(time.elements[0], seconds) || !number(time.elements[1], micros)) return;
+    const auto step = clock_watch_.observe({sent, received, std::chrono::microseconds(seconds * 1'000'000 + micros),
+                                            id.integer});
+    if (!step) return;
+    std::vector<std::shared_ptr<KeptLease>> gone;
+    for (const auto& lease : leases_)
+        if (lease->state == State::active && !lease->leaving) gone.push_back(lease);
+    for (const auto& lease : gone) mark_lost(lease, LossReason::clock_step);
+    log_event("warn", "redis_clock_stepped",
+              {{"step_ms", std::chrono::duration_cast<std::chrono::milliseconds>(*step).count()},
+               {"leases_lost", static_cast<std::uint64_t>(gone.size())},
+               {"hint", "the Redis server's wall clock jumped forward and Redis expires keys by it: every lease "
+                        "there may have ended early. Keep server clocks slewing, never stepping (chrony without "
+                        "makestep after boot)"}});
+    dirty_ = true;
+    changed_.notify_all();
 }
 
 // Applies the replies to `batch` (mutex held).

@@ -20,6 +20,7 @@
 #include "lock/calls/renew_call.hpp"
 #include "lock/kept_lease.hpp"
 #include "lock/renewal_schedule.hpp"
+#include "lock/server_clock_watch.hpp"
 #include "redis/connection.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/topology.hpp"
@@ -28,9 +29,11 @@ namespace fencelock::detail {
 
 class Keeper {
 public:
-    /// `connection` is the keeper thread's own; `pool` serves releases from handle threads.
+    /// `connection` is the keeper thread's own; `pool` serves releases from handle threads;
+    /// `drift_factor` (ClientOptions::clock_drift_factor) bounds how far the server's clock
+    /// may drift from this one's between two clock probes before it counts as a step.
     Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
-           std::shared_ptr<LockObserver> observer);
+           std::shared_ptr<LockObserver> observer, double drift_factor);
     ~Keeper();
 
     /// Registers a lease before its acquisition is sent; it is not renewed while pending.
@@ -70,6 +73,10 @@ private:
                       RenewalKind kind = RenewalKind::scheduled);
     void hand_to_lanes(steady_time now);
     void mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason);
+    /// Reads the server's clock (CLIENT ID, TIME in one round trip) on a single-server lane and
+    /// declares every active lease lost when it stepped forward (server_clock_watch.hpp). Called
+    /// by the lane's sender with the mutex held; unlocks it around the round trip.
+    void probe_clock(std::unique_lock<std::mutex>& lock);
     void fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost);
 
     std::unique_ptr<Connection> connection_;
@@ -87,6 +94,8 @@ private:
     std::vector<std::shared_ptr<KeptLease>> lost_;  ///< marked lost, callbacks not run yet
     bool dirty_ = false;
     KeeperStats stats_;
+    ServerClockWatch clock_watch_;             ///< the single lane's server (sender thread only)
+    steady_time next_clock_probe_{};           ///< guarded by mutex_
     // Last member: started after, and joined (with the lanes' senders) before, the rest.
     std::jthread thread_;
 };

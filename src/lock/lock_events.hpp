@@ -16,10 +16,12 @@ void report_renew(LockObserver* observer, const ResourceName& resource, const Ow
                   const std::expected<RenewReply, std::error_code>& reply, std::chrono::milliseconds lease,
                   bool kept) noexcept;
 
-/// The end of one acquisition that started at `started`, as `loop` counted it.
-void report_acquire(LockObserver* observer, AcquireResult result, const ResourceName& resource, const OwnerToken& owner,
-                    const AcquireOptions& options, std::optional<FencingToken> fence, const AcquireLoop& loop,
-                    steady_time started, std::error_code ec) noexcept;
+/// The end of one acquisition that started at `started`, as `loop` counted it; `finish` is its
+/// finish step. A grant whose server clock was behind its counter is also logged (warn,
+/// redis_clock_behind), observer or not.
+void report_acquire(LockObserver* observer, const AcquireStep& finish, const ResourceName& resource,
+                    const OwnerToken& owner, const AcquireOptions& options, const AcquireLoop& loop,
+                    steady_time started) noexcept;
 
 void report_release(LockObserver* observer, const ResourceName& resource, const OwnerToken& owner,
                     const std::expected<ReleaseStatus, std::error_code>& result,

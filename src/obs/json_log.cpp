@@ -66,7 +66,9 @@ void JsonLogObserver::log(LogLevel level, std::string_view event, std::string_vi
 
 void JsonLogObserver::on_acquire(const AcquireEvent& e) noexcept {
     const bool failed = e.result == AcquireResult::error;
-    const LogLevel level = failed ? LogLevel::warn : e.result == AcquireResult::acquired ? LogLevel::info : LogLevel::debug;
+    const LogLevel level = failed || e.clock_behind ? LogLevel::warn
+                           : e.result == AcquireResult::acquired ? LogLevel::info
+                                                                 : LogLevel::debug;
     log(level, "lock_acquire", e.resource.str(),
         {{"result", std::string(to_string(e.result))},
          {"owner", e.owner.str()},
@@ -75,6 +77,7 @@ void JsonLogObserver::on_acquire(const AcquireEvent& e) noexcept {
          {"attempts", e.attempts},
          {"contended_attempts", e.contended_attempts},
          {"wait_ms", ms(e.waited)},
+         {"clock_behind_ms", e.clock_behind ? LogValue(ms(*e.clock_behind)) : LogValue()},
          {"error", failed ? e.error.message() : ""},
          {"detail", failed ? error_detail(e.error) : ""}});
 }

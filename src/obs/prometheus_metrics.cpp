@@ -1,5 +1,6 @@
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
@@ -14,6 +15,7 @@ namespace {
 
 using prometheus::Counter;
 using prometheus::Family;
+using prometheus::Gauge;
 using prometheus::Histogram;
 
 // Lock waits and holds: from sub-millisecond to minutes.
@@ -50,13 +52,20 @@ struct PrometheusMetrics::Families {
                        .Help("Jobs this process moved to the dead-letter stream").Register(r)),
           redis_errors(prometheus::BuildCounter().Name(p + "redis_errors_total")
                            .Help("Redis calls that failed (transport or server errors), by who sent them").Register(r)),
+          clock_behind(prometheus::BuildCounter().Name(p + "clock_behind_total")
+                           .Help("Grants whose Redis server's clock was behind its fence counter (clock skew)").Register(r)),
+          clock_skew(prometheus::BuildGauge().Name(p + "clock_skew_seconds")
+                         .Help("How far behind its fence counter the Redis server's clock was at the last such grant")
+                         .Register(r)),
           acquire_seconds(acquire_duration.Add({}, seconds_buckets())),
           hold_seconds(hold_duration.Add({}, seconds_buckets())),
           fence_rejected_count(fence_rejected.Add({})),
           requeued(job_requeue.Add({})),
           duplicates(job_duplicate.Add({})),
           completed(job_completed.Add({})),
-          dead(job_dead.Add({})) {
+          dead(job_dead.Add({})),
+          clock_behind_count(clock_behind.Add({})),
+          clock_skew_seconds(clock_skew.Add({})) {
         // Every label value that is known in advance exists from the start, so dashboards and
         // alerts see zeros instead of missing series.
         for (auto r : {AcquireResult::acquired, AcquireResult::contended, AcquireResult::timeout, AcquireResult::error})
@@ -69,7 +78,8 @@ struct PrometheusMetrics::Families {
         for (const Released& r : {Released(ReleaseStatus::released), Released(ReleaseStatus::not_owner),
                                   Released(std::unexpected(std::error_code{}))})
             release.Add({{"result", std::string(result_label(r))}});
-        for (auto reason : {LossReason::not_owner, LossReason::max_hold_exceeded, LossReason::expired})
+        for (auto reason : {LossReason::not_owner, LossReason::max_hold_exceeded, LossReason::expired,
+                            LossReason::clock_step})
             lease_lost.Add({{"reason", std::string(to_string(reason))}});
         for (const char* reason : {"contention", "business", "infrastructure"}) job_retry.Add({{"reason", reason}});
         for (const char* reason : {"lease_lost", "shutdown"}) job_aborted.Add({{"reason", reason}});
@@ -91,6 +101,8 @@ struct PrometheusMetrics::Families {
     Family<Counter>& job_completed;
     Family<Counter>& job_dead;
     Family<Counter>& redis_errors;
+    Family<Counter>& clock_behind;
+    Family<Gauge>& clock_skew;
     Histogram& acquire_seconds;
     Histogram& hold_seconds;
     Counter& fence_rejected_count;
@@ -98,6 +110,8 @@ struct PrometheusMetrics::Families {
     Counter& duplicates;
     Counter& completed;
     Counter& dead;
+    Counter& clock_behind_count;
+    Gauge& clock_skew_seconds;
 };
 
 PrometheusMetrics::PrometheusMetrics(prometheus::Registry& registry, MetricsOptions options)
@@ -124,6 +138,10 @@ void PrometheusMetrics::on_acquire(const AcquireEvent& e) noexcept {
         if (e.contended_attempts > 0)
             f_->contention.Add({{"resource_type", resource_type(e.resource.str())}}).Increment(e.contended_attempts);
         if (e.failed_attempts > 0) f_->redis_errors.Add({{"source", "client"}}).Increment(e.failed_attempts);
+        if (e.clock_behind) {
+            f_->clock_behind_count.Increment();
+            f_->clock_skew_seconds.Set(seconds(*e.clock_behind));
+        }
     } catch (...) {
     }
 }

@@ -49,6 +49,8 @@ std::error_code classify_reply(const std::string& message) {
     // A script refused an argument before writing anything: the client sent what it should
     // have refused itself (its options are validated against the same bounds).
     if (has("ERR fencelock: argument")) return errc::protocol_error;
+    // lib/fence.lua: a counter at 2^53 - 1 has no next fence (not damage: a used-up resource).
+    if (has("ERR fencelock: fence counter") && has("is exhausted")) return errc::fence_exhausted;
     // A script that failed on our own keys: a wrong type, a counter that is not an integer,
     // an exhausted counter, or a lease hash with missing fields. The scripts write nothing
     // before these can fail.

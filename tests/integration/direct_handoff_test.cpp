@@ -130,6 +130,41 @@ TEST_F(DirectHandoffTest, ADeadGranteeBlocksTheLockAtMostItsSlotAndTheNextWaiter
     EXPECT_GT(got->lease->fence(), info->holder->fence);
 }
 
+// The same bound for a grant a release of the waiter's own client makes (told by its reply, no
+// message): should that waiter be giving up and its leave_line fail, the lock is idle no longer
+// than its place would have lasted, not its whole 60 s lease.
+TEST_F(DirectHandoffTest, AGrantToAWaiterOfTheReleasingClientIsBoundedByItsPlaceToo) {
+    const std::string t = "{own-bound}";
+    const auto keys = [&](std::vector<std::string> argv) {
+        std::vector<std::string> cmd{"EVAL"};
+        cmd.insert(cmd.end(), argv.begin(), argv.end());
+        return redis->cli(cmd);
+    };
+    ASSERT_EQ(keys({std::string(detail::scripts::acquire.body), "6", "lock:" + t, "fence:" + t, "waiters:" + t,
+                    "waiter-deadlines:" + t, "sleepers:" + t, "handoff:" + t, "holder", "60000", "60000",
+                    "1 host holder", "0", "1000"})
+                  .substr(0, 1),
+              "1");
+    // A waiter of client "cid-7" whose refused attempt left its place (1.5 s) and grant arguments.
+    ASSERT_EQ(keys({std::string(detail::scripts::acquire.body), "6", "lock:" + t, "fence:" + t, "waiters:" + t,
+                    "waiter-deadlines:" + t, "sleepers:" + t, "handoff:" + t, "gone-owner", "60000", "60000",
+                    "4242 dead-host dead", "2", "1500", "0", "2", "cid-7"})
+                  .substr(0, 1),
+              "0");
+    EXPECT_EQ(handoff_entries("own-bound"), 1);
+    const std::int64_t lapses_at = std::stoll(redis->cli({"HGET", "waiter-deadlines:" + t, "gone-owner"}));
+
+    // Released by the same client: granted, and told by the reply.
+    const std::string reply = keys({std::string(detail::scripts::release.body), "6", "lock:" + t, "waiters:" + t,
+                                    "waiter-deadlines:" + t, "sleepers:" + t, "fence:" + t, "handoff:" + t, "holder",
+                                    "released:" + t, "cid-7"});
+    EXPECT_NE(reply.find("gone-owner"), std::string::npos) << reply;
+    const std::int64_t now_ms = server_ms();
+    const std::int64_t ttl_ms = std::stoll(redis->cli({"PTTL", "lock:" + t}));
+    EXPECT_GT(ttl_ms, 0);
+    EXPECT_LE(now_ms + ttl_ms, lapses_at + 1) << "an own-client grant outlives the waiter's place: " << ttl_ms << " ms";
+}
+
 TEST_F(DirectHandoffTest, AWaiterThatDidNotOptInIsOnlyWokenNeverGranted) {
     auto holder_client = client();
     const auto r = resource("old");

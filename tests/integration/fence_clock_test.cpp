@@ -3,9 +3,12 @@
 // that lost the last writes), and what it must never cost is a fence at or below the counter.
 // Against a real redis-server; the counter is read back from Redis, not only from replies.
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "integration/lock_fixture.hpp"
+#include "support/clock_offset.hpp"
 
 namespace fencelock::test_support {
 namespace {
@@ -50,6 +53,53 @@ TEST_F(FenceClockTest, ACounterAheadOfTheClockStillAdvancesByOne) {
     redis->cli({"SET", "fence:{ahead}", std::to_string(ahead)});
     EXPECT_EQ(acquire_and_release(c, r).value(), ahead + 1);
     EXPECT_EQ(acquire_and_release(c, r).value(), ahead + 2);
+}
+
+// What a server whose clock runs behind its fences' history looks like from the grant: the
+// counter term wins by far more than a burst of fences explains. The review's promoted replica
+// ran 60 s behind, and the store accepted a stale write; nothing noticed. Now the grant says so.
+class ClockBehindObserver final : public LockObserver {
+public:
+    void on_acquire(const AcquireEvent& e) noexcept override {
+        std::lock_guard lock(m_);
+        last_ = e.clock_behind;
+    }
+    std::optional<std::chrono::microseconds> last() {
+        std::lock_guard lock(m_);
+        return last_;
+    }
+
+private:
+    std::mutex m_;
+    std::optional<std::chrono::microseconds> last_;
+};
+
+TEST_F(FenceClockTest, AGrantOnAServerWhoseClockSteppedBackSaysHowFarBehindItIs) {
+    ClockOffset clock;
+    redis = std::make_unique<local::RedisServer>(std::vector<std::string>{}, clock.env());
+    auto observer = std::make_shared<ClockBehindObserver>();
+    ClientOptions options;
+    options.observer = observer;
+    auto c = client(options);
+    const auto r = resource("behind");
+
+    const FencingToken first = acquire_and_release(c, r);
+    EXPECT_FALSE(observer->last()) << "the clock term won: nothing is behind";
+    const std::uint64_t before_step = server_us();
+    clock.step(-60s);
+    ASSERT_LT(server_us() + 59'000'000, before_step) << "the step did not reach redis-server: proves nothing";
+
+    const FencingToken second = acquire_and_release(c, r);
+    EXPECT_EQ(second.value(), first.value() + 1) << "the counter term keeps fences increasing";
+    const auto behind = observer->last();
+    ASSERT_TRUE(behind) << "a grant 60 s ahead of the server's clock went unnoticed";
+    EXPECT_GT(*behind, 59s);
+    EXPECT_LT(*behind, 61s);
+
+    // The clock back where it was: past the counter again, so nothing is behind.
+    clock.set(0us);
+    (void)acquire_and_release(c, r);
+    EXPECT_FALSE(observer->last());
 }
 
 TEST_F(FenceClockTest, ACounterThatWentBackwardsNeverReissuesAFence) {

@@ -50,7 +50,8 @@ TEST_F(ScriptSafetyTest, FencesReach2To53Minus1ExactlyAndThenFailWithNothingChan
     const std::string before = redis->snapshot();
     auto exhausted = c.try_acquire(r, {.lease = 10s});
     ASSERT_FALSE(exhausted.has_value()) << "a counter at 2^53 - 1 has no next fence";
-    EXPECT_EQ(exhausted.error(), make_error_code(errc::corrupt_key));
+    EXPECT_EQ(exhausted.error(), make_error_code(errc::fence_exhausted)) << "used up, not damaged";
+    EXPECT_EQ(classify(exhausted.error()), failure_kind::fatal);
     EXPECT_EQ(redis->snapshot(), before);
 }
 
@@ -183,6 +184,27 @@ TEST_F(ScriptSafetyTest, ALineKeyOfTheWrongTypeFailsEveryScriptWithNothingChange
                                              "released:{w}"});
         EXPECT_NE(left.find("WRONGTYPE"), std::string::npos) << left;
     }
+}
+
+// A place whose deadline is not a number (damaged data, not a wrong type) used to fail release
+// after its DEL: the lock was gone and the caller was told corrupt_key (exit 4). The place now
+// counts as lapsed and goes; the release succeeds.
+TEST_F(ScriptSafetyTest, AReleaseWithADamagedPlaceInTheLineSucceedsAndDropsThePlace) {
+    auto c = client();
+    const auto r = resource("damaged");
+    auto held = c.try_acquire(r, {.lease = 60s});
+    ASSERT_TRUE(held && held->acquired());
+    redis->cli({"HSET", "lock:{damaged}", "waiting", "1"});
+    redis->cli({"ZADD", "waiters:{damaged}", "1", "broken-waiter"});
+    redis->cli({"HSET", "waiter-deadlines:{damaged}", "broken-waiter", "not-a-number"});
+    auto released = c.release(r, held->lease->owner);
+    ASSERT_TRUE(released) << released.error().message() << ": release failed after deleting the lock";
+    EXPECT_EQ(*released, ReleaseStatus::released);
+    EXPECT_EQ(redis->cli({"EXISTS", "lock:{damaged}"}), "0");
+    EXPECT_EQ(redis->cli({"ZCARD", "waiters:{damaged}"}), "0") << "the damaged place stays";
+    auto again = c.try_acquire(r, {.lease = 10s});
+    ASSERT_TRUE(again && again->acquired()) << "the lock is not usable after the damaged place";
+    EXPECT_GT(again->lease->fence, held->lease->fence);
 }
 
 // leave_line names the next waiter by the same rule as release: a lapsed place ahead of a live

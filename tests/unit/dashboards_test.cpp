@@ -65,7 +65,7 @@ TEST(Dashboards, AlertRulesReferenceOnlyExportedMetrics) {
     // The alerts the runbook promises exist.
     for (const char* alert : {"FencelockContentionRising", "FencelockHoldNearLease", "FencelockRenewalFailures",
                               "FencelockLeasesLost", "FencelockFenceRejections", "FencelockRedisErrors",
-                              "FencelockDeadLetters"})
+                              "FencelockDeadLetters", "FencelockRedisClockBehind"})
         EXPECT_NE(rules.find("alert: " + std::string(alert)), std::string::npos) << alert;
 }
 

@@ -54,6 +54,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"ERR Error running script (call to f_8f1e2c): @user_script:20: @user_script: 20: "
              "-ERR value is not an integer or out of range",
              errc::corrupt_key},
+        Case{"ERR fencelock: fence counter fence:{r} is exhausted (2^53 - 1) script: 8f1e2c, on @user_script:17.",
+             errc::fence_exhausted},
+        Case{"ERR fencelock: fence counter fence:{r} is not an integer: repair it by hand script: 8f1e2c, on "
+             "@user_script:14.",
+             errc::corrupt_key},
         Case{"ERR unknown command 'EVALSHA'", errc::protocol_error},
         Case{"MOVED 3999 127.0.0.1:6381", errc::protocol_error},
         Case{"", errc::protocol_error}));
@@ -96,7 +101,7 @@ TEST(ErrorCategory, NameMessagesAndEnumConversion) {
     EXPECT_STREQ(error_category().name(), "fencelock");
     const std::error_code ec = errc::corrupt_key;  // implicit, via is_error_code_enum
     EXPECT_EQ(&ec.category(), &error_category());
-    for (int v = 1; v <= static_cast<int>(errc::not_cluster); ++v) {
+    for (int v = 1; v <= static_cast<int>(errc::fence_exhausted); ++v) {
         const std::string m = error_category().message(v);
         EXPECT_FALSE(m.empty());
         EXPECT_NE(m, "unknown fencelock error") << v;

@@ -43,7 +43,8 @@ std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply) 
         // confirmed).
         if (n == 4 && reply.elements[3].kind != Reply::Kind::nil) {
             FencingToken seen{0};
-            if (!as_fence(reply.elements[3], seen)) return malformed_reply();
+            // The holder's fence as the lease hash holds it: damage there is a corrupt key.
+            if (!as_fence(reply.elements[3], seen)) return corrupt_key();
             out.seen_fence = seen;
         }
         out.ttl = milliseconds(ttl);
@@ -52,8 +53,14 @@ std::expected<AcquireReply, std::error_code> decode_acquire(const Reply& reply) 
     }
     if (flag != granted) return malformed_reply();
     // A lease hash missing its fence makes Lua truncate the reply table at the nil.
-    if (reply.elements.size() != 4 || !as_fence(reply.elements[1], out.fence)) return corrupt_key();
+    const auto n = reply.elements.size();
+    if (n < 4 || n > 5 || !as_fence(reply.elements[1], out.fence)) return corrupt_key();
     if (!as_int(reply.elements[2], ttl) || !as_int(reply.elements[3], reacquired)) return malformed_reply();
+    if (n == 5) {
+        std::int64_t lead = 0;
+        if (!as_int(reply.elements[4], lead) || lead <= 0) return malformed_reply();
+        out.clock_behind = std::chrono::microseconds(lead);
+    }
     out.acquired = true;
     out.ttl = milliseconds(ttl);
     out.reacquired = reacquired == already_ours || reacquired == handed_to_us;

@@ -42,6 +42,10 @@ struct AcquireReply {
     /// when queued); nullopt from a script that did not say. A direct grant with a larger fence
     /// was issued after this attempt was processed (lib/handoff.lua).
     std::optional<FencingToken> seen_fence{};
+    /// Granted with a fence from the counter term while the counter ran this far ahead of the
+    /// server's clock (lib/fence.lua, clock_lead): the server's clock is behind the history of
+    /// its fences, so a failover that lost writes may issue fences below lost ones.
+    std::optional<std::chrono::microseconds> clock_behind{};
     /// Granted, but the replica acknowledgement asked for did not come: not_replicated, or
     /// WAIT's own error (see replica_ack.hpp). The grant must be released, never used.
     std::error_code unreplicated{};

@@ -10,7 +10,7 @@ namespace fencelock::detail {
 
 /// Who asks: recorded in the lease for `inspect` and `list` (host, pid, label), and the client's
 /// own id, which a waiter leaves with its place so that a release by the same client grants it
-/// the whole lease and tells it by its reply (lib/handoff.lua).
+/// the lock and tells it by its reply (lib/handoff.lua).
 struct HolderMeta {
     std::string host;
     std::string pid;

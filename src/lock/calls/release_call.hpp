@@ -37,7 +37,7 @@ struct Successor {
 };
 
 /// release.lua's KEYS and ARGV; `client_id` (may be empty): the releasing client's, so that its
-/// own waiter is granted the whole lease and told by the reply; `successor` (needs the client id).
+/// own waiter is granted the lock (bounded by its place) and told by the reply; `successor` (needs the client id).
 OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
                                     std::string_view client_id = {}, const Successor* successor = nullptr);
 

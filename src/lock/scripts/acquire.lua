@@ -26,12 +26,14 @@
 --          its own client (ARGV[9]), which tells it by its reply; '0' or absent: never, and
 --          arguments an earlier attempt of this owner left are removed
 -- ARGV[9]  the caller's client id: required with '2'; with '1' it lets a release by that same
---          client grant the whole lease
+--          client grant the lock
 -- Every argument is an EVAL argument Redis copies into Lua on each call (about 1,100
 -- instructions each): the holder is one argument, and the client leaves out trailing '0's.
 --
 -- Replies
 --   {1, fence, pttl, 0}  acquired: a new fence was issued (fences are decimal strings)
+--   {1, fence, pttl, 0, lead}  the same, and the counter ran `lead` us ahead of this server's
+--                        clock (lib/fence.lua, clock_lead): the clock is behind the history
 --   {1, fence, pttl, 1}  already held by this same owner token (a retry after a lost
 --                        reply): the existing fence, nothing changed
 --   {1, fence, pttl, 2}  the same, for a lease a release or leave_line handed to this owner
@@ -93,9 +95,10 @@ end
 if not ARGV[4] then error({err = 'ERR fencelock: argument 4 (the holder) is missing'}) end
 
 -- Writes the lease (lib/lease.lua) with the holder metadata inspect and list show. The lease
--- and max hold go in as their checked ARGV text: no number conversion.
-local function grant(fence, now_ms, waiting)
+-- and max hold go in as their checked ARGV text: no number conversion. `lead`: clock_lead's.
+local function grant(fence, now_ms, waiting, lead)
     write_lease(KEYS[1], ARGV[1], fence, now_ms, ARGV[2], ARGV[3], ARGV[4], waiting, ARGV[2])
+    if lead then return {1, fence, lease_ms, 0, lead} end
     return {1, fence, lease_ms, 0}
 end
 
@@ -105,9 +108,10 @@ end
 local taken = redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6]) > 0
 local now_us, now_ms_text = server_time_text()
 if not taken then
-    local fence = next_fence(current_fence(KEYS[2]), now_us)
+    local counter = current_fence(KEYS[2])
+    local fence = next_fence(counter, now_us)
     redis.call('SET', KEYS[2], fence)
-    return grant(fence, now_ms_text, local_waiters)
+    return grant(fence, now_ms_text, local_waiters, clock_lead(counter, fence, now_us))
 end
 local now_ms = now_ms_text + 0
 
@@ -171,4 +175,4 @@ elseif mode == '2' then
 end
 
 -- The line existed when this lease was granted: its release wakes the next waiter.
-return grant(fence, now_ms, '1')
+return grant(fence, now_ms, '1', clock_lead(counter, fence, now_us))

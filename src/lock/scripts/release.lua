@@ -9,8 +9,9 @@
 -- KEYS[6]  handoff    handoff:{R}           waiters' direct-grant arguments
 -- ARGV[1]  owner token
 -- ARGV[2]  release channel  released:{R}
--- ARGV[3]  the releasing client's id (optional): a waiter of that same client is granted its
---          whole lease, and told by this reply instead of a message (lib/handoff.lua)
+-- ARGV[3]  the releasing client's id (optional): a waiter of that same client is granted the
+--          lock (its lease, bounded by its place), and told by this reply instead of a message
+--          (lib/handoff.lua)
 -- ARGV[4]  (optional, with ARGV[3]) the releasing client's next waiter for R that has no place
 --          in Redis's line (a successor): it is granted the lock if no live place comes first
 -- ARGV[5]  its lease ms, 1 .. MAX_LEASE_MS   ARGV[6] its max hold ms, lease .. MAX_HOLD_MS

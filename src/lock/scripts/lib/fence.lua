@@ -13,8 +13,11 @@ local function current_fence(key)
     if not (s == '0' or string.find(s, '^[1-9]%d*$')) then
         error({err = 'ERR fencelock: fence counter ' .. key .. ' is not an integer: repair it by hand'})
     end
-    if not decimal_less(s, FENCE_MAX) then
+    if s == FENCE_MAX then
         error({err = 'ERR fencelock: fence counter ' .. key .. ' is exhausted (2^53 - 1)'})
+    end
+    if not decimal_less(s, FENCE_MAX) then  -- above any fence fencelock issues: damage
+        error({err = 'ERR fencelock: fence counter ' .. key .. ' is not an integer below 2^53: repair it by hand'})
     end
     return s
 end
@@ -34,4 +37,20 @@ local function next_fence(s, now_us)
         return now_us
     end
     return string.format('%d', s + 1)  -- s < 2^53 - 1, so exact as a double
+end
+
+-- How far the counter may run ahead of this server's clock from bursts alone: it passes TIME
+-- only when fences are issued faster than one per microsecond, which Redis cannot sustain for
+-- a second. A larger lead means the clock is behind the history the counter holds: stepped
+-- back, or a promoted replica or restarted server whose clock lags the old master's, so fences
+-- issued here may be below ones a lost write had issued (docs/DESIGN.md, "Clock skew").
+local CLOCK_LEAD_MAX_US = 1000000
+
+-- For a fence next_fence issued from counter text s at now_us: the counter's lead over the
+-- clock in us when it is past a burst's (a number), else nil. Only when the counter term won.
+local function clock_lead(s, fence, now_us)
+    if fence == now_us then return nil end  -- the clock term: the common case, no conversion
+    local lead = (s + 0) - (now_us + 0)  -- both below 2^53: exact
+    if lead > CLOCK_LEAD_MAX_US then return lead end
+    return nil
 end

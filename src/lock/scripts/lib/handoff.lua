@@ -6,16 +6,18 @@
 -- arguments in handoff:{R}. Then the lease is written for it here, with the next fence by the
 -- one fence rule (next_fence: never backwards, "Fences across failover"), the holder metadata
 -- acquire would write, `handed 1` (leave_line gives back only such a lease, and acquire's
--- "already ours" reply says so), and a TTL bounded so that a grantee that died cannot block the
--- lock long (docs/DESIGN.md, "Direct handoff"):
+-- "already ours" reply says so), and a TTL of min(its lease, its place's deadline - now), so
+-- that a grantee that died or gave up cannot block the lock longer than its place would have
+-- (docs/DESIGN.md, "Direct handoff"); the grantee renews it to its lease when it takes it:
 --   - granted by a release of the waiter's own client (the releaser's client id, ARGV[3] of
---     release.lua, equals the one the waiter stored): its whole lease. That client is alive (it
---     is releasing) and is told by the release's reply, which it hands to its waiter without a
---     message; a waiter of it that is giving up sends leave_line, which gives such a lease back;
+--     release.lua, equals the one the waiter stored): that client is told by the release's
+--     reply, which it hands to its waiter without a message; a waiter of it that is giving up
+--     sends leave_line, which gives such a lease back, and should that fail the lease still
+--     ends with the place;
 --   - granted by any other release, only to a waiter that hears the release messages (stored
---     `any`): min(its lease, its place's deadline - now), announced by the message
---     "grant <owner> <fence> <ttl ms>" (owner tokens hold no spaces, so a client without direct
---     handoff, which wakes the waiter a message names, wakes nobody on it);
+--     `any`), announced by the message "grant <owner> <fence> <ttl ms>" (owner tokens hold no
+--     spaces, so a client without direct handoff, which wakes the waiter a message names, wakes
+--     nobody on it);
 --   - a waiter that only takes grants from its own client is otherwise only woken by name.
 -- The message is a hint: the waiter checks it against its own last refused attempt before it
 -- trusts it, or confirms with acquire.
@@ -92,7 +94,7 @@ local function hand_on(k, channel, releaser, successor)
         return nil
     end
     -- >= 1: first_live's deadline is in the future.
-    local ttl_ms = own and a[1] or math.min(a[1], deadline - now_ms)
+    local ttl_ms = math.min(a[1], deadline - now_ms)
     if not own then
         -- The message first: a grant its waiter cannot be told of (the caller's ACL user may
         -- not publish) would leave the lock idle until the waiter's timer. Then no grant: the

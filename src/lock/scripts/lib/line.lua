@@ -10,7 +10,9 @@ local function first_live(line, deadlines, now_ms, handoff)
     while true do
         local first = redis.call('ZRANGE', line, 0, 0)
         if #first == 0 then return nil end
-        local deadline = tonumber(redis.call('HGET', deadlines, first[1]) or '0')
+        -- A deadline that is not a number (a damaged key) counts as lapsed: the place goes, and
+        -- the script that called (a release that already deleted its lock) never fails on it.
+        local deadline = tonumber(redis.call('HGET', deadlines, first[1]) or '0') or 0
         if deadline > now_ms then return first[1], deadline end
         redis.call('ZREM', line, first[1])
         redis.call('HDEL', deadlines, first[1])
