@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -153,7 +154,7 @@ TEST(LateLoss, RunSignalsItsCommandBeforeACompetitorCanAcquire) {
     const std::string script = "trap 'echo x > " + signalled + "; exit 0' TERM; echo x > " + started +
                                "; sleep 60 & wait";
     const pid_t run = local::start_process({FENCELOCK_CLI, "--redis", proxy.url(), "--timeout", "5s", "run",
-                                            "late-run", "--lease", "3s", "--grace", "5s", "--", "sh", "-c",
+                                            "late-run", "--lease", "3s", "--grace", "1s", "--", "sh", "-c",
                                             script},
                                            (dir / "out").string(), (dir / "err").string());
     ASSERT_TRUE(test_support::eventually([&] { return std::filesystem::exists(started); }));
@@ -169,6 +170,48 @@ TEST(LateLoss, RunSignalsItsCommandBeforeACompetitorCanAcquire) {
     EXPECT_EQ(local::wait_process(run), 76) << "run reports a lost lease";
     std::cout << "[figures] stall to competitor acquired " << ms_between(stalled, acquired_at)
               << " ms (lease 3000 ms, --timeout 5s)\n";
+    std::filesystem::remove_all(dir);
+}
+
+// The same stall with a command that ignores SIGTERM and keeps writing: its --grace must end
+// before its lease can, so it is killed (SIGKILL at safe-until, SIGTERM a grace before) before
+// the competitor's grant. It used to get SIGTERM at safe-until and SIGKILL a whole grace later,
+// and wrote on while the next holder ran.
+TEST(LateLoss, ACommandIgnoringSigtermIsGoneBeforeACompetitorCanAcquire) {
+    RedisServer redis;
+    FaultProxy proxy(redis.port());
+    auto competitor = client_at(redis.url(), 1s);
+    const auto r = *ResourceName::make("late-stubborn");
+    const auto dir = std::filesystem::temp_directory_path() / ("late-stubborn-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string started = (dir / "started").string(), ticks = (dir / "ticks").string();
+    // A tick (wall clock, ns) every 20 ms until killed; SIGTERM is ignored. The kill comes at
+    // safe-until, 1 % (the drift margin) of the 8 s lease before Redis lets the lease go: 80 ms
+    // for fencelock's wake-up to be late on a loaded machine without failing the test.
+    const std::string script = "trap '' TERM; echo x > " + started + "; while :; do date +%s%N >> " + ticks +
+                               "; sleep 0.02; done";
+    const pid_t run = local::start_process({FENCELOCK_CLI, "--redis", proxy.url(), "--timeout", "5s", "run",
+                                            "late-stubborn", "--lease", "8s", "--grace", "2s", "--", "sh", "-c",
+                                            script},
+                                           (dir / "out").string(), (dir / "err").string());
+    ASSERT_TRUE(test_support::eventually([&] { return std::filesystem::exists(started); }));
+    proxy.hold_replies();
+
+    auto taken = competitor.acquire(r, {.lease = 10s, .wait = 20s});
+    const auto granted_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+    ASSERT_TRUE(taken && taken->acquired());
+    proxy.pass();
+    EXPECT_EQ(local::wait_process(run), 76) << "run reports a lost lease";
+    std::ifstream in(ticks);
+    long long last = 0, count = 0;
+    for (long long t = 0; in >> t; ++count) last = t;
+    ASSERT_GT(count, 10) << "the command never ran: proves nothing";
+    EXPECT_LT(last, granted_ns) << "the command wrote " << (last - granted_ns) / 1'000'000
+                                << " ms after the competitor was granted the lock";
+    std::cout << "[figures] stubborn command's last tick " << (granted_ns - last) / 1'000'000
+              << " ms before the competitor's grant (lease 8000 ms, --grace 2s)\n";
     std::filesystem::remove_all(dir);
 }
 #endif

@@ -7,6 +7,9 @@
 #include <iostream>
 
 #include "fencelock/duration.hpp"
+#include "fencelock/options.hpp"
+#include "posix/stop_schedule.hpp"
+#include "secrets.hpp"
 
 namespace fencelock::cli {
 
@@ -49,6 +52,7 @@ std::string redis_error_name(std::error_code ec) {
         case errc::failover_grace: return "failover_grace";
         case errc::not_replicated: return "not_replicated";
         case errc::not_cluster: return "not_cluster";
+        case errc::fence_exhausted: return "fence_exhausted";
     }
     return "unknown";
 }
@@ -73,6 +77,22 @@ std::chrono::milliseconds parse_duration_flag(std::string_view flag, const std::
     return *d;
 }
 
+std::chrono::milliseconds stop_grace_flag(std::string_view flag, bool given, const std::string& text,
+                                          std::chrono::milliseconds lease) {
+    using std::chrono::milliseconds;
+    const milliseconds renew_every = std::max(lease / 3, milliseconds(1));  // the keeper's default
+    const milliseconds fits = max_stop_grace(lease, renew_every, ClientOptions{}.clock_drift_factor);
+    if (!given) return std::min(milliseconds(10'000), fits);
+    const milliseconds grace = parse_duration_flag(flag, text);
+    if (grace > fits)
+        throw InputError{std::string(flag),
+                         format_duration(grace) + " does not fit a " + format_duration(lease) +
+                             " lease: the command must be gone before the lease can end, and a healthy lease leaves " +
+                             format_duration(fits) + " (lease x 0.99 - 1.5 x the renewal interval); give at most " +
+                             format_duration(fits) + " or a longer --lease"};
+    return grace;
+}
+
 ResourceName parse_resource(const std::string& text) {
     auto r = ResourceName::make(text);
     if (!r) throw InputError{"RESOURCE", r.error().message};
@@ -93,6 +113,12 @@ RedisTarget redis_target(const Globals& globals) {
     }
     auto endpoint = parse_redis_url(url);
     if (!endpoint) throw InputError{"--redis", endpoint.error().message};
+    if (std::string password = password_from_outside(globals.password_file); !password.empty()) {
+        const char* from = globals.password_file.empty() ? "$FENCELOCK_REDIS_PASSWORD" : "--redis-password-file";
+        if (!endpoint->password.empty())
+            throw InputError{from, "the Redis URL carries a password too: give it in one place only"};
+        endpoint->password = std::move(password);
+    }
     endpoint->allow_eviction = globals.allow_eviction;
     const auto timeout = parse_duration_flag("--timeout", globals.timeout);
     if (timeout > limits::timeout) throw InputError{"--timeout", "must be at most " + format_duration(limits::timeout)};

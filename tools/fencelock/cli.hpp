@@ -37,6 +37,8 @@ struct InputError {
 /// Options every command shares.
 struct Globals {
     std::string redis_url;
+    /// --redis-password-file: the Redis password, kept out of the URL and argv (secrets.hpp).
+    std::string password_file;
     std::string timeout = "1s";
     /// --allow-eviction: RedisEndpoint::allow_eviction.
     bool allow_eviction = false;
@@ -68,6 +70,11 @@ std::string redis_error_name(std::error_code ec);
 int usage_failure(const CLI::App& root, const CLI::ParseError& e);
 
 std::chrono::milliseconds parse_duration_flag(std::string_view flag, const std::string& text);
+/// The stop grace of `run --grace` / `worker --kill-grace` for a kept lease of `lease`
+/// (posix/stop_schedule.hpp): `text` when given (`given`) and it fits the lease, else an
+/// InputError that names the bound; not given: 10 s, or the bound when that is less.
+std::chrono::milliseconds stop_grace_flag(std::string_view flag, bool given, const std::string& text,
+                                          std::chrono::milliseconds lease);
 ResourceName parse_resource(const std::string& text);
 OwnerToken parse_owner(const std::string& text);
 /// The Redis server and per-call timeout the global options name: --redis, else

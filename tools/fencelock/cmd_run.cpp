@@ -23,8 +23,9 @@
 //   75         the lock was not acquired within --wait (EX_TEMPFAIL: try again later). CMD
 //              never ran.
 //   76         the lease was lost while CMD ran (a renewal found another owner or the max hold,
-//              or renewals failed until the safe-until deadline). CMD's process group got
-//              SIGTERM, then SIGKILL after --grace, and CMD is gone. Also when CMD ended on its
+//              renewals failed until the safe-until deadline, or the server's clock stepped).
+//              CMD's tree got SIGTERM and then SIGKILL, never later than the lease's safe-until
+//              (posix/stop_schedule.hpp: --grace must fit the lease), and CMD is gone. Also when CMD ended on its
 //              own but the lease did not last up to its end (a loss noticed just after CMD's
 //              exit, or the release found the lock in other hands).
 //   126, 127   CMD could not be started (not executable / not found). The lease is released.
@@ -91,7 +92,7 @@ constexpr int exit_not_acquired = 75;
 constexpr int exit_lease_lost = 76;
 
 struct RunArgs {
-    std::string resource, lease, wait, max_hold, grace = "10s", report;
+    std::string resource, lease, wait, max_hold, grace, report;
     ReplicaFlags replicas;
     std::vector<std::string> command;
     ObserveArgs observe;
@@ -271,17 +272,22 @@ struct Supervision {
 };
 
 /// Waits for CMD (the leader of its process group), forwarding signals, and stops the group
-/// when the lease is lost: SIGTERM at once, SIGKILL once `grace` has passed.
-Supervision supervise(Child& cmd, int sigfd, int lossfd, milliseconds grace) {
+/// before its lease can end (posix/stop_schedule.hpp): SIGTERM `grace` before the lease's
+/// safe-until (or at once when the lease is lost), SIGKILL after the grace, at safe-until at
+/// the latest.
+Supervision supervise(Child& cmd, const HeldLease& lease, int sigfd, int lossfd, milliseconds grace) {
     Supervision s;
-    GroupStop stop;
+    GroupStop stop(grace);
     pollfd fds[3] = {{sigfd, POLLIN, 0}, {lossfd, POLLIN, 0}, {cmd.exit_fd(), POLLIN, 0}};
     for (;;) {
+        stop.lease_until(lease.safe_until());
+        stop.act(cmd);
         wait_readable(fds, 3, stop.poll_timeout());
+        stop.lease_until(lease.safe_until());
         if (fds[1].revents != 0) {
             drain_eventfd(lossfd);
             s.loss_seen = true;
-            stop.begin(cmd, grace);
+            stop.begin(cmd);
         }
         if (fds[0].revents != 0) {
             for (int sig : read_signals(sigfd)) {
@@ -293,7 +299,7 @@ Supervision supervise(Child& cmd, int sigfd, int lossfd, milliseconds grace) {
                 s.forwarded.push_back(signal_name(sig));
             }
         }
-        stop.kill_when_due(cmd);
+        stop.act(cmd);
         if (fds[2].revents != 0) break;
     }
     // Without a lease nothing of CMD's may go on: what is left of the group (already sent
@@ -301,6 +307,8 @@ Supervision supervise(Child& cmd, int sigfd, int lossfd, milliseconds grace) {
     const Reaped reaped = cmd.reap();
     s.status = reaped.status;
     s.killed = stop.killed();
+    // Stopped because renewals failed until a grace before safe-until: the lease did not last.
+    s.loss_seen = s.loss_seen || stop.begun();
     return s;
 }
 
@@ -315,7 +323,7 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     AcquireOptions options = parse_acquire_options(cmd, a.lease, a.wait, a.max_hold);
     if (cmd.count("--max-hold") == 0) options.max_hold = limits::max_hold;
     apply_replica_flags(cmd, a.replicas, g, options);
-    const milliseconds grace = parse_duration_flag("--grace", a.grace);
+    const milliseconds grace = stop_grace_flag("--grace", cmd.count("--grace") > 0, a.grace, options.lease);
     if (a.command.empty()) throw InputError{"CMD", "missing command after --"};
     if (a.command.front().empty()) throw InputError{"CMD", "empty command name"};
 
@@ -367,7 +375,7 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     } else {
         summary["result"] = "completed";  // unless the lease turns out lost, below
         summary["cmd_pid"] = cmd->pid();
-        supervision = supervise(*cmd, signals.fd.get(), lossfd.get(), grace);
+        supervision = supervise(*cmd, lease, signals.fd.get(), lossfd.get(), grace);
         // A loss the keeper reported after CMD's exit, or not yet: either way the lease was
         // not held throughout.
         lost = supervision->loss_seen || !lease.valid();
@@ -376,7 +384,11 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
         else summary["cmd_signal"] = signal_name(WTERMSIG(status));
         summary["exit_code"] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         summary["killed"] = supervision->killed;
-        if (!supervision->forwarded.empty()) summary["forwarded"] = supervision->forwarded;
+        // CMD ended after a signal fencelock received was passed on to it: it was asked to stop.
+        if (!supervision->forwarded.empty()) {
+            summary["forwarded"] = supervision->forwarded;
+            summary["result"] = "interrupted";
+        }
     }
 
     summary["renewals"] = lease.renewals();
@@ -433,7 +445,10 @@ void register_run_command(Program& p) {
     cmd->add_option("--max-hold", args->max_hold,
                     "renewals refused this long after acquisition: CMD is then stopped and run exits 76 "
                     "(default 720h, the longest allowed)");
-    cmd->add_option("--grace", args->grace, "after a lost lease: SIGTERM, then SIGKILL this much later (default 10s)");
+    cmd->add_option("--grace", args->grace,
+                    "CMD gets SIGTERM this long before its lease can end (renewals failing) or at a loss, and "
+                    "SIGKILL when the lease can have ended at the latest (default 10s, less if the lease leaves less; "
+                    "at most lease x 0.99 - lease / 2)");
     cmd->add_option("--report", args->report, "also write the JSON summary (last line of stderr) to FILE");
     add_replica_flags(*cmd, args->replicas);
     add_observe_flags(*cmd, args->observe);

@@ -111,12 +111,20 @@ std::expected<void, JobFailure> run_command(const std::vector<std::string>& comm
         const std::uint64_t one = 1;
         (void)!::write(fd, &one, sizeof one);
     });
-    GroupStop stop;
+    // SIGTERM kill_grace before the lease can end, or at once on a stop; SIGKILL by then.
+    GroupStop stop(kill_grace);
     for (;;) {
+        stop.lease_until(ctx.lease.safe_until());
+        stop.act(*cmd);
         pollfd fds[2] = {{cmd->exit_fd(), POLLIN, 0}, {stopped.get(), POLLIN, 0}};
         if (::poll(fds, 2, stop.poll_timeout()) < 0 && errno != EINTR) break;
-        if (fds[1].revents != 0) stop.begin(*cmd, kill_grace);
-        stop.kill_when_due(*cmd);
+        stop.lease_until(ctx.lease.safe_until());
+        if (fds[1].revents != 0) {
+            std::uint64_t count = 0;
+            (void)!::read(stopped.get(), &count, sizeof count);  // read, or poll() would spin
+            stop.begin(*cmd);
+        }
+        stop.act(*cmd);
         if (fds[0].revents != 0) break;
     }
     // Group members that outlived CMD no longer have a lease.
@@ -142,7 +150,7 @@ int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     const auto lease = parse_duration_flag("--lease", a.lease);
     const auto visibility = parse_duration_flag("--visibility-timeout", a.visibility);
     const auto grace = parse_duration_flag("--grace", a.grace);
-    const auto kill_grace = parse_duration_flag("--kill-grace", a.kill_grace);
+    const auto kill_grace = stop_grace_flag("--kill-grace", cmd.count("--kill-grace") > 0, a.kill_grace, lease);
     if (a.command.empty() || a.command.front().empty()) throw InputError{"CMD", "missing command after --"};
     if (a.db.empty()) throw InputError{"--db", "a database URL is required (--db or $FENCELOCK_DB_URL)"};
     WorkerOptions options{.concurrency = a.concurrency,
@@ -242,7 +250,10 @@ void register_worker_command(Program& p) {
     cmd->add_option("--visibility-timeout", args->visibility,
                     "a job of a crashed worker is redelivered after this (default 60s)");
     cmd->add_option("--grace", args->grace, "on shutdown, running CMDs may finish for this long (default 30s)");
-    cmd->add_option("--kill-grace", args->kill_grace, "after SIGTERM to a CMD, SIGKILL this much later (default 10s)");
+    cmd->add_option("--kill-grace", args->kill_grace,
+                    "after SIGTERM to a CMD, SIGKILL this much later, and never after its lease can have ended; "
+                    "SIGTERM comes this long before that when renewals fail (default 10s, less if the lease leaves "
+                    "less; at most lease x 0.99 - lease / 2)");
     add_replica_flags(*cmd, args->replicas);
     cmd->add_option("command", args->command, "command and its arguments, after --");
     cmd->footer("CMD exit: 0 completes the job, 75 retries later, other fails (dead after --max-attempts). "

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "secrets.hpp"
 
 int main(int argc, char** argv) {
     using namespace fencelock::cli;
@@ -22,6 +23,10 @@ int main(int argc, char** argv) {
                            "default $FENCELOCK_REDIS_URL, "
                            "else redis://127.0.0.1:6379")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given wins
+    program.app.add_option("--redis-password-file", program.globals.password_file,
+                           "read the Redis password from FILE's first line instead of the URL (default: "
+                           "$FENCELOCK_REDIS_PASSWORD, if set); neither shows in ps or reaches a command run starts")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     program.app.add_option("--timeout", program.globals.timeout,
                            "limit for each Redis call, e.g. 500ms (default 1s)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -51,6 +56,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         return usage_failure(program.app, e);
     }
+    // The parser has copied every value: the password in a --redis URL leaves /proc/<pid>/cmdline.
+    scrub_argv(argc, argv);
     try {
         return program.run();
     } catch (const InputError& e) {

@@ -60,6 +60,7 @@ TEST_F(RunTest, SigusrToFencelockIsForwardedAndTheLockReleased) {
     EXPECT_FALSE(lock_exists("usr1"));
     json j = summary(slurp(path("fencelock.err")));
     EXPECT_EQ(j["forwarded"], json::array({"SIGUSR1"}));
+    EXPECT_EQ(j["result"], "interrupted");
     EXPECT_EQ(j["cmd_signal"], "SIGUSR1");
     EXPECT_EQ(j["released"], true);
     EXPECT_EQ(j["lease_lost"], false);

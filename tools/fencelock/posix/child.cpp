@@ -15,9 +15,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <random>
 #include <string_view>
 
 #include "cli.hpp"
+#include "posix/process_tree.hpp"
+#include "secrets.hpp"
 
 extern char** environ;
 
@@ -71,8 +75,9 @@ void set_foreground(pid_t group) noexcept {
     fail_exec(report_fd, errno);
 }
 
-/// The guard, a forked copy of fencelock: waits for a byte (stand down) or EOF (fencelock died).
-[[noreturn]] void guard_group(int read_fd, pid_t group) noexcept {
+/// The guard, a forked copy of fencelock: waits for a byte (stand down) or EOF (fencelock died),
+/// then kills CMD's group and every process of its tree (posix/process_tree.hpp).
+[[noreturn]] void guard_group(int read_fd, pid_t group, std::string_view marker) noexcept {
     sigset_t all;
     sigfillset(&all);
     ::sigprocmask(SIG_SETMASK, &all, nullptr);  // only SIGKILL ends it: its group's ^C does not
@@ -80,7 +85,10 @@ void set_foreground(pid_t group) noexcept {
     char byte = 0;
     ssize_t n;
     while ((n = ::read(read_fd, &byte, 1)) < 0 && errno == EINTR) {}
-    if (n == 0) ::kill(-group, SIGKILL);
+    if (n == 0) {
+        ::kill(-group, SIGKILL);
+        (void)kill_tree(marker, SIGKILL);
+    }
     ::_exit(0);
 }
 
@@ -102,19 +110,36 @@ bool terminal_in_foreground() noexcept { return ::isatty(0) == 1 && ::tcgetpgrp(
 
 std::vector<std::string> environment_with(const std::vector<std::pair<std::string, std::string>>& vars) {
     std::vector<std::string> env;
+    const auto names = [](const std::string_view entry, std::string_view name) {
+        return entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=';
+    };
     for (char** e = environ; *e != nullptr; ++e) {
         const std::string_view entry(*e);
-        const bool replaced = std::any_of(vars.begin(), vars.end(), [&](const auto& v) {
-            return entry.size() > v.first.size() && entry.starts_with(v.first) && entry[v.first.size()] == '=';
-        });
-        if (!replaced) env.emplace_back(entry);
+        const bool replaced = std::any_of(vars.begin(), vars.end(), [&](const auto& v) { return names(entry, v.first); });
+        const bool secret = std::any_of(std::begin(secret_variables), std::end(secret_variables),
+                                        [&](std::string_view s) { return names(entry, s); });
+        if (!replaced && !secret) env.emplace_back(entry);
     }
     for (const auto& [name, value] : vars) env.push_back(name + "=" + value);
     return env;
 }
 
+/// A tag no other tree has: 64 random bits in hex.
+std::string fresh_tree_tag() {
+    std::random_device random;
+    const std::uint64_t bits = (std::uint64_t{random()} << 32) ^ random();
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string tag(16, '0');
+    for (int i = 0; i < 16; ++i) tag[static_cast<std::size_t>(i)] = hex[(bits >> (4 * i)) & 0xf];
+    return tag;
+}
+
 std::expected<Child, int> spawn_group(const SpawnOptions& options) {
     std::vector<std::string> args = options.argv, env = options.env;
+    // Every descendant inherits the tag, whatever group or parent it ends up with.
+    std::string marker = std::string(tree_variable) + "=" + fresh_tree_tag();
+    std::erase_if(env, [](const std::string& e) { return e.starts_with(std::string(tree_variable) + "="); });
+    env.push_back(marker);
     const auto argv = c_strings(args);
     const auto envp = c_strings(env);
     int report[2];
@@ -132,6 +157,7 @@ std::expected<Child, int> spawn_group(const SpawnOptions& options) {
     // to take the terminal back).
     Child child(pid, Fd{}, -1, Fd{});
     child.has_terminal_ = take_terminal;
+    child.marker_ = std::move(marker);
 
     // The guard, at once: CMD may already be forking children of its own.
     int guard_pipe[2];
@@ -140,7 +166,7 @@ std::expected<Child, int> spawn_group(const SpawnOptions& options) {
     child.guard_fd_.reset(guard_pipe[1]);
     child.guard_ = ::fork();
     if (child.guard_ < 0) return std::unexpected(errno);
-    if (child.guard_ == 0) guard_group(guard_read.get(), pid);
+    if (child.guard_ == 0) guard_group(guard_read.get(), pid, child.marker_);
     guard_read.reset();
 
     // pidfd_open(2) by syscall: glibc 2.36 declares it without C linkage for C++.
@@ -163,11 +189,12 @@ Child::Child(Child&& other) noexcept
       guard_(std::exchange(other.guard_, -1)),
       guard_fd_(std::move(other.guard_fd_)),
       reaped_(std::exchange(other.reaped_, true)),
-      has_terminal_(std::exchange(other.has_terminal_, false)) {}
+      has_terminal_(std::exchange(other.has_terminal_, false)),
+      marker_(std::move(other.marker_)) {}
 
 Child::~Child() {
     if (reaped_) return;
-    ::kill(-pid_, SIGKILL);
+    signal_tree(SIGKILL);
     take_terminal_back();
     stand_guard_down();
     reap_quietly(pid_);
@@ -181,6 +208,11 @@ void Child::take_terminal_back() noexcept {
 }
 
 void Child::signal_group(int sig) const noexcept { ::kill(-pid_, sig); }
+
+void Child::signal_tree(int sig) const noexcept {
+    signal_group(sig);
+    if (!marker_.empty()) (void)kill_tree(marker_, sig);
+}
 
 void Child::follow_stop() noexcept {
     if (!has_terminal_) return;
@@ -206,7 +238,7 @@ Reaped Child::reap() {
     // so the SIGKILL below reaches CMD's group and no other.
     siginfo_t info{};
     while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
-    signal_group(SIGKILL);
+    signal_tree(SIGKILL);
     take_terminal_back();
     stand_guard_down();
     Reaped out;
@@ -215,21 +247,22 @@ Reaped Child::reap() {
     return out;
 }
 
-void GroupStop::begin(const Child& child, std::chrono::milliseconds grace) {
-    if (kill_at_) return;
-    child.signal_group(SIGTERM);
-    kill_at_ = std::chrono::steady_clock::now() + grace;
+void GroupStop::begin(const Child& child) {
+    schedule_.stop_now(std::chrono::steady_clock::now());
+    act(child);
 }
 
-void GroupStop::kill_when_due(const Child& child) {
-    if (!kill_at_ || killed_ || std::chrono::steady_clock::now() < *kill_at_) return;
-    child.signal_group(SIGKILL);
-    killed_ = true;
+void GroupStop::act(const Child& child) {
+    // Both may be due at once (a wakeup past safe-until): SIGTERM, then SIGKILL.
+    for (auto a = schedule_.due(std::chrono::steady_clock::now()); a != StopSchedule::Action::none;
+         a = schedule_.due(std::chrono::steady_clock::now()))
+        child.signal_tree(a == StopSchedule::Action::term ? SIGTERM : SIGKILL);
 }
 
 int GroupStop::poll_timeout() const {
-    if (!kill_at_ || killed_) return -1;
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*kill_at_ - std::chrono::steady_clock::now());
+    const auto next = schedule_.next();
+    if (!next) return -1;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - std::chrono::steady_clock::now());
     return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, 1'000'000));
 }
 

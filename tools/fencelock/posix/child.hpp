@@ -14,10 +14,13 @@
 //   end, the guard reads EOF and sends SIGKILL to CMD's group. When fencelock reaps CMD it first
 //   stands the guard down (one byte, then EOF), while CMD is still a zombie: the group id (CMD's
 //   pid) cannot be reused by then, so the guard never kills a stranger's group.
-// Limits: a process of CMD's that moves to another group or session (setsid, a daemon) escapes
-// the group kill; a SIGKILL that also takes the guard (sent to fencelock's own group) leaves
-// only PDEATHSIG; a grandchild created in the microseconds between CMD's fork and the guard's
-// escapes when fencelock dies in that window.
+// - Processes of CMD's that left its group (GNU timeout, `set -m`, a double fork's orphan, setsid):
+//   each carries FENCELOCK_TREE=<tag> in its environment, inherited from CMD, so stops, the kill
+//   at CMD's exit and the guard's kill reach them too (posix/process_tree.hpp).
+// Limits: a process that starts with a cleared environment (env -i) or that fencelock may not
+// inspect (another user, setuid) escapes; a SIGKILL that also takes the guard (sent to
+// fencelock's own group) leaves only PDEATHSIG; a grandchild created in the microseconds
+// between CMD's fork and the guard's escapes when fencelock dies in that window.
 #include <sys/types.h>
 
 #include <chrono>
@@ -30,6 +33,7 @@
 #include <signal.h>
 
 #include "posix/fd.hpp"
+#include "posix/stop_schedule.hpp"
 
 namespace fencelock::cli {
 
@@ -47,7 +51,9 @@ struct SpawnOptions {
     bool take_terminal = false;
 };
 
-/// The environment fencelock runs with, minus any variable named in `vars`, plus `vars`.
+/// The environment fencelock runs with, minus fencelock's own Redis credentials
+/// (secret_variables: a command gets none of them), minus any variable named in `vars`, plus
+/// `vars`.
 std::vector<std::string> environment_with(const std::vector<std::pair<std::string, std::string>>& vars);
 
 /// CMD once reaped: its wait status and whether members of its group outlived it.
@@ -66,8 +72,11 @@ public:
     pid_t pid() const noexcept { return pid_; }
     /// Readable once CMD has exited (a pidfd); CMD stays unreaped until reap().
     int exit_fd() const noexcept { return pidfd_.get(); }
-    /// Sends `sig` to CMD's whole group.
+    /// Sends `sig` to CMD's whole group (forwarded signals).
     void signal_group(int sig) const noexcept;
+    /// Sends `sig` to CMD's group and to every process of its tree, wherever it moved
+    /// (posix/process_tree.hpp): stops and kills.
+    void signal_tree(int sig) const noexcept;
     /// Job control when CMD has the terminal (take_terminal), on SIGCHLD: if CMD was stopped
     /// (^Z), fencelock takes the terminal back and stops itself, so the shell sees its job
     /// stopped and gets the terminal; once continued (fg), CMD's group gets the terminal again
@@ -92,6 +101,7 @@ private:
     Fd guard_fd_;  ///< write end of the guard's pipe
     bool reaped_ = false;
     bool has_terminal_ = false;  ///< CMD's group was made the foreground group of stdin's terminal
+    std::string marker_;         ///< FENCELOCK_TREE=<tag>, in the environment of CMD's tree
 };
 
 /// Whether stdin is a terminal whose foreground process group is fencelock's (take_terminal
@@ -103,22 +113,25 @@ bool terminal_in_foreground() noexcept;
 /// when CMD cannot be executed: nothing is left running then).
 std::expected<Child, int> spawn_group(const SpawnOptions& options);
 
-/// The stop sequence for a group whose lease is gone: SIGTERM at begin(), SIGKILL once the
-/// grace has passed. For a poll() loop: poll_timeout() says how long it may sleep.
+/// The stop sequence of a group whose lease may end (posix/stop_schedule.hpp says when):
+/// SIGTERM `grace` before the lease's safe-until, or at once on begin(); SIGKILL after the grace
+/// and never later than safe-until. For a poll() loop: poll_timeout() says how long it may sleep.
 class GroupStop {
 public:
-    /// Sends SIGTERM to `child`'s group (once; later calls do nothing) and starts the grace.
-    void begin(const Child& child, std::chrono::milliseconds grace);
-    /// Sends SIGKILL when the grace is over; call after every wakeup.
-    void kill_when_due(const Child& child);
-    /// poll() timeout in ms: -1 (no limit) unless a SIGKILL is due.
+    explicit GroupStop(std::chrono::milliseconds grace) : schedule_(grace) {}
+    /// The lease's safe-until as it is now; call after every wakeup while CMD runs.
+    void lease_until(std::chrono::steady_clock::time_point safe_until) { schedule_.lease_until(safe_until); }
+    /// Stops the group now (the lease is lost, or a shutdown): SIGTERM once, then SIGKILL.
+    void begin(const Child& child);
+    /// Sends the signal that is due, if any; call after every wakeup.
+    void act(const Child& child);
+    /// poll() timeout in ms: -1 (no limit) unless a signal is due some day.
     int poll_timeout() const;
-    bool begun() const noexcept { return kill_at_.has_value(); }
-    bool killed() const noexcept { return killed_; }
+    bool begun() const noexcept { return schedule_.stopping(); }
+    bool killed() const noexcept { return schedule_.killed(); }
 
 private:
-    std::optional<std::chrono::steady_clock::time_point> kill_at_;
-    bool killed_ = false;
+    StopSchedule schedule_;
 };
 
 }  // namespace fencelock::cli
