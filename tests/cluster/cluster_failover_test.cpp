@@ -75,5 +75,49 @@ TEST(ClusterFailover, AKilledMasterIsReplacedAndFencesStayAboveEveryFenceIssuedB
     EXPECT_EQ(c->keeper_stats().leases_lost, 0u);
 }
 
+// Cluster has no failover grace (README, "Redis Cluster"; DESIGN, failure model): a lease the
+// dead master never replicated is gone from the promoted replica, which grants the lock again
+// at once while its first holder still trusts its lease. What carries a lease across a Cluster
+// failover is replica acknowledgement: with replicas = 1 a grant counts only once its master's
+// replica has it, so the promoted replica refuses a second owner until that lease runs out.
+TEST(ClusterFailover, OnlyAReplicatedLeaseSurvivesAMasterFailover) {
+    local::ClusterGroup group({.node_timeout_ms = 1000, .server_args = {"--cluster-require-full-coverage", "no"}});
+    const auto masters = local::master_ports(group.ports().front());
+    const std::uint16_t doomed = masters[0];
+    const auto unacked = resource_on(group, doomed, "unacked:");
+    const auto acked = resource_on(group, doomed, "acked:");
+    auto c = LockClient::create({.endpoint = *parse_redis_url(group.url()), .command_timeout = 5s});
+    ASSERT_TRUE(c.has_value());
+
+    auto kept = c->acquire(acked, {.lease = 60s, .replicas = 1, .replica_timeout = 2s});
+    ASSERT_TRUE(kept && kept->acquired()) << (kept ? "contended" : kept.error().message());
+    // The second lease reaches the master only.
+    const std::size_t replica = group.replica_of(doomed);
+    group.server(replica).pause();
+    (void)local::cli_at(doomed, {"CLIENT", "KILL", "TYPE", "replica"});
+    auto lost = c->acquire(unacked, {.lease = 60s});
+    ASSERT_TRUE(lost && lost->acquired()) << (lost ? "contended" : lost.error().message());
+    group.server(group.index_of(doomed)).kill();
+    group.server(replica).resume();
+    const std::uint16_t promoted = group.server(replica).port();
+    const auto slot = detail::key_slot("{" + unacked.str() + "}");
+    ASSERT_TRUE(eventually([&] { return local::slot_master_port(promoted, slot) == promoted; }, 60s));
+
+    auto other = LockClient::create({.endpoint = *parse_redis_url(group.url()), .command_timeout = 5s});
+    ASSERT_TRUE(other.has_value());
+    // The control: granted again at once, inside the first lease. Two owners; only fences help.
+    auto overlap = other->acquire(unacked, {.lease = 10s, .wait = 30s});
+    ASSERT_TRUE(overlap && overlap->acquired()) << (overlap ? "contended" : overlap.error().message());
+    EXPECT_LT(std::chrono::steady_clock::now(), lost->lease->safe_until) << "the first lease was still trusted";
+    EXPECT_GT(overlap->lease->fence, lost->lease->fence) << "fences still move forward (they follow the clock)";
+    // The acknowledged lease came through: nobody else is granted it.
+    auto refused = other->try_acquire(acked, {.lease = 10s});
+    ASSERT_TRUE(refused) << refused.error().message();
+    EXPECT_FALSE(refused->acquired()) << "a lease its replica acknowledged was lost with the master";
+    auto renewed = c->renew(acked, kept->lease->owner, 60s);
+    ASSERT_TRUE(renewed) << renewed.error().message();
+    EXPECT_EQ(renewed->status, RenewStatus::renewed) << "the holder of the replicated lease keeps it";
+}
+
 }  // namespace
 }  // namespace fencelock::test_support
