@@ -91,9 +91,11 @@ TEST_P(ContentionStorm, FiftyJobsOnOneResourceFinishInOrder) {
     }
     const Report report = check_history({.completion_bound = bound});
     expect_verdict(report);
+    expect_linearizability_caught();
     summary("contention_storm")
         .add("protection", "lock + target fence check")
         .report(report)
+        .linearizability(lin)
         .add("threads", threads)
         .add("jobs", jobs)
         .add("jobs_ok", jobs_ok)

@@ -63,9 +63,11 @@ TEST_P(DbWriteDelayed, WriteArrivingAfterTheTakeoverIsRejectedOnlyWithFencing) {
     }
     const Report report = check_history();
     expect_verdict(report);
+    expect_linearizability_caught();
     summary("db_write_delayed_past_takeover")
         .add("protection", "target fence check")
         .report(report)
+        .linearizability(lin)
         .add("delayed_by", delay->how())
         .add("late_write", std::string(to_string(arrived)))
         .add("lease_ms", lease.count())

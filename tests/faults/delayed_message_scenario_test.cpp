@@ -102,9 +102,11 @@ TEST_P(DelayedRelease, LateReleaseLeavesTheNewOwnersLeaseIntact) {
     }
     const Report report = check_history();
     expect_verdict(report);
+    expect_linearizability_caught();
     summary("release_delayed_past_takeover")
         .add("protection", "compare-and-delete release + target fence check")
         .report(report)
+        .linearizability(lin)
         .add("late_release", released)
         .flag("new_owner_intact", intact)
         .flag("third_holder_got_in", lease_c.has_value())
@@ -170,9 +172,11 @@ TEST_P(DelayedRenewal, LateRenewalDoesNotExtendTheNewOwnersLease) {
     }
     const Report report = check_history();
     expect_verdict(report);
+    expect_linearizability_caught();
     summary("renewal_delayed_past_takeover")
         .add("protection", "target fence check")
         .report(report)
+        .linearizability(lin)
         .add("loss_reason", std::string(to_string(*lease_a.loss())))
         .add("new_owner_renewals", static_cast<std::int64_t>(info->holder->renewals))
         .add("renewal_stalled_ms", stalled_ms)

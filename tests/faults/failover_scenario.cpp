@@ -198,6 +198,7 @@ void FailoverScenario::run(const std::string& scenario) {
     } else {
         EXPECT_FALSE(report.lease_order.empty()) << "the control's stale write was not caught";
         EXPECT_FALSE(report.unique_fence.empty()) << "the control issued no fence twice";
+        expect_linearizability_caught();  // X's accepted write wipes the post-failover appends
     }
 
     std::printf("promotion %lld ms after the kill; first accepted write %lld ms after it (%zu attempts); "
@@ -211,6 +212,7 @@ void FailoverScenario::run(const std::string& scenario) {
         .add("topology", std::string(topology->name()))
         .add("protection", std::string(fences->describe()))
         .report(report)
+        .linearizability(lin)
         .add("v_unique_fence", static_cast<std::int64_t>(report.unique_fence.size()))
         .add("v_lease_order", static_cast<std::int64_t>(report.lease_order.size()))
         .add("promotion_ms", promotion_ms)

@@ -66,9 +66,11 @@ TEST_P(HolderPaused, StaleWriteAfterThreeLeasesIsRejectedOnlyWithFencing) {
         EXPECT_FALSE(report.final_state.empty()) << "B's append should be lost";
     }
     expect_verdict(report);
+    expect_linearizability_caught();
     summary("holder_paused_3x")
         .add("protection", "target fence check")
         .report(report)
+        .linearizability(lin)
         .add("stale_rejected", stale_rejected)
         .add("lease_ms", lease.count())
         .add("paused_ms", std::chrono::duration_cast<std::chrono::milliseconds>(paused_for).count())

@@ -80,6 +80,7 @@ TEST_P(LostAcquireReply, SameOwnerRetryRecoversTheLeaseAndItsFence) {
     summary("acquire_reply_lost")
         .add("protection", "same-owner retry")
         .report(report)
+        .linearizability(lin)
         .flag("reacquired", got->reacquired)
         .add("fence", static_cast<std::int64_t>(got->fence.value()))
         .add("counter", static_cast<std::int64_t>(info->last_fence.value()))

@@ -53,6 +53,7 @@ TEST_P(QueueStorm, FiftyJobsOnOneRecordCommitInFenceOrder) {
     summary("queue_contention_storm")
         .add("protection", "per-record lock + store fence check")
         .report(report)
+        .linearizability(lin)
         .add("workers", workers)
         .add("jobs", jobs_n)
         .add("jobs_completed", static_cast<std::int64_t>(stats().counter("completed")))

@@ -93,12 +93,14 @@ TEST_P(RedisPaused, KeeperRidesOutHalfALeaseAndLosesThreeLeasesSafely) {
 
     const Report report = check_history();
     expect_verdict(report);
+    expect_linearizability_caught();
     const Report half = check(only(history(), r1));
     EXPECT_EQ(half.total(), 0u) << "nothing may go wrong while the keeper rides out a short pause";
     const Report three = check(only(history(), r2));
     summary("redis_paused_half_lease")
         .add("protection", "keeper retries (no takeover possible: the negative control is the 3x phase)")
         .report(half)
+        .linearizability(lin.only(r1))
         .add("lease_ms", lease1.count())
         .add("paused_ms", std::chrono::duration_cast<std::chrono::milliseconds>(resumed1 - paused1).count())
         .flag("lease_lost", lost1)
@@ -107,6 +109,7 @@ TEST_P(RedisPaused, KeeperRidesOutHalfALeaseAndLosesThreeLeasesSafely) {
     summary("redis_paused_3x_lease")
         .add("protection", "target fence check")
         .report(three)
+        .linearizability(lin.only(r2))
         .add("lease_ms", lease2.count())
         .add("paused_ms", std::chrono::duration_cast<std::chrono::milliseconds>(resumed2 - paused2).count())
         .add("loss_noticed_after_ms", loss_noticed)

@@ -69,11 +69,13 @@ TEST_P(RedisRestart, TheFirstFenceAfterARestartIsAboveEveryEarlierOneAndItsWrite
     }
     const Report report = check_history();
     expect_verdict(report);
+    expect_linearizability_caught();
     std::printf("after the restart: %d attempts, %d refused as stale, %lld ms until a write succeeded\n", attempts,
                 rejected, static_cast<long long>(recovery_ms));
     summary("redis_restart_no_persistence")
         .add("protection", "fences that follow the server clock + target fence check")
         .report(report)
+        .linearizability(lin)
         .add("last_fence_before_restart", static_cast<std::int64_t>(last_before))
         .add("stale_rejected", rejected)
         .add("attempts_until_accepted", attempts)

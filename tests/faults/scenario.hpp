@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "faults/history.hpp"
+#include "faults/linearizability.hpp"
 #include "faults/target.hpp"
 #include "faults/worker.hpp"
 #include "fencelock/client.hpp"
@@ -41,6 +42,9 @@ public:
     Summary& flag(const std::string& key, bool value);
     /// violations, stale_accepted and the count per property.
     Summary& report(const Report& r);
+    /// v_linearizability (resources not linearizable), linearizable_resources and
+    /// linearizability_inconclusive.
+    Summary& linearizability(const LinearizabilityReport& r);
     /// Prints the line on stdout.
     void print() const;
 
@@ -94,10 +98,19 @@ protected:
     std::unique_ptr<Recorder> recorder(const std::string& name);
     /// Ops of every recorder and child process, the target's log and final values.
     History history();
-    /// Checks the history and prints every violation found.
+    /// Checks the history and prints every violation found. Also runs the linearizability
+    /// check (linearizability.hpp) on the same history, leaving out the holds that
+    /// options.not_replicated leaves out of exclusion, keeps its report in `lin` and prints
+    /// its headline and findings.
     Report check_history(const CheckOptions& options = {});
-    /// Fenced: no violation (each one is a test failure). Unfenced: at least one.
+    /// Fenced: no violation, of `report` or of `lin` (each one is a test failure). Unfenced: at
+    /// least one in `report`; what `lin` found is printed, and asserted only where a scenario
+    /// calls expect_linearizability_caught().
     void expect_verdict(const Report& report);
+    /// Unfenced only (no-op when fenced): `lin` flags at least one resource. For the negative
+    /// controls whose violation is one the models can see: a stale write accepted, a lost
+    /// update, overlapping holds, an element applied twice.
+    void expect_linearizability_caught();
     /// True once Redis holds no lease for `resource`.
     bool lock_gone(LockClient& c, const std::string& resource);
     /// After SIGKILL: the ops `process` left open may or may not have taken effect. Records
@@ -110,6 +123,8 @@ protected:
     std::string target_location;
     std::unique_ptr<local::RedisServer> redis;
     std::unique_ptr<Target> target;
+    /// The linearizability check of the last check_history().
+    LinearizabilityReport lin;
 };
 
 ResourceName res(const std::string& name);

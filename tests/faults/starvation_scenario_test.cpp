@@ -94,9 +94,11 @@ TEST_P(CpuStarvation, HoldersUnderLoadLeaveACleanHistory) {
     }
     const Report report = check_history({.completion_bound = 30s});
     expect_verdict(report);
+    expect_linearizability_caught();
     summary("cpu_starvation")
         .add("protection", "target fence check")
         .report(report)
+        .linearizability(lin)
         .add("busy_threads", static_cast<std::int64_t>(2 * cores))
         .add("holders", workers)
         .add("rounds", workers * rounds)

@@ -82,9 +82,11 @@ TEST_P(RedisUnavailable, AcquireFailsClosedAndNothingIsWritten) {
     }
     const Report report = check_history();
     expect_verdict(report);
+    expect_linearizability_caught();
     summary("redis_unavailable")
         .add("protection", "fail closed (no lease, no write)")
         .report(report)
+        .linearizability(lin)
         .add("acquire_errors", acquire_errors)
         .add("acquired", granted)
         .add("writes_accepted", static_cast<std::int64_t>(h.accepted.size()))
