@@ -86,6 +86,11 @@ struct HolderState {
 struct LockInfo {
     /// The counter's current value: the last fence ever issued for this resource (0: none).
     FencingToken last_fence{0};
+    /// The Redis server's wall clock (TIME) when it read this snapshot: set against the
+    /// caller's clock at the reply, it shows the server-to-client clock offset (to within the
+    /// round trip). Leases never depend on it; fences across a failover assume the servers'
+    /// clocks agree (docs/DESIGN.md, "Clock skew").
+    std::chrono::system_clock::time_point server_time{};
     /// Set when the lock is currently held.
     std::optional<HolderState> holder;
 };

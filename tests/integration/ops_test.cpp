@@ -99,6 +99,32 @@ TEST_F(LockTest, ForceReleaseOfAnIdleLeaseDeletesItAndAudits) {
     EXPECT_EQ(*late, ReleaseStatus::not_owner);
 }
 
+// The operator's last resort works on a damaged record too: a holder record whose times and
+// fence are not numbers used to fail force-release with an error. It now counts as renewed just
+// now for what is left of its TTL (refused without --even-if-active, nothing changed), and is
+// deleted and audited with fence 0 when forced.
+TEST_F(LockTest, ForceReleaseOfADamagedHolderRecordIsRefusedOrForcedNotAnError) {
+    auto c = client();
+    LockAdmin admin(c);
+    const auto r = resource("damaged:1");
+    ASSERT_TRUE(c.try_acquire(r, {.lease = 30s}));
+    redis->cli({"HSET", "lock:{damaged:1}", "meta", "garbage", "fence", "not-a-fence"});
+    const std::string before = redis->snapshot();
+    auto refused = admin.force_release(r, {.reason = "damaged", .operator_name = "ops@test"});
+    ASSERT_TRUE(refused) << refused.error().message();
+    EXPECT_EQ(refused->status, ForceReleaseStatus::active);
+    EXPECT_GT(refused->lease, 20s) << "what is left of its TTL";
+    EXPECT_EQ(redis->snapshot(), before) << "a refused force-release must change nothing";
+    auto forced = admin.force_release(r, {.reason = "damaged", .operator_name = "ops@test", .even_if_active = true});
+    ASSERT_TRUE(forced) << forced.error().message();
+    EXPECT_EQ(forced->status, ForceReleaseStatus::released);
+    EXPECT_EQ(forced->fence, FencingToken{0}) << "a fence that is not one is reported as 0";
+    EXPECT_EQ(redis->cli({"EXISTS", "lock:{damaged:1}"}), "0");
+    auto log = admin.audit_log(r, 10);
+    ASSERT_TRUE(log);
+    ASSERT_EQ(log->size(), 1u);
+}
+
 TEST_F(LockTest, ForceReleaseEvenIfActiveIsAuditedAsSuch) {
     auto c = client();
     LockAdmin admin(c);

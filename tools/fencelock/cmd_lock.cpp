@@ -76,10 +76,15 @@ int run_release(const Globals& g, const std::string& r, const std::string& owner
 int run_inspect(const Globals& g, const std::string& r) {
     const auto resource = parse_resource(r);
     auto client = make_client(g);
+    const auto sent = std::chrono::system_clock::now();
     auto result = client.inspect(resource);
+    const auto received = std::chrono::system_clock::now();
     if (!result) return redis_failure(result.error());
+    // Server minus this host, against the middle of the round trip (TIME was read inside it).
+    const auto offset = std::chrono::duration_cast<std::chrono::milliseconds>(result->server_time -
+                                                                              (sent + (received - sent) / 2));
     json out{{"resource", resource.str()}, {"held", result->holder.has_value()},
-             {"last_fence", result->last_fence.value()}};
+             {"last_fence", result->last_fence.value()}, {"server_clock_offset_ms", offset.count()}};
     if (const auto& h = result->holder) {
         out.update({{"owner", h->owner}, {"fence", h->fence.value()}, {"pttl_ms", h->ttl.count()},
                     {"lease_ms", h->lease.count()}, {"held_for_ms", h->held_for.count()},

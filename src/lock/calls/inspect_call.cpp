@@ -23,6 +23,7 @@ std::expected<LockInfo, std::error_code> decode_inspect(const Reply& reply) {
     if (!is_array(reply, fields_from) || (reply.elements.size() - fields_from) % 2 != 0) return malformed_reply();
     if (!as_fence(reply.elements[last_fence_at], info.last_fence)) return corrupt_key();
     if (!as_int(reply.elements[now_ms_at], now) || !as_int(reply.elements[pttl_at], pttl)) return malformed_reply();
+    info.server_time = std::chrono::system_clock::time_point(milliseconds(now));
     if (reply.elements.size() == fields_from) return info;  // not held
 
     HolderState h;

@@ -37,17 +37,29 @@ end
 -- acquisition and its first lease count.
 local fields = redis.call('HMGET', KEYS[1], 'fence', 'renewed_ms', 'lease_ms', 'meta', 'acquired_ms')
 local now_ms = server_ms()
+-- A damaged record must not stop the operator's last resort: a fence that is not one is
+-- reported (and audited) as '0', and a record that cannot say when it was renewed counts as
+-- renewed just now for what is left of its TTL (its holder can rely on it no longer; its
+-- renewals fail on the damage anyway), so only --even-if-active deletes it before then.
+local fence = fields[1]
+if not (fence and string.find(fence, '^[1-9]%d*$') and #fence <= 16) then fence = '0' end
 local acquired, first_lease = lease_meta(fields[4])
 local lease_ms = tonumber(fields[3]) or first_lease
-local since_renew = now_ms - (tonumber(fields[2]) or acquired or tonumber(fields[5]))
+local last = tonumber(fields[2]) or acquired or tonumber(fields[5])
+local since_renew
+if last and lease_ms then
+    since_renew = now_ms - last
+else
+    since_renew, lease_ms = 0, math.max(redis.call('PTTL', KEYS[1]), 0)
+end
 if ARGV[5] ~= '1' and since_renew < lease_ms then
-    return {3, owner, fields[1], since_renew, lease_ms}
+    return {3, owner, fence, since_renew, lease_ms}
 end
 redis.call('XLEN', KEYS[2])  -- an audit key of the wrong type fails here, before the DEL
 redis.call('DEL', KEYS[1])
 redis.pcall('SPUBLISH', ARGV[6], '')  -- without channel permission: no wake-up
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', 10000, '*',
-    'resource', ARGV[1], 'owner', owner, 'fence', fields[1], 'reason', ARGV[2],
+    'resource', ARGV[1], 'owner', owner, 'fence', fence, 'reason', ARGV[2],
     'operator', ARGV[3], 'time_ms', now_ms, 'since_renew_ms', since_renew,
     'forced_active', ARGV[5])
-return {1, owner, fields[1], since_renew, id}
+return {1, owner, fence, since_renew, id}

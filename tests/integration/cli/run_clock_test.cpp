@@ -2,6 +2,7 @@
 // expires keys by mstime()). `run` must stop its command within about a second of the step, so
 // a second `run` started 2.5 s after the step never overlaps the first. The server runs under
 // the clock shim (tests/support/clock_offset.hpp).
+#include <cstdlib>
 #include <string>
 
 #include "integration/cli/run_fixture.hpp"
@@ -39,6 +40,21 @@ TEST_F(RunClockTest, AForwardStepOfTheServersClockStopsTheCommandBeforeTheNextHo
     const json j = summary(slurp(path("fencelock.err")));
     EXPECT_EQ(j["lease_lost"], true);
     EXPECT_EQ(j["loss_reason"], "clock_step") << j.dump();
+}
+
+// inspect shows how far the server's clock is from this host's: the offset a failover's fences
+// depend on (docs/DESIGN.md, "Clock skew").
+TEST_F(RunClockTest, InspectShowsTheServersClockOffset) {
+    const auto offset = [&] {
+        const auto r = local::run_process(cli({"inspect", "offset"}));
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return json::parse(r.out)["server_clock_offset_ms"].get<std::int64_t>();
+    };
+    EXPECT_LT(std::abs(offset()), 500) << "one machine, one clock";
+    clock.set(-60s);
+    const auto behind = offset();
+    EXPECT_GT(behind, -60'500);
+    EXPECT_LT(behind, -59'500);
 }
 
 }  // namespace
