@@ -74,9 +74,15 @@ What it does **not** protect against:
   Redis TIME in us), so a failover that loses the last increments, or a restart without
   persistence, still issues fences above every earlier one (the failover and restart scenarios
   measure this) provided the promoted server's clock is not behind the old master's by more
-  than the failover took. The lease itself is not linearizable under asynchronous replication:
-  a lease that had not reached the replica can be granted again after a failover; the fence is
-  what keeps the data safe.
+  than the failover took. A grant whose counter leads the server's clock by more than 1 s is
+  logged and counted (`fencelock_clock_behind_total`), so such a lag is seen, not prevented.
+  The lease itself is not linearizable under asynchronous replication: a lease that had not
+  reached the replica can be granted again after a failover (Sentinel's failover grace waits
+  it out; Cluster has none); the fence is what keeps the data safe.
+- Server clocks that step instead of slewing. Redis expires keys by its wall clock, so a forward
+  step ends every lease early; the keeper notices within about a second on a single server or a
+  Sentinel master (a step on Cluster at the next renewal) and stops the holders, but a second
+  holder may already have been granted meanwhile: the fence keeps the data safe.
 - Two stores written under one fence without a shared transaction: each store checks the fence
   on its own; make one of them the source of truth.
 - Code that ignores the stop token and keeps writing to an unfenced side channel.
@@ -113,6 +119,34 @@ redis-server or PostgreSQL, and the regression test that failed before the fix a
 | second review: CMD's children outlived CMD and the lease | `RunTest.WhatIsLeftOfCmdsGroupDiesBeforeTheLeaseIsReleased` | left running, reported as stragglers | killed before the lease is released |
 | password fragments in messages | `SecretTest.PostgresPasswordNeverReachesTheOutput`, `DatabaseUrl.RedactedHidesEveryByteOfThePassword` | a password with `@` broke the URL and libpq printed part of it | own URL parser, libpq keyword/value pairs, every message scrubbed |
 """
+
+
+# Regression scenarios of the hostile review's findings (safety round 3) that live outside the
+# summary table: the fault suite's own print their figures below; the others run in the
+# integration, Sentinel and Cluster suites against real servers.
+REGRESSIONS = [
+    ("LateLoss.ACommandIgnoringSigtermIsGoneBeforeACompetitorCanAcquire (faults)",
+     "`run --lease 8s --grace 2s` whose command ignores SIGTERM and writes a tick every 20 ms; its renewals stall (proxy).",
+     "The command's last tick comes before the competitor's grant (SIGKILL at safe-until)."),
+    ("RunClockTest.AForwardStepOfTheServersClockStopsTheCommandBeforeTheNextHolderStarts (integration)",
+     "redis-server's wall clock steps 120 s forward (clock shim) under `run --lease 30s`.",
+     "The command is gone within 2.5 s (`loss_reason` clock_step); a second run then acquires."),
+    ("FenceClockTest.AGrantOnAServerWhoseClockSteppedBackSaysHowFarBehindItIs (integration)",
+     "The server's clock steps 60 s back after a grant.",
+     "The next grant reports the clock 59-61 s behind its counter (redis_clock_behind, fencelock_clock_behind_total)."),
+    ("FailoverGrace.ASentinelWhoseClockSteppedForwardCannotShortenTheGrace (sentinel)",
+     "A failover that loses a lease; the sentinel the client asks first then steps its clock 60 s forward.",
+     "The new master still refuses inside the grace (youngest age of a majority), and grants after the lost lease ran out."),
+    ("ClusterFailover.OnlyAReplicatedLeaseSurvivesAMasterFailover (cluster)",
+     "A cluster master with an unreplicated and a replica-acknowledged lease is killed; its replica is promoted.",
+     "The unreplicated lease is granted again at once (Cluster has no grace: documented); the acknowledged one is refused to others."),
+    ("RunTreeTest.* (integration)",
+     "Processes outside the command's group: GNU timeout's child, a `set -m` job, a setsid orphan of a double fork.",
+     "Each is gone at lease loss, at the command's exit and when fencelock is SIGKILLed."),
+    ("DirectHandoffTest.AGrantToAWaiterOfTheReleasingClientIsBoundedByItsPlaceToo (integration)",
+     "A waiter of the releasing client with a 1.5 s place and a 60 s lease is granted the lock by that client's release.",
+     "The grant ends with the waiter's place, not a whole lease later."),
+]
 
 
 def git(*args):
@@ -179,6 +213,11 @@ def main():
             off_cell = (f"{off['violations']} / {off['stale_accepted']} (off: {off.get('protection', '')}; "
                         f"caught by {caught(off)})" if off else "not run")
             out.append(f"| {name} | {backend} | {on_cell} | {off_cell} | {figures(on) if on else ''} |")
+    figure_lines = sorted({l.split("[figures] ", 1)[1].strip() for l in run.stdout.splitlines() if "[figures] " in l})
+    out += ["", "## Regression scenarios of safety round 3", "", "| test | injection | must hold |", "|---|---|---|"]
+    out += [f"| {name} | {injection} | {expected} |" for name, injection, expected in REGRESSIONS]
+    out += ["", "Figures the fault suite's other tests printed in this run:", ""]
+    out += [f"- {l}" for l in figure_lines]
     out += ["", HARDENING, "## Raw lines", "", "```"] + sorted(lines) + ["```", ""]
     with open(output, "w") as f:
         f.write("\n".join(out))

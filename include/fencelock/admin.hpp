@@ -24,7 +24,11 @@ class ConnectionPool;
 /// A held lock found by LockAdmin::list_locks().
 struct HeldLock {
     ResourceName resource;
+    /// Empty when `unreadable` is set.
     HolderState holder;
+    /// The lock exists but its record could not be read (corrupt_key: damaged fields): listed
+    /// so that an operator sees it, and can force-release it, instead of its being left out.
+    std::error_code unreadable{};
 };
 
 /// What an operator asks of force_release().

@@ -106,7 +106,8 @@ Result<std::vector<HeldLock>> LockAdmin::list_locks(std::string_view glob, std::
         auto resource = ResourceName::make(resources[i]);
         if (!resource || !(*results)[i]) continue;  // not one of ours, or gone meanwhile
         auto info = detail::decode_inspect(*(*results)[i]);
-        if (info && info->holder) locks.push_back({*resource, *info->holder});
+        if (!info) locks.push_back({*resource, HolderState{}, info.error()});  // damaged: shown, not skipped
+        else if (info->holder) locks.push_back({*resource, *info->holder});
     }
     return locks;
 }

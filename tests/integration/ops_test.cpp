@@ -33,6 +33,23 @@ TEST_F(LockTest, ListFindsHeldLocksByPattern) {
     EXPECT_EQ(limited->size(), 2u);
 }
 
+// A lock whose record is damaged is listed as unreadable (it used to be left out silently, so
+// an operator could not see what to repair or force-release).
+TEST_F(LockTest, ListShowsALockItCouldNotRead) {
+    auto c = client();
+    LockAdmin admin(c);
+    ASSERT_TRUE(c.try_acquire(resource("good"), {.lease = 30s}));
+    ASSERT_TRUE(c.try_acquire(resource("damaged"), {.lease = 30s}));
+    redis->cli({"HSET", "lock:{damaged}", "fence", "not-a-fence"});
+    auto all = admin.list_locks("*", 100);
+    ASSERT_TRUE(all) << all.error().message();
+    ASSERT_EQ(all->size(), 2u) << "the damaged lock was left out";
+    for (const auto& l : *all) {
+        if (l.resource.str() == "damaged") EXPECT_EQ(l.unreadable, make_error_code(errc::corrupt_key));
+        else EXPECT_FALSE(l.unreadable);
+    }
+}
+
 TEST_F(LockTest, ForceReleaseRefusesAnActiveLeaseAndChangesNothing) {
     auto c = client();
     LockAdmin admin(c);

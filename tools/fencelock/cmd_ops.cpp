@@ -30,6 +30,9 @@ std::string default_operator() {
 }
 
 json holder_json(const HeldLock& lock) {
+    if (lock.unreadable)
+        return {{"resource", lock.resource.str()}, {"unreadable", redis_error_name(lock.unreadable)},
+                {"message", lock.unreadable.message()}};
     const HolderState& h = lock.holder;
     return {{"resource", lock.resource.str()}, {"owner", h.owner}, {"fence", h.fence.value()},
             {"pttl_ms", h.ttl.count()}, {"lease_ms", h.lease.count()}, {"held_for_ms", h.held_for.count()},
