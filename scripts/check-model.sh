@@ -4,28 +4,14 @@
 # the broken clock assumption) must be found, breaking the property it is meant to break. One
 # the search does not find fails the check: a checker that cannot fail proves nothing. Works in a temporary folder
 # (nothing is written into the tree); --keep leaves it, with the trails, and prints its path.
-# Installs spin (a Debian package) if it is missing, as scripts/install-deps.sh does.
+# Installs spin (a Debian package) if it is missing, through scripts/install-deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model="$PWD/model/lease.pml"
 keep=0
 [ "${1:-}" = "--keep" ] && keep=1
 
-missing=()
-for p in spin gcc; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "check-model: installing ${missing[*]}" >&2
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "check-model: run as root or install sudo" >&2; exit 1; }
-    sudo="sudo"
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+scripts/install-deps.sh spin gcc
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fencelock-model.XXXXXX")
 if [ $keep -eq 1 ]; then echo "check-model: runs kept in $work" >&2; else trap 'rm -rf "$work"' EXIT; fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages fencelock needs to build, test and run its demo, and only those
 # that are missing: safe to re-run, and quick when everything is there already.
+# With arguments, installs only those packages (scripts/check-model.sh: spin gcc).
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   chromium libpng-dev  # the demo timeline's screenshot test
 )
+[ $# -gt 0 ] && packages=("$@")
 
 missing=()
 for p in "${packages[@]}"; do
