@@ -110,8 +110,8 @@ struct LockClient::Impl {
     // An attempt made in the local line takes grants from releases of this client (told by the
     // reply: Impl::hand_to_waiter); one that is watched (the waiter hears the
     // release messages) takes them from any release. Such a grant's TTL may be shorter than the
-    // lease (the waiter's place bounds it): the keeper extends a kept lease at once, and a
-    // plain acquire() renews it to its lease before it returns (AcquireLoop's extend step).
+    // lease (the waiter's place bounds it): acquire() and hold() renew it to the lease asked
+    // before they return (AcquireLoop's extend step).
     static detail::DirectGrants direct_mode(bool opted_in, bool in_line, bool watched) {
         if (!opted_in || !in_line) return detail::DirectGrants::refused;
         return watched ? detail::DirectGrants::taken : detail::DirectGrants::own_client;
