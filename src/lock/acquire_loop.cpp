@@ -173,8 +173,9 @@ AcquireStep AcquireLoop::granted(const DirectGrant& g, steady_time now, bool sto
 
 AcquireStep AcquireLoop::finish_handed(AcquireStep finish) {
     if (!plan_.extend_grants || finish.grant.ttl >= plan_.lease) return finish;
+    AcquireStep extend{.kind = Kind::extend, .owner = &plan_.owner, .grant = finish.grant, .sent = finish.sent};
     extending_ = std::move(finish);
-    return {.kind = Kind::extend, .owner = &plan_.owner};
+    return extend;
 }
 
 // The extension renews a lease we hold: renewed, the lease counts from the renewal's send. Gone

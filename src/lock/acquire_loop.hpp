@@ -81,7 +81,7 @@ struct AcquireStep {
         wait_for_release,  ///< wait in the line for a release until `until`; then waited()
         sleep,             ///< not in a line: sleep `delay` unless stopped; then waited(false, ...)
         pass_on,           ///< hand the release that woke us to the next local waiter; then done()
-        extend,            ///< renew the handed lease of `owner` to the plan's lease; then extended()
+        extend,            ///< renew the handed lease of `owner` (`grant`, `sent`) to the plan's lease; then extended()
         leave_line,        ///< best effort: give up `owner`'s place in Redis's line; then done()
         release,           ///< best effort: free a lease `owner` may have been granted; then done()
         finish,            ///< the acquisition is over with `result` (and `error`)

@@ -141,6 +141,11 @@ private:
                 return drive(loop_.done());
             case Kind::extend: {
                 // A grant bounded by its place (lib/handoff.lua) is renewed to the lease asked.
+                // The lock is this client's from the grant on: waiters arriving meanwhile wait
+                // for its release in the local line (a successor grant) instead of attempting.
+                if (!channel_.empty())
+                    lines().hold(channel_, owner_.str(), step.grant.fence.value(),
+                                 safe_until(step.sent, step.grant.ttl, context_.options.clock_drift_factor));
                 const auto sent = steady_clock::now();
                 return run_script_async(context_.loop, scripts::renew,
                                         renew_script_call(context_.options.key_prefix, resource_, *step.owner,
