@@ -172,8 +172,14 @@ std::expected<std::vector<LinOp>, std::string> mutex_ops(std::span<const Op> ops
     return out;
 }
 
-std::expected<std::vector<LinOp>, std::string> register_ops(std::span<const Op> ops,
-                                                            const std::optional<std::string>& final_value) {
+namespace {
+// The writes and successful reads of a data history as the model's operations, then the final
+// read of the state when it is known. `write(op, l)` fills in a write and may refuse the history
+// (its reason); `read(value, l)` fills in what a read (or the final read) returned.
+template <typename Write, typename Read>
+std::expected<std::vector<LinOp>, std::string> data_ops(std::span<const Op> ops,
+                                                        const std::optional<std::string>& final_value, Write write,
+                                                        Read read) {
     const std::int64_t t0 = first_invoke(ops);
     std::vector<LinOp> out;
     for (const auto& op : ops) {
@@ -181,49 +187,49 @@ std::expected<std::vector<LinOp>, std::string> register_ops(std::span<const Op> 
         auto l = timed(op, t0);
         if (!l) continue;
         if (op.kind == OpKind::write) {
-            // Unfenced writes (the negative controls without a lock) are not a fenced
-            // register's history: its first write would already be "stale".
-            if (op.fence == 0) return std::unexpected("writes without a fence (" + l->label + ")");
-            l->kind = LinOp::Kind::write;
-            l->fence = op.fence;
-            // The queue's handler writes inside its transaction and records no value.
-            if (!op.value.empty()) l->value = op.value;
+            if (auto refused = write(op, *l)) return std::unexpected(*refused);
         } else {
-            l->value = op.value;
+            read(op.value, *l);
         }
         out.push_back(std::move(*l));
     }
     if (out.empty()) return out;
     if (final_value) {
         out.push_back(final_read(ops, t0, *final_value));
-        out.back().value = *final_value;
+        read(*final_value, out.back());
     }
     return out;
+}
+}  // namespace
+
+std::expected<std::vector<LinOp>, std::string> register_ops(std::span<const Op> ops,
+                                                            const std::optional<std::string>& final_value) {
+    return data_ops(
+        ops, final_value,
+        [](const Op& op, LinOp& l) -> std::optional<std::string> {
+            // Unfenced writes (the negative controls without a lock) are not a fenced
+            // register's history: its first write would already be "stale".
+            if (op.fence == 0) return "writes without a fence (" + l.label + ")";
+            l.kind = LinOp::Kind::write;
+            l.fence = op.fence;
+            // The queue's handler writes inside its transaction and records no value.
+            if (!op.value.empty()) l.value = op.value;
+            return std::nullopt;
+        },
+        [](const std::string& value, LinOp& l) { l.value = value; });
 }
 
 std::expected<std::vector<LinOp>, std::string> set_ops(std::span<const Op> ops,
                                                        const std::optional<std::string>& final_value) {
-    const std::int64_t t0 = first_invoke(ops);
-    std::vector<LinOp> out;
-    for (const auto& op : ops) {
-        if (op.kind != OpKind::write && (op.kind != OpKind::read || op.outcome != Outcome::ok)) continue;
-        auto l = timed(op, t0);
-        if (!l) continue;
-        if (op.kind == OpKind::write) {
-            if (op.key.empty()) return std::unexpected("a write adds no element (" + l->label + ")");
-            l->kind = LinOp::Kind::add;
-            l->element = op.key;
-        } else {
-            l->elements = split_list(op.value);
-        }
-        out.push_back(std::move(*l));
-    }
-    if (out.empty()) return out;
-    if (final_value) {
-        out.push_back(final_read(ops, t0, *final_value));
-        out.back().elements = split_list(*final_value);
-    }
-    return out;
+    return data_ops(
+        ops, final_value,
+        [](const Op& op, LinOp& l) -> std::optional<std::string> {
+            if (op.key.empty()) return "a write adds no element (" + l.label + ")";
+            l.kind = LinOp::Kind::add;
+            l.element = op.key;
+            return std::nullopt;
+        },
+        [](const std::string& value, LinOp& l) { l.elements = split_list(value); });
 }
 
 }  // namespace fencelock::faults
