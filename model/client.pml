@@ -116,7 +116,14 @@ end:
         if
         :: up[prim] ->
             printf("t=%d thread %d releases\n", now, t);
-            send(t); s_ = prim; o_ = own[t]; release(t);
+            send(t); s_ = prim; o_ = own[t];
+            /* the successor it names: its client's other thread, if that one waits now */
+#ifdef BUG_VOUCH_ANY
+            vouch_ = (cl[1 - t] == cl[t] -> own[1 - t] : 0);
+#else
+            vouch_ = (cl[1 - t] == cl[t] && pc[1 - t] == WAITING -> own[1 - t] : 0);
+#endif
+            release(t); vouch_ = 0;
             if
             :: res_o != 0 && pc[thread_of(res_o)] == WAITING && own[thread_of(res_o)] == res_o ->
                 t2_ = thread_of(res_o);

@@ -77,6 +77,8 @@
  *                            reports, "every answer errs late" (finding 1)
  *   BUG_UNBOUNDED_OWN_GRANT  a grant to a waiter of the releasing client is the whole lease,
  *                            not bounded by the waiter's place (finding 7)
+ *   BUG_VOUCH_ANY            the release vouches for its client's other thread whether or not
+ *                            it still waits (it may have given up, its leave_line lost)
  *   BUG_NO_CLOCK_TERM        fence = counter + 1, a plain INCR
  *   BUG_NO_GRACE             the promoted master grants at once
  *   BUG_TRUST_STALE_GRANT    a grant message is trusted without comparing its fence with the

@@ -8,7 +8,9 @@
  *      share one, and the store accepts writes only in grant order (a paused holder's late
  *      write after a newer lease's is refused);
  *   P3 (assert) a handed lease whose grantee will never use or give it back blocks the lock
- *      no longer than the grantee's place in the line would have. */
+ *      no longer than the grantee's place in the line would have; a grant to the successor
+ *      its releaser vouched still waited, no longer than the lease it asked for (what a lease
+ *      it took by its own attempt at that moment would). */
 
 #include "config.pml"
 #include "state.pml"

@@ -58,7 +58,7 @@ inline issue(s, o, a_ttl, h, bnd) {
 /* lib/handoff.lua hand_on, the lock free: grant the first live waiter (every waiting attempt
  * here opted in to direct grants). rc: the releasing client, 0 for leave_line. A grant to a
  * waiter of rc is told by the reply (res_*), any other by the message gm_*. The TTL is at
- * most what is left of the grantee's place. */
+ * most what is left of the grantee's place, except for the successor rc vouches for (vouch_). */
 inline hand_on(s, rc) {
     res_o = 0;
     first_live(s);
@@ -77,7 +77,19 @@ inline hand_on(s, rc) {
         :: else -> skip
         fi;
 #endif
-        issue(s, fl_, ttl_, 1, node[s].dl[fl_]);
+        /* the releaser's successor, which its client vouches waits now, gets the whole
+         * lease. The ghost bound reads the truth, not the vouch: a grantee that does wait
+         * now is bounded as a lease it took by its own attempt at this moment would be. */
+        if
+        :: own_ && fl_ == vouch_ -> ttl_ = L
+        :: else -> skip
+        fi;
+        bnd_ = node[s].dl[fl_];
+        if
+        :: own_ && pc[thread_of(fl_)] == WAITING && own[thread_of(fl_)] == fl_ -> bnd_ = clk(s) + L
+        :: else -> skip
+        fi;
+        issue(s, fl_, ttl_, 1, bnd_);
         drop_place(s, fl_);
         t2_ = thread_of(fl_);
         if

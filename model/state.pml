@@ -83,4 +83,4 @@ byte max_fence_issued;
 hidden byte i_, s_, o_, fl_, new_fence, ttl_, t2_, cnt_;
 hidden short e0_, e1_, e2_, lo_, hi_;
 hidden byte res_o, res_f, res_t, res_g;
-hidden byte own_, holds_, p3_overdue;
+hidden byte own_, holds_, p3_overdue, vouch_, bnd_;

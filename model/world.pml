@@ -112,7 +112,9 @@ end:
         fi;
         update_grace();
         /* P3: a handed lease nobody will use or give back blocks the lock no longer than
-         * its grantee's place would have (finding 7: the lock sits idle a whole lease). */
+         * its grantee's place would have (finding 7: the lock sits idle a whole lease), or,
+         * granted to a successor its releaser vouched waited, than a lease that successor
+         * took by its own attempt at the release. */
         p3_overdue = (up[prim] && node[prim].owner != 0 && node[prim].bound != 0 &&
                       gaveup[node[prim].owner] && clk(prim) >= node[prim].bound);
         assert(!p3_overdue) }

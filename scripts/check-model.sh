@@ -80,6 +80,7 @@ runs=(
   "bug-oldest-age          P1       -DBUG_OLDEST_SENTINEL_AGE"
   "bug-oldest-age-cut-off  P1       -DBUG_OLDEST_SENTINEL_AGE -DSENTINEL_CLOCKS_STAY"
   "bug-unbounded-own-grant P3       -DLINE -DBUG_UNBOUNDED_OWN_GRANT"
+  "bug-vouch-any           P3       -DLINE -DBUG_VOUCH_ANY"
   "bug-no-clock-term       P2-fence -DBUG_NO_CLOCK_TERM"
   "bug-no-clock-term-store P2-store -DBUG_NO_CLOCK_TERM -DSTORE_CHECK_ONLY -DMAXFO=1 -DACQS0=2 -DH=4"
   "bug-no-grace            P1       -DBUG_NO_GRACE"

@@ -132,6 +132,8 @@ public:
     /// After pass_on, leave_line or release.
     AcquireStep done();
 
+    /// When the wait ends (start() sets it).
+    steady_time deadline() const noexcept { return deadline_; }
     unsigned attempts() const noexcept { return attempts_; }
     /// Attempts Redis refused because another owner held the lock or a fair waiter came first,
     /// and attempts a promoted master's failover grace held back.

@@ -104,7 +104,8 @@ private:
             case Kind::attempt: return attempt();
             case Kind::join_line: {
                 std::size_t ahead = 0;
-                ticket_ = lines().join(channel_, owner_.str(), options_.lease, options_.max_hold, weak_from_this(), ahead);
+                ticket_ = lines().join(channel_, owner_.str(), options_.lease, options_.max_hold, loop_.deadline(),
+                                       weak_from_this(), ahead);
                 in_line_ = true;
                 // Held by this client: its release will name a successor, so wait for that
                 // (no attempt), at most until that lease ends or backoff.max (a release by
@@ -284,7 +285,7 @@ void release_on_loop(const AsyncLockContext& context, const ResourceName& resour
     const std::string channel = make_keys(context.options.key_prefix, resource).released;
     // The next waiter of this client (the front of its line) is named, so that the release can
     // hand it the lock without its ever taking a place in Redis's line.
-    const auto next = context.lines.name_successor(channel);
+    const auto next = context.lines.name_successor(channel, steady_clock::now(), context.options.command_timeout);
     const std::string holder = next ? holder_text(context.holder) : std::string{};
     const Successor successor{next ? std::string_view(next->owner) : std::string_view{},
                               next ? next->lease : std::chrono::milliseconds{}, next ? next->max_hold : std::chrono::milliseconds{},

@@ -7,19 +7,24 @@ namespace fencelock::detail {
 
 AsyncWaitLines::Ticket AsyncWaitLines::join(const std::string& channel, std::string owner,
                                             std::chrono::milliseconds lease, std::chrono::milliseconds max_hold,
-                                            std::weak_ptr<AsyncLineWaiter> waiter, std::size_t& ahead) {
+                                            clock::time_point until, std::weak_ptr<AsyncLineWaiter> waiter,
+                                            std::size_t& ahead) {
     Line& line = lines_[channel];
     ahead = line.entries.size();
-    line.entries.push_back({next_, std::move(owner), lease, max_hold, std::move(waiter)});
+    line.entries.push_back({next_, std::move(owner), lease, max_hold, until, std::move(waiter)});
     return next_++;
 }
 
-std::optional<AsyncWaitLines::Successor> AsyncWaitLines::name_successor(const std::string& channel) {
+std::optional<AsyncWaitLines::Successor> AsyncWaitLines::name_successor(const std::string& channel,
+                                                                        clock::time_point now,
+                                                                        std::chrono::milliseconds margin) {
     auto it = lines_.find(channel);
-    if (it == lines_.end() || it->second.entries.empty()) return std::nullopt;
-    const Entry& front = it->second.entries.front();
-    Successor s{front.owner, front.lease, front.max_hold};
-    if (auto waiter = front.waiter.lock()) waiter->named();  // after the copy: it may act
+    if (it == lines_.end()) return std::nullopt;
+    const auto& entries = it->second.entries;
+    const auto named = std::ranges::find_if(entries, [&](const Entry& e) { return e.until - now >= margin; });
+    if (named == entries.end()) return std::nullopt;
+    Successor s{named->owner, named->lease, named->max_hold};
+    if (auto waiter = named->waiter.lock()) waiter->named();  // after the copy: it may act
     return s;
 }
 

@@ -46,10 +46,11 @@ public:
     using clock = std::chrono::steady_clock;
     using Ticket = std::uint64_t;
 
-    /// Enters the back of `channel`'s line as `owner`, asking for `lease` and `max_hold`;
-    /// `ahead` receives the waiters in front.
+    /// Enters the back of `channel`'s line as `owner`, asking for `lease` and `max_hold`, waiting
+    /// until `until`; `ahead` receives the waiters in front.
     Ticket join(const std::string& channel, std::string owner, std::chrono::milliseconds lease,
-                std::chrono::milliseconds max_hold, std::weak_ptr<AsyncLineWaiter> waiter, std::size_t& ahead);
+                std::chrono::milliseconds max_hold, clock::time_point until, std::weak_ptr<AsyncLineWaiter> waiter,
+                std::size_t& ahead);
     /// Leaves at `now` (no-op for an unknown ticket).
     void leave(const std::string& channel, Ticket t, clock::time_point now);
     /// Whether acquisitions of this client wait for `channel`.
@@ -65,14 +66,17 @@ public:
     /// Hands a wake-up on to the first waiter behind `t`, if any.
     void wake_after(const std::string& channel, Ticket t);
 
-    /// The waiter a release of `channel` by this client names its successor (the front of the
-    /// line: the line is served in order), called back as named; nullopt when nobody waits.
+    /// The waiter a release of `channel` by this client names its successor, called back as
+    /// named: the first (the line is served in order) that still waits at least `margin` past
+    /// `now`, so that the release vouches for a waiter that cannot give up while it is on the
+    /// wire (lib/handoff.lua); nullopt when nobody does.
     struct Successor {
         std::string owner;
         std::chrono::milliseconds lease;
         std::chrono::milliseconds max_hold;
     };
-    std::optional<Successor> name_successor(const std::string& channel);
+    std::optional<Successor> name_successor(const std::string& channel, clock::time_point now,
+                                            std::chrono::milliseconds margin);
     /// After a release of `channel` by this client: if no lease of this client holds it any
     /// more, the front waiter, which may wait for a succession that will not come, attempts.
     void after_release(const std::string& channel);
@@ -97,6 +101,7 @@ private:
         std::string owner;
         std::chrono::milliseconds lease;
         std::chrono::milliseconds max_hold;
+        clock::time_point until;
         std::weak_ptr<AsyncLineWaiter> waiter;
     };
     struct Held {

@@ -100,7 +100,10 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 break;
             }
             case Kind::join_line: {
-                line = notifier_instance().join(channel, owner.str());
+                // A waiter that takes direct grants may be named by this client's releases.
+                std::optional<detail::SuccessorTerms> terms;
+                if (direct_grants) terms = detail::SuccessorTerms{o.lease, o.max_hold, started + o.wait};
+                line = notifier_instance().join(channel, owner.str(), terms);
                 const bool subscribed = line->subscribed(step.until, stop);
                 step = loop.joined(subscribed, line->ahead());
                 break;
@@ -234,13 +237,24 @@ Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken
 }
 
 Result<ReleaseStatus> LockClient::release(const ResourceName& resource, const OwnerToken& owner) {
+    const std::string channel = detail::make_keys(impl_->options.key_prefix, resource).released;
+    // A thread of this client waiting for the lock, vouched for as alive (lib/handoff.lua):
+    // the release grants it the whole lease, so it need not extend a place-bounded one.
+    const auto next = impl_->local_successor(channel);
+    const std::string holder = next ? detail::holder_text(impl_->holder) : std::string{};
+    const detail::Successor successor{next ? std::string_view(next->tag) : std::string_view{},
+                                      next ? next->terms.lease : milliseconds{},
+                                      next ? next->terms.max_hold : milliseconds{}, holder};
+    const auto sent = steady_clock::now();
     auto reply = detail::release_for_client(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner,
-                                            impl_->holder.client_id);
+                                            impl_->holder.client_id, next ? &successor : nullptr);
     const Result<ReleaseStatus> result =
         reply ? Result<ReleaseStatus>(reply->status) : Result<ReleaseStatus>(std::unexpected(reply.error()));
     detail::report_release(impl_->options.observer.get(), resource, owner, result, std::nullopt);
-    if (reply && reply->granted)
-        impl_->hand_to_waiter(detail::make_keys(impl_->options.key_prefix, resource).released, *reply->granted);
+    if (reply && reply->granted) {
+        reply->granted->grant.release_sent = sent;  // its TTL began after this
+        impl_->hand_to_waiter(channel, *reply->granted);
+    }
     return result;
 }
 

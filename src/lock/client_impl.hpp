@@ -158,6 +158,14 @@ struct LockClient::Impl {
         return *notifier;
     }
 
+    // The waiter a release of `channel` names its successor: one that still waits longer than
+    // the release can take (the command timeout), so it is alive when the grant comes back.
+    std::optional<detail::WaitLine::Named> local_successor(const std::string& channel) {
+        std::lock_guard lock(notifier_mutex);
+        if (!notifier) return std::nullopt;
+        return notifier->successor(channel, options.command_timeout);
+    }
+
     bool has_local_waiters(const std::string& channel) {
         std::lock_guard lock(notifier_mutex);
         return notifier && notifier->has_waiters(channel);

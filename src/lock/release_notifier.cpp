@@ -321,8 +321,15 @@ ReleaseNotifier::~ReleaseNotifier() {
     thread_.join();
 }
 
-std::unique_ptr<ReleaseNotifier::Waiter> ReleaseNotifier::join(const std::string& channel, const std::string& owner) {
-    return std::make_unique<Waiter>(state_, channel, owner);
+std::unique_ptr<ReleaseNotifier::Waiter> ReleaseNotifier::join(const std::string& channel, const std::string& owner,
+                                                               std::optional<SuccessorTerms> terms) {
+    return std::make_unique<Waiter>(state_, channel, owner, terms);
+}
+
+std::optional<WaitLine::Named> ReleaseNotifier::successor(const std::string& channel,
+                                                          std::chrono::milliseconds margin) const {
+    std::lock_guard lock(state_->mutex);
+    return state_->plan.successor(channel, std::chrono::steady_clock::now(), margin);
 }
 
 bool ReleaseNotifier::grant(const std::string& channel, std::string_view owner, const DirectGrant& g) {
@@ -342,12 +349,13 @@ bool ReleaseNotifier::subscribed(const std::string& channel) const {
     return state_->plan.confirmed_now(channel);
 }
 
-ReleaseNotifier::Waiter::Waiter(std::shared_ptr<State> state, std::string channel, std::string owner)
+ReleaseNotifier::Waiter::Waiter(std::shared_ptr<State> state, std::string channel, std::string owner,
+                                std::optional<SuccessorTerms> terms)
     : state_(std::move(state)), channel_(std::move(channel)) {
     bool first;
     {
         std::lock_guard lock(state_->mutex);
-        const auto joined = state_->plan.join(channel_, std::move(owner));
+        const auto joined = state_->plan.join(channel_, std::move(owner), terms);
         ticket_ = joined.ticket;
         first = joined.first;
         state_->sleepers[channel_][ticket_] = &cv_;

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "lock/calls/grant_message.hpp"
+#include "lock/wait_line.hpp"
 #include "redis/hiredis_connection.hpp"
 
 namespace fencelock::detail {
@@ -37,7 +38,8 @@ public:
     /// A place in this client's local line for one channel. Leaves the line when destroyed.
     class Waiter {
     public:
-        Waiter(std::shared_ptr<State> state, std::string channel, std::string owner);
+        Waiter(std::shared_ptr<State> state, std::string channel, std::string owner,
+               std::optional<SuccessorTerms> terms);
         ~Waiter();
         Waiter(const Waiter&) = delete;
         Waiter& operator=(const Waiter&) = delete;
@@ -75,8 +77,12 @@ public:
     /// (take_grant()): lets a test know grants reached waiters.
     static std::uint64_t grants_taken() noexcept;
 
-    /// Enters the back of the local line for `channel` as `owner`, subscribing if needed.
-    std::unique_ptr<Waiter> join(const std::string& channel, const std::string& owner);
+    /// Enters the back of the local line for `channel` as `owner`, subscribing if needed;
+    /// `terms`: it takes direct grants, and a release by this client may name it its successor.
+    std::unique_ptr<Waiter> join(const std::string& channel, const std::string& owner,
+                                 std::optional<SuccessorTerms> terms = std::nullopt);
+    /// The waiter a release of `channel` by this client names its successor (WaitLine::successor).
+    std::optional<WaitLine::Named> successor(const std::string& channel, std::chrono::milliseconds margin) const;
     /// Hands a direct grant a release by this client made (its reply says so, no message does)
     /// to this client's waiter `owner` for `channel`, and wakes it. False when no such waiter
     /// is here any more: then the lease is nobody's to use.

@@ -4,10 +4,18 @@
 
 namespace fencelock::detail {
 
-SubscriberPlan::Joined SubscriberPlan::join(const std::string& channel, std::string owner) {
+SubscriberPlan::Joined SubscriberPlan::join(const std::string& channel, std::string owner,
+                                            std::optional<SuccessorTerms> terms) {
     auto& c = channels_[channel];
     const bool first = c.line.empty();
-    return {c.line.join(std::move(owner)), first};
+    return {c.line.join(std::move(owner), terms), first};
+}
+
+std::optional<WaitLine::Named> SubscriberPlan::successor(const std::string& channel, time_point now,
+                                                         std::chrono::milliseconds margin) const {
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return std::nullopt;
+    return it->second.line.successor(now, margin);
 }
 
 SubscriberPlan::Left SubscriberPlan::leave(const std::string& channel, Ticket t, bool granted, time_point now) {

@@ -79,8 +79,12 @@ public:
     /// is watched (and can take a direct grant). Zero: unsubscribed at once.
     explicit SubscriberPlan(std::chrono::milliseconds linger = std::chrono::milliseconds(0)) : linger_(linger) {}
 
-    /// Enters the back of `channel`'s line as `owner`.
-    Joined join(const std::string& channel, std::string owner);
+    /// Enters the back of `channel`'s line as `owner`, with its successor terms if it takes
+    /// direct grants.
+    Joined join(const std::string& channel, std::string owner, std::optional<SuccessorTerms> terms = std::nullopt);
+    /// The waiter of `channel` a release by this client names its successor (WaitLine::successor).
+    std::optional<WaitLine::Named> successor(const std::string& channel, time_point now,
+                                             std::chrono::milliseconds margin) const;
     /// Leaves at `now`; `granted`: the waiter got the lock, so a wake-up it did not consume
     /// stays unused.
     Left leave(const std::string& channel, Ticket t, bool granted, time_point now = {});

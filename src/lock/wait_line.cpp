@@ -5,9 +5,16 @@
 
 namespace fencelock::detail {
 
-WaitLine::Ticket WaitLine::join(std::string tag) {
-    entries_.push_back({next_, false, std::move(tag)});
+WaitLine::Ticket WaitLine::join(std::string tag, std::optional<SuccessorTerms> terms) {
+    entries_.push_back({next_, false, std::move(tag), std::nullopt, terms});
     return next_++;
+}
+
+std::optional<WaitLine::Named> WaitLine::successor(std::chrono::steady_clock::time_point now,
+                                                   std::chrono::milliseconds margin) const {
+    for (const auto& e : entries_)
+        if (e.terms && !e.grant && e.terms->until - now >= margin) return Named{e.tag, *e.terms};
+    return std::nullopt;
 }
 
 std::optional<WaitLine::Ticket> WaitLine::wake(std::string_view tag) {

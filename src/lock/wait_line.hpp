@@ -5,6 +5,7 @@
 // fail. Waking only the longest-waiting thread that is not already awake gives the release to
 // it, in arrival order, and keeps failed attempts near zero. Not thread-safe: the notifier
 // guards it with its mutex.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -16,12 +17,29 @@
 
 namespace fencelock::detail {
 
+/// What a release by this client needs to name a waiter its successor (release.lua ARGV[4..6])
+/// and until when that waiter waits. Only a waiter that takes direct grants has them.
+struct SuccessorTerms {
+    std::chrono::milliseconds lease{0};
+    std::chrono::milliseconds max_hold{0};
+    std::chrono::steady_clock::time_point until{};  ///< its acquisition's deadline
+};
+
 class WaitLine {
 public:
     using Ticket = std::uint64_t;
 
-    /// Enters at the back. `tag` names the waiter for wake(tag) (its owner token).
-    Ticket join(std::string tag = {});
+    /// Enters at the back. `tag` names the waiter for wake(tag) (its owner token); `terms`, if
+    /// it takes direct grants.
+    Ticket join(std::string tag = {}, std::optional<SuccessorTerms> terms = std::nullopt);
+    /// The waiter a release by this client vouches for (its successor): the first that takes
+    /// direct grants, holds no grant yet and still waits at least `margin` past `now`, so that
+    /// it cannot give up while the release is on the wire. Its tag and terms, or nullopt.
+    struct Named {
+        std::string tag;
+        SuccessorTerms terms;
+    };
+    std::optional<Named> successor(std::chrono::steady_clock::time_point now, std::chrono::milliseconds margin) const;
     /// Leaves (no-op for an unknown ticket).
     void leave(Ticket t);
     /// A release happened: wakes the first waiter not already woken and returns it.
@@ -54,6 +72,7 @@ private:
         bool woken;
         std::string tag;
         std::optional<DirectGrant> grant{};
+        std::optional<SuccessorTerms> terms{};
     };
     std::deque<Entry> entries_;
     Ticket next_ = 1;

@@ -85,5 +85,26 @@ TEST(WaitLine, AReleaseThatWasNotMineGoesToTheNextBehindMe) {
     EXPECT_EQ(line.wake_after(999), std::nullopt);
 }
 
+// A release vouches for the waiter it names (lib/handoff.lua grants it the whole lease): only
+// one that takes direct grants, holds no grant yet and waits longer than the release can take.
+TEST(WaitLine, TheSuccessorIsTheFirstWaiterThatTakesGrantsAndStillWaitsLongEnough) {
+    using namespace std::chrono_literals;
+    const auto now = std::chrono::steady_clock::now();
+    WaitLine line;
+    line.join("plain");                              // takes no direct grants
+    line.join("leaving", SuccessorTerms{30s, 60s, now + 500ms});  // gives up within the margin
+    line.join("granted", SuccessorTerms{30s, 60s, now + 60s});
+    line.join("next", SuccessorTerms{20s, 40s, now + 60s});
+    line.join("last", SuccessorTerms{30s, 60s, now + 60s});
+    ASSERT_TRUE(line.grant("granted", DirectGrant{.fence = FencingToken(7), .ttl = 30s}));
+    const auto named = line.successor(now, 1s);
+    ASSERT_TRUE(named);
+    EXPECT_EQ(named->tag, "next");
+    EXPECT_EQ(named->terms.lease, 20s);
+    EXPECT_EQ(named->terms.max_hold, 40s);
+    EXPECT_EQ(line.successor(now + 59500ms, 1s), std::nullopt) << "every waiter gives up within the margin";
+    EXPECT_EQ(WaitLine{}.successor(now, 1s), std::nullopt);
+}
+
 }  // namespace
 }  // namespace fencelock::detail

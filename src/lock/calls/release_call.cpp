@@ -51,8 +51,9 @@ OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName&
 
 std::expected<ReleaseReply, std::error_code> release_for_client(Connection& c, std::string_view prefix,
                                                                 const ResourceName& resource, const OwnerToken& owner,
-                                                                std::string_view client_id) {
-    auto reply = run_script(c, scripts::release, release_script_call(prefix, resource, owner, client_id).view());
+                                                                std::string_view client_id, const Successor* successor) {
+    auto reply =
+        run_script(c, scripts::release, release_script_call(prefix, resource, owner, client_id, successor).view());
     if (!reply) return std::unexpected(reply.error());
     return decode_release_reply(*reply);
 }

@@ -27,8 +27,9 @@ std::expected<ReleaseReply, std::error_code> decode_release_reply(const Reply& r
 /// The same, the status alone.
 std::expected<ReleaseStatus, std::error_code> decode_release(const Reply& reply);
 
-/// The releasing client's next waiter for the lock that has no place in Redis's line: granted
-/// the lock by the release when no live place comes first (release.lua ARGV[4..7]).
+/// The releasing client's next waiter for the lock, vouched for as waiting now: granted the
+/// lock by the release when no live place comes first, the whole lease when its own place is
+/// the first (release.lua ARGV[4..7]).
 struct Successor {
     std::string_view owner;
     std::chrono::milliseconds lease{0};
@@ -44,7 +45,8 @@ OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName&
 /// Compare-and-delete on `c`, serving the next waiter.
 std::expected<ReleaseReply, std::error_code> release_for_client(Connection& c, std::string_view prefix,
                                                                 const ResourceName& resource, const OwnerToken& owner,
-                                                                std::string_view client_id);
+                                                                std::string_view client_id,
+                                                                const Successor* successor = nullptr);
 /// The same for a caller without a client id: no grant is ever reported to it.
 std::expected<ReleaseStatus, std::error_code> release_once(Connection& c, std::string_view prefix,
                                                            const ResourceName& resource, const OwnerToken& owner);

@@ -12,8 +12,9 @@
 -- ARGV[3]  the releasing client's id (optional): a waiter of that same client is granted the
 --          lock (its lease, bounded by its place), and told by this reply instead of a message
 --          (lib/handoff.lua)
--- ARGV[4]  (optional, with ARGV[3]) the releasing client's next waiter for R that has no place
---          in Redis's line (a successor): it is granted the lock if no live place comes first
+-- ARGV[4]  (optional, with ARGV[3]) the releasing client's next waiter for R (its successor),
+--          which that client vouches waits now: it is granted the lock if no live place comes
+--          first, and the whole lease (not bounded by its place) if its own place is the first
 -- ARGV[5]  its lease ms, 1 .. MAX_LEASE_MS   ARGV[6] its max hold ms, lease .. MAX_HOLD_MS
 -- ARGV[7]  its holder text ('<pid> <host> <label>', lib/lease.lua)
 --

@@ -13,7 +13,10 @@
 --     release.lua, equals the one the waiter stored): that client is told by the release's
 --     reply, which it hands to its waiter without a message; a waiter of it that is giving up
 --     sends leave_line, which gives such a lease back, and should that fail the lease still
---     ends with the place;
+--     ends with the place. The one exception is the waiter the releaser names its successor
+--     (ARGV[4]): its client vouches that it waits now, for longer than the release takes, so
+--     it gets the whole lease, like a lease it took by its own attempt (whose reply can be lost
+--     as this one's can), and extends nothing;
 --   - granted by any other release, only to a waiter that hears the release messages (stored
 --     `any`), announced by the message "grant <owner> <fence> <ttl ms>" (owner tokens hold no
 --     spaces, so a client without direct handoff, which wakes the waiter a message names, wakes
@@ -64,8 +67,8 @@ end
 
 -- k: {lock, fence, waiters, deadlines, sleepers, handoff}, the lock already free (deleted);
 -- releaser: the client id of the caller whose release this is, or nil; successor: that
--- client's next waiter without a place, or nil, granted the lock when no live place in Redis's
--- line comes first. Returns the grant made to a waiter of the releaser's own client, {owner,
+-- client's next waiter, or nil, granted the lock when no live place in Redis's line comes
+-- first, and the whole lease when its own place is the first. Returns the grant made to a waiter of the releaser's own client, {owner,
 -- fence, ttl ms}, which no message announces: the caller's reply must. Nil otherwise (a grant
 -- announced by the message, a wake-up, nobody).
 local function hand_on(k, channel, releaser, successor)
@@ -93,8 +96,11 @@ local function hand_on(k, channel, releaser, successor)
         redis.pcall('SPUBLISH', channel, next_owner)
         return nil
     end
-    -- >= 1: first_live's deadline is in the future.
+    -- >= 1: first_live's deadline is in the future. The releaser's own successor is vouched
+    -- for: its client knows it waits now and for longer than this release takes, so its grant
+    -- is the whole lease, as its own attempt would have been.
     local ttl_ms = math.min(a[1], deadline - now_ms)
+    if own and successor and successor.owner == next_owner then ttl_ms = a[1] end
     if not own then
         -- The message first: a grant its waiter cannot be told of (the caller's ACL user may
         -- not publish) would leave the lock idle until the waiter's timer. Then no grant: the
