@@ -6,6 +6,7 @@
 #include "common/log.hpp"
 #include "lock/calls/release_call.hpp"
 #include "lock/calls/renew_call.hpp"
+#include "lock/scripts.hpp"
 #include "lock/lock_events.hpp"
 #include "redis/cluster_connection.hpp"
 
@@ -20,14 +21,14 @@ using State = KeptLease::State;
 // a larger batch as consecutive round trips of this size, each counted from its own send.
 constexpr std::size_t max_round_trip = 1000;
 
-// How often a single-server lane with kept leases reads the server's clock: a forward step is
-// declared within about this long (plus a round trip) instead of at the next renewal.
+// How often a lane with kept leases reads its node's clock: a forward step is declared within
+// about this long (plus a round trip) instead of at the next renewal.
 constexpr std::chrono::seconds clock_probe_every{1};
 
 Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
                std::shared_ptr<LockObserver> observer, double drift_factor)
     : connection_(std::move(connection)), pool_(std::move(pool)), prefix_(std::move(key_prefix)),
-      observer_(std::move(observer)), single_lane_(slot_routes(*connection_) == nullptr), clock_watch_(drift_factor),
+      observer_(std::move(observer)), single_lane_(slot_routes(*connection_) == nullptr), drift_factor_(drift_factor),
       thread_([this](std::stop_token stop) { run(stop); }) {
     // The lane of a single server (or of a cluster before its map is loaded) is ready before
     // the first renewal, as the one sender was: no thread start delays it.
@@ -64,7 +65,15 @@ void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent,
             plan_renewal(lease, ttl < lease->lease ? sent : times.next_renewal);
         }
         dirty_ = true;
-        if (single_lane_) lanes_.front()->work.notify_one();  // starts watching the server's clock
+        // Starts watching the clock of the lease's node now, not at its first renewal.
+        if (single_lane_) {
+            lanes_.front()->work.notify_one();
+        } else if (leases_.contains(lease)) {
+            Lane& lane = lane_for(*lease);
+            if (lane.sample.expired()) lane.sample = lease;
+            lane.kept_news = true;
+            lane.work.notify_one();
+        }
     }
     changed_.notify_all();
 }
@@ -122,7 +131,7 @@ Keeper::Lane& Keeper::lane_for(const KeptLease& lease) {
 Keeper::Lane& Keeper::lane_for_node(const std::optional<ServerAddress>& node) {
     for (auto& lane : lanes_)
         if (lane->node == node) return *lane;
-    auto& lane = *lanes_.emplace_back(std::make_unique<Lane>());
+    auto& lane = *lanes_.emplace_back(std::make_unique<Lane>(drift_factor_));
     lane.node = node;
     lane.open = true;
     lane.sender = std::jthread([this, &lane](std::stop_token stop) { send(lane, stop); });
@@ -180,6 +189,7 @@ void Keeper::hand_to_lanes(steady_time now) {
         Lane& lane = lane_for(*lease);
         if (!lane.open) return false;
         lane.batch.push_back(lease);
+        if (!single_lane_ && lane.sample.expired()) lane.sample = lease;  // the node has kept leases: watch its clock
         if (now > lease->next_renewal)
             stats_.max_send_lateness = std::max(
                 stats_.max_send_lateness, std::chrono::duration_cast<std::chrono::microseconds>(now - lease->next_renewal));
@@ -206,14 +216,17 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
     std::vector<ScriptCall> calls;
     std::unique_lock lock(mutex_);
     while (true) {
-        // One server: wake for the clock probe too, while leases are kept (Cluster lanes share
-        // the keeper's connection, which cannot aim a keyless TIME at a node: not probed).
-        const bool watch_clock = single_lane_ && schedule_.size() > 0;
-        const auto woken = [&] { return !lane.batch.empty() || (!watch_clock && single_lane_ && schedule_.size() > 0); };
-        if (watch_clock) lane.work.wait_until(lock, stop, next_clock_probe_, woken);
+        // Wake for the clock probe too, while the node has kept leases; a single lane also
+        // wakes when the first is kept (activate()), a cluster lane with its first batch.
+        const bool watch_clock = watches_clock(lane);
+        lane.kept_news = false;
+        const auto woken = [&] {
+            return !lane.batch.empty() || (!watch_clock && (single_lane_ ? schedule_.size() > 0 : lane.kept_news));
+        };
+        if (watch_clock) lane.work.wait_until(lock, stop, lane.next_probe, woken);
         else lane.work.wait(lock, stop, woken);
         if (stop.stop_requested()) return;
-        if (single_lane_ && schedule_.size() > 0 && steady_clock::now() >= next_clock_probe_) probe_clock(lock);
+        if (steady_clock::now() >= lane.next_probe && watches_clock(lane)) probe_clock(lane, lock);
         if (lane.batch.empty()) continue;
         for (std::size_t first = 0; first < lane.batch.size() && !stop.stop_requested(); first += max_round_trip) {
             const std::span<const std::shared_ptr<KeptLease>> part(
@@ -237,33 +250,95 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
     }
 }
 
-void Keeper::probe_clock(std::unique_lock<std::mutex>& lock) {
-    next_clock_probe_ = steady_clock::now() + clock_probe_every;
-    lock.unlock();
-    static const std::vector<std::vector<std::string_view>> commands{{"CLIENT", "ID"}, {"TIME"}};
-    const auto sent = steady_clock::now();
-    const auto replies = connection_->pipeline(commands);
-    const auto received = steady_clock::now();
-    lock.lock();
-    if (!replies || replies->size() != 2) return;  // Redis failing: the renewals will tell
-    const Reply& id = (*replies)[0];
-    const Reply& time = (*replies)[1];
-    if (id.kind != Reply::Kind::integer || time.kind != Reply::Kind::array || time.elements.size() != 2) return;
-    std::int64_t seconds = 0, micros = 0;
+bool Keeper::watches_clock(Lane& lane) {
+    if (single_lane_) return schedule_.size() > 0;
+    if (schedule_.size() == 0) {
+        lane.sample.reset();
+        return false;
+    }
+    const auto serves = [&](const std::shared_ptr<KeptLease>& l) {
+        return l && l->state == State::active && !l->leaving && master_hint(*connection_, l->lock_key) == lane.node;
+    };
+    if (serves(lane.sample.lock())) return true;
+    // The sample left or moved: another kept lease of this node, if any (once per sample).
+    lane.sample.reset();
+    for (const auto& l : leases_)
+        if (serves(l)) {
+            lane.sample = l;
+            return true;
+        }
+    return false;
+}
+
+std::optional<ServerClockWatch::Reading> Keeper::read_clock(const std::optional<std::string>& cluster_key) {
     const auto number = [](const Reply& r, std::int64_t& out) {
         const auto [end, ec] = std::from_chars(r.str.data(), r.str.data() + r.str.size(), out);
         return ec == std::errc{} && end == r.str.data() + r.str.size();
     };
-    if (!number(time.elements[0], seconds) || !number(time.elements[1], micros)) return;
-    const auto step = clock_watch_.observe({sent, received, std::chrono::microseconds(seconds * 1'000'000 + micros),
-                                            id.integer});
+    std::int64_t seconds = 0, micros = 0;
+    const auto wall_sent = std::chrono::system_clock::now();
+    const auto sent = steady_clock::now();
+    const auto offset = [&](std::int64_t server_us) {
+        const auto mid = wall_sent + (std::chrono::system_clock::now() - wall_sent) / 2;
+        return std::chrono::microseconds(server_us) -
+               std::chrono::duration_cast<std::chrono::microseconds>(mid.time_since_epoch());
+    };
+    if (!cluster_key) {
+        static const std::vector<std::vector<std::string_view>> commands{{"CLIENT", "ID"}, {"TIME"}};
+        const auto replies = connection_->pipeline(commands);
+        const auto received = steady_clock::now();
+        if (!replies || replies->size() != 2) return std::nullopt;
+        const Reply& id = (*replies)[0];
+        const Reply& time = (*replies)[1];
+        if (id.kind != Reply::Kind::integer || time.kind != Reply::Kind::array || time.elements.size() != 2 ||
+            !number(time.elements[0], seconds) || !number(time.elements[1], micros))
+            return std::nullopt;
+        return ServerClockWatch::Reading{sent, received, std::chrono::microseconds(seconds * 1'000'000 + micros),
+                                         id.integer, offset(seconds * 1'000'000 + micros)};
+    }
+    const ScriptCall call{{*cluster_key}, {}};
+    const auto reply = run_script(*connection_, scripts::clock_probe, call);
+    const auto received = steady_clock::now();
+    if (!reply || reply->kind != Reply::Kind::array || reply->elements.size() != 3 ||
+        !number(reply->elements[0], seconds) || !number(reply->elements[1], micros))
+        return std::nullopt;
+    const auto origin = static_cast<std::int64_t>(std::hash<std::string>{}(reply->elements[2].str));
+    return ServerClockWatch::Reading{sent, received, std::chrono::microseconds(seconds * 1'000'000 + micros), origin,
+                                     offset(seconds * 1'000'000 + micros)};
+}
+
+void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
+    lane.next_probe = steady_clock::now() + clock_probe_every;
+    std::optional<std::string> key;
+    if (!single_lane_) key = lane.sample.lock()->lock_key;  // watches_clock() just found it
+    lock.unlock();
+    const auto reading = read_clock(key);
+    lock.lock();
+    if (!reading) return;  // Redis failing: the renewals will tell
+    const std::string node = lane.node ? lane.node->host + ":" + std::to_string(lane.node->port) : std::string("server");
+    if (lane.clock.new_origin(*reading)) {
+        // A new connection or server: its clock's offset from this host's, said when over 1 s
+        // (inspect shows it always). Only rates matter to leases; a large offset hints at
+        // clocks not kept in sync, which fences across a failover do depend on.
+        const auto offset_ms = std::chrono::duration_cast<std::chrono::milliseconds>(reading->offset).count();
+        if (offset_ms > 1000 || offset_ms < -1000)
+            log_event("warn", "redis_clock_offset",
+                      {{"node", node},
+                       {"offset_ms", offset_ms},
+                       {"hint", "this Redis server's wall clock is far from this host's: check that both "
+                                "follow NTP (fences across a failover follow the servers' clocks)"}});
+    }
+    const auto step = lane.clock.observe(*reading);
     if (!step) return;
     std::vector<std::shared_ptr<KeptLease>> gone;
     for (const auto& lease : leases_)
-        if (lease->state == State::active && !lease->leaving) gone.push_back(lease);
+        if (lease->state == State::active && !lease->leaving &&
+            (single_lane_ || master_hint(*connection_, lease->lock_key) == lane.node))
+            gone.push_back(lease);
     for (const auto& lease : gone) mark_lost(lease, LossReason::clock_step);
     log_event("warn", "redis_clock_stepped",
               {{"step_ms", std::chrono::duration_cast<std::chrono::milliseconds>(*step).count()},
+               {"node", node},
                {"leases_lost", static_cast<std::uint64_t>(gone.size())},
                {"hint", "the Redis server's wall clock jumped forward and Redis expires keys by it: every lease "
                         "there may have ended early. Keep server clocks slewing, never stepping (chrony without "

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -57,10 +58,17 @@ private:
     using Batch = std::vector<std::shared_ptr<KeptLease>>;
     /// One node's renewals: at most one batch on the wire at a time.
     struct Lane {
+        explicit Lane(double drift_factor) : clock(drift_factor) {}
         std::optional<ServerAddress> node;  ///< nullopt: not known (one server, or no slot map yet)
         Batch batch;                        ///< on its way to Redis; empty: idle
         bool open = false;                  ///< idle when the timer's sweep began: takes due leases
         std::condition_variable_any work;   ///< wakes this lane's sender
+        ServerClockWatch clock;             ///< this node's clock (the sender's alone)
+        steady_time next_probe{};
+        /// On a cluster: a kept lease of this node, whose key routes the clock probe there.
+        std::weak_ptr<KeptLease> sample;
+        /// A lease of this node was kept since the sender last looked: it may start watching.
+        bool kept_news = false;
         std::jthread sender;
     };
 
@@ -73,10 +81,16 @@ private:
                       RenewalKind kind = RenewalKind::scheduled);
     void hand_to_lanes(steady_time now);
     void mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason);
-    /// Reads the server's clock (CLIENT ID, TIME in one round trip) on a single-server lane and
-    /// declares every active lease lost when it stepped forward (server_clock_watch.hpp). Called
-    /// by the lane's sender with the mutex held; unlocks it around the round trip.
-    void probe_clock(std::unique_lock<std::mutex>& lock);
+    /// Whether the lane's sender reads its node's clock now: while it has kept leases (on a
+    /// cluster: one whose slot the lane's node serves, kept in lane.sample). Mutex held.
+    bool watches_clock(Lane& lane);
+    /// Reads the lane's node's clock (CLIENT ID and TIME in one round trip; on a cluster node
+    /// the keyed clock_probe script) and declares every active lease of that node lost when it
+    /// stepped forward (server_clock_watch.hpp). Called by the lane's sender with the mutex
+    /// held; unlocks it around the round trip.
+    void probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock);
+    /// One clock reading of the lane's node, or nullopt when it failed (the renewals will tell).
+    std::optional<ServerClockWatch::Reading> read_clock(const std::optional<std::string>& cluster_key);
     void fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost);
 
     std::unique_ptr<Connection> connection_;
@@ -94,8 +108,7 @@ private:
     std::vector<std::shared_ptr<KeptLease>> lost_;  ///< marked lost, callbacks not run yet
     bool dirty_ = false;
     KeeperStats stats_;
-    ServerClockWatch clock_watch_;             ///< the single lane's server (sender thread only)
-    steady_time next_clock_probe_{};           ///< guarded by mutex_
+    const double drift_factor_;
     // Last member: started after, and joined (with the lanes' senders) before, the rest.
     std::jthread thread_;
 };

@@ -10,4 +10,5 @@ extern const ScriptSource release;
 extern const ScriptSource inspect;
 extern const ScriptSource force_release;
 extern const ScriptSource leave_line;
+extern const ScriptSource clock_probe;
 }  // namespace fencelock::detail::scripts

@@ -13,8 +13,10 @@
 // 0.5 % faster than its steady clock, which over an hour adds up to 18 s.) A step backwards
 // only makes leases last longer in Redis, which is safe; it is not reported.
 //
-// Readings carry the connection's CLIENT ID: another connection (a reconnect, a Sentinel
-// failover to another server with its own clock) starts afresh instead of counting as a step.
+// Readings carry where they came from: on a single server or Sentinel's master the
+// connection's CLIENT ID, on a cluster node a hash of the server's run_id (the probe there is a
+// keyed script, which cannot ask CLIENT ID). Another origin (a reconnect, a failover to
+// another server with its own clock, a restart) starts afresh instead of counting as a step.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -29,7 +31,10 @@ public:
         time sent;                       ///< when TIME went out
         time received;                   ///< when its reply came back
         std::chrono::microseconds server;  ///< what TIME said
-        std::int64_t connection = 0;     ///< CLIENT ID of the connection it came on
+        std::int64_t connection = 0;     ///< its origin: CLIENT ID, or a hash of the run_id
+        /// The server's clock minus this host's wall clock at the round trip's midpoint (only
+        /// reported: leases never depend on the clocks agreeing).
+        std::chrono::microseconds offset{0};
     };
 
     /// A fixed allowance on top of the round trips and the drift: TIME's resolution and noise.
@@ -50,6 +55,9 @@ public:
         if (server > steady_most + margin) return server - steady_most;
         return std::nullopt;
     }
+
+    /// Whether `r` would start afresh: the first reading, or one from another origin.
+    bool new_origin(const Reading& r) const { return !last_ || last_->connection != r.connection; }
 
 private:
     double drift_factor_;

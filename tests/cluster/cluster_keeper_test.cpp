@@ -13,6 +13,7 @@
 #include "cluster/cluster_fixture.hpp"
 #include "fencelock/client.hpp"
 #include "local_servers/cluster_group.hpp"
+#include "support/clock_offset.hpp"
 #include "support/eventually.hpp"
 
 namespace fencelock::test_support {
@@ -73,6 +74,56 @@ TEST(ClusterKeeper, APausedMasterLosesOnlyTheLeasesOnIt) {
     group.server(paused_index).resume();
     for (auto& [master, leases] : held)
         for (auto& h : leases) (void)h.release();
+}
+
+// A forward step of one master's wall clock expires the leases there at once (Redis expires
+// keys by mstime()). The keeper reads each node's clock once a second (the keyed clock_probe
+// script) and declares that node's leases lost as a clock step, long before their next renewal
+// (10 s into a 30 s lease) would find them gone; the other masters' leases are kept.
+TEST(ClusterKeeper, AForwardStepOfOneMastersClockLosesOnlyItsLeasesAtOnce) {
+    std::vector<ClockOffset> clocks(3);
+    // A node timeout well past the step: the stepped node's cluster bus sees its peers late.
+    local::ClusterGroup group({.replicas_per_master = 0,
+                               .node_timeout_ms = 600000,
+                               .server_args = {"--cluster-require-full-coverage", "no"},
+                               .server_env = {clocks[0].env(), clocks[1].env(), clocks[2].env()}});
+    const auto masters = local::master_ports(group.ports().front());
+    ASSERT_EQ(masters.size(), 3u);
+    const std::uint16_t stepped = masters[1];
+    const std::size_t stepped_index = group.index_of(stepped);
+    auto c = client_for(group.url());
+    std::map<std::uint16_t, HeldLease> held;
+    for (std::uint16_t master : masters) {
+        auto h = c.hold(resource_on(group, master, "clock-step:"), {.lease = 30s});
+        ASSERT_TRUE(h && h->acquired()) << (h ? "contended" : h.error().message());
+        held.emplace(master, std::move(*h->lease));
+    }
+    // Two probes of the stepped node before the step, so the watch has a reading to compare
+    // with. The probe is a script; no renewal runs before 10 s into the lease, so the script
+    // calls after the acquisitions are probes (three calls: the first may be EVALSHA refused
+    // with NOSCRIPT, then EVAL).
+    const auto script_calls = [&] {
+        const std::string stats = group.server(stepped_index).cli({"INFO", "commandstats"});
+        long calls = 0;
+        for (const std::string verb : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="})
+            if (const auto at = stats.find(verb); at != std::string::npos) calls += std::stol(stats.substr(at + verb.size()));
+        return calls;
+    };
+    const long after_acquisitions = script_calls();
+    ASSERT_TRUE(eventually([&] { return script_calls() >= after_acquisitions + 3; }, 20s))
+        << "the node's clock is not probed";
+
+    clocks[stepped_index].step(120s);
+    ASSERT_TRUE(eventually([&] { return held.at(stepped).loss().has_value(); }, 20s));
+    EXPECT_EQ(held.at(stepped).loss(), LossReason::clock_step) << "found at a renewal instead of by the probe";
+    EXPECT_EQ(held.at(stepped).renewals(), 0u);
+    for (std::uint16_t master : masters) {
+        if (master == stepped) continue;
+        EXPECT_FALSE(held.at(master).loss()) << "a lease on an unstepped master was lost";
+        EXPECT_TRUE(held.at(master).valid());
+    }
+    EXPECT_EQ(c.keeper_stats().leases_lost, 1u);
+    for (auto& [master, h] : held) (void)h.release();
 }
 
 }  // namespace

@@ -147,7 +147,9 @@ ClusterGroup::ClusterGroup(ClusterGroupOptions options) : options_(std::move(opt
                                       "--cluster-port", std::to_string(free_port()),
                                       "--repl-diskless-sync-delay", "0"};
         args.insert(args.end(), options_.server_args.begin(), options_.server_args.end());
-        servers_.push_back(std::make_unique<RedisServer>(args));
+        const auto i_env = static_cast<std::size_t>(i);
+        servers_.push_back(std::make_unique<RedisServer>(
+            args, i_env < options_.server_env.size() ? options_.server_env[i_env] : std::vector<std::string>{}));
     }
     std::vector<std::string> create{"redis-cli", "--cluster", "create"};
     for (const auto& s : servers_) create.push_back("127.0.0.1:" + std::to_string(s->port()));

@@ -21,6 +21,8 @@ struct ClusterGroupOptions {
     int node_timeout_ms = 2000;
     /// Appended to every redis-server's command line.
     std::vector<std::string> server_args;
+    /// Server i's extra environment ("NAME=value" each; none past the end), e.g. a clock shim.
+    std::vector<std::vector<std::string>> server_env;
 };
 
 /// One look over the nodes at `ports` that answer: each says cluster_state:ok, they agree on
