@@ -101,6 +101,9 @@ struct KeeperStats {
     std::chrono::microseconds max_send_lateness{0};
     /// Leases the keeper is renewing now.
     std::size_t leases_kept = 0;
+    /// Clock probes sent at once, ahead of the probe interval, because a renewal's reply put
+    /// its server's clock ahead of the last reading by more than the drift margin.
+    std::uint64_t clock_probes_on_renewal = 0;
 };
 
 /// Result of LockClient::hold().

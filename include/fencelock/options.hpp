@@ -44,6 +44,12 @@ struct ClientOptions {
     /// host and Redis: a lease is considered safe until send_time + ttl * (1 - factor).
     /// Default 0.01.
     double clock_drift_factor = 0.01;
+    /// How often the keeper reads the clock of each Redis server it keeps leases on (one
+    /// command per server, not per lease): a forward step of that clock, which expires leases
+    /// early, is declared within about this long, every lease there lost at once. Each
+    /// renewal's reply carries the server's time too, and one that is ahead of the last reading
+    /// calls for a probe at once. Default 1 s; 100 ms .. limits::timeout.
+    milliseconds clock_probe_interval{1000};
     /// Label stored with each lease as holder metadata (next to host and pid). Default empty.
     std::string holder_label{};
     /// Wake waiting acquisitions by the release script's sharded pub/sub message (SPUBLISH)

@@ -148,7 +148,8 @@ struct LockClient::Impl {
         if (!keeper)
             keeper = std::make_shared<detail::Keeper>(
                 detail::make_endpoint_connection(settings, detail::make_multiplexed_connection), pool,
-                options.key_prefix, options.observer, options.clock_drift_factor);
+                options.key_prefix, options.observer,
+                detail::ClockWatchTerms{options.clock_drift_factor, options.clock_probe_interval});
         return keeper;
     }
 

@@ -21,14 +21,10 @@ using State = KeptLease::State;
 // a larger batch as consecutive round trips of this size, each counted from its own send.
 constexpr std::size_t max_round_trip = 1000;
 
-// How often a lane with kept leases reads its node's clock: a forward step is declared within
-// about this long (plus a round trip) instead of at the next renewal.
-constexpr std::chrono::seconds clock_probe_every{1};
-
 Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
-               std::shared_ptr<LockObserver> observer, double drift_factor)
+               std::shared_ptr<LockObserver> observer, ClockWatchTerms clock)
     : connection_(std::move(connection)), pool_(std::move(pool)), prefix_(std::move(key_prefix)),
-      observer_(std::move(observer)), single_lane_(slot_routes(*connection_) == nullptr), drift_factor_(drift_factor),
+      observer_(std::move(observer)), single_lane_(slot_routes(*connection_) == nullptr), clock_terms_(clock),
       thread_([this](std::stop_token stop) { run(stop); }) {
     // The lane of a single server (or of a cluster before its map is loaded) is ready before
     // the first renewal, as the one sender was: no thread start delays it.
@@ -131,7 +127,7 @@ Keeper::Lane& Keeper::lane_for(const KeptLease& lease) {
 Keeper::Lane& Keeper::lane_for_node(const std::optional<ServerAddress>& node) {
     for (auto& lane : lanes_)
         if (lane->node == node) return *lane;
-    auto& lane = *lanes_.emplace_back(std::make_unique<Lane>(drift_factor_));
+    auto& lane = *lanes_.emplace_back(std::make_unique<Lane>(clock_terms_.drift_factor));
     lane.node = node;
     lane.open = true;
     lane.sender = std::jthread([this, &lane](std::stop_token stop) { send(lane, stop); });
@@ -242,7 +238,14 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
             const AcknowledgedBatch results = renew_batch(*connection_, calls, ack);
             const auto received = steady_clock::now();
             lock.lock();
-            apply(part, results, sent, received);
+            // The replies' server time: a forward step shows in the first renewal after it.
+            // Its origin is not known (a reconnect, a redirect), so it only calls for a probe
+            // now, and the probe, which knows its origin, decides (server_clock_watch.hpp).
+            const auto server_time = apply(part, results, sent, received);
+            if (server_time && lane.clock.suggests_step(received, *server_time)) {
+                lane.next_probe = received;
+                ++stats_.clock_probes_on_renewal;
+            }
         }
         lane.batch.clear();
         dirty_ = true;
@@ -308,7 +311,7 @@ std::optional<ServerClockWatch::Reading> Keeper::read_clock(const std::optional<
 }
 
 void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
-    lane.next_probe = steady_clock::now() + clock_probe_every;
+    lane.next_probe = steady_clock::now() + clock_terms_.probe_every;
     std::optional<std::string> key;
     if (!single_lane_) key = lane.sample.lock()->lock_key;  // watches_clock() just found it
     lock.unlock();
@@ -348,14 +351,18 @@ void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
 }
 
 // Applies the replies to `batch` (mutex held).
-void Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch, const AcknowledgedBatch& results, steady_time sent, steady_time received) {
+std::optional<std::chrono::milliseconds> Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch,
+                                                       const AcknowledgedBatch& results, steady_time sent,
+                                                       steady_time received) {
     ++stats_.batches;
     stats_.renewals_sent += batch.size();
+    std::optional<std::chrono::milliseconds> server_time;
     for (std::size_t i = 0; i < batch.size(); ++i) {
         KeptLease& lease = *batch[i];
+        std::expected<RenewReply, std::error_code> reply = decode_renew_result(results.results, i);
+        if (reply && reply->server_time) server_time = std::max(server_time.value_or(*reply->server_time), *reply->server_time);
         // release() owns a leaving lease; a lost one stays lost (the timer declared it).
         if (lease.leaving || lease.state != State::active) continue;
-        std::expected<RenewReply, std::error_code> reply = decode_renew_result(results.results, i);
         // A renewal fewer replicas acknowledged than the lease asked for is not a confirmation:
         // safe_until stays where the last acknowledged one put it (what a promoted replica
         // would still have), and the renewal is retried. Nothing says the lease is gone.
@@ -386,6 +393,7 @@ void Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch, const Ackn
             case RenewStatus::max_hold_exceeded: mark_lost(batch[i], LossReason::max_hold_exceeded); break;
         }
     }
+    return server_time;
 }
 
 }  // namespace fencelock::detail

@@ -31,10 +31,11 @@ namespace fencelock::detail {
 class Keeper {
 public:
     /// `connection` is the keeper thread's own; `pool` serves releases from handle threads;
-    /// `drift_factor` (ClientOptions::clock_drift_factor) bounds how far the server's clock
-    /// may drift from this one's between two clock probes before it counts as a step.
+    /// `clock` (ClientOptions::clock_drift_factor and clock_probe_interval): how far the
+    /// server's clock may drift from this one's between two readings before it counts as a
+    /// step, and how often each node's clock is read.
     Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
-           std::shared_ptr<LockObserver> observer, double drift_factor);
+           std::shared_ptr<LockObserver> observer, ClockWatchTerms clock);
     ~Keeper();
 
     /// Registers a lease before its acquisition is sent; it is not renewed while pending.
@@ -76,7 +77,10 @@ private:
     Lane& lane_for(const KeptLease& lease);
     Lane& lane_for_node(const std::optional<ServerAddress>& node);
     void send(Lane& lane, std::stop_token stop);
-    void apply(std::span<const std::shared_ptr<KeptLease>> batch, const AcknowledgedBatch& results, steady_time sent, steady_time received);
+    /// Returns the latest server time the replies carried, for the lane's clock watch.
+    std::optional<std::chrono::milliseconds> apply(std::span<const std::shared_ptr<KeptLease>> batch,
+                                                   const AcknowledgedBatch& results, steady_time sent,
+                                                   steady_time received);
     void plan_renewal(const std::shared_ptr<KeptLease>& lease, steady_time at,
                       RenewalKind kind = RenewalKind::scheduled);
     void hand_to_lanes(steady_time now);
@@ -108,7 +112,7 @@ private:
     std::vector<std::shared_ptr<KeptLease>> lost_;  ///< marked lost, callbacks not run yet
     bool dirty_ = false;
     KeeperStats stats_;
-    const double drift_factor_;
+    const ClockWatchTerms clock_terms_;
     // Last member: started after, and joined (with the lanes' senders) before, the rest.
     std::jthread thread_;
 };

@@ -26,6 +26,8 @@ std::expected<void, OptionError> ClientOptions::validate() const {
     if (pool_size == 0) return bad("pool_size", "must be at least 1");
     if (!(clock_drift_factor >= 0.0 && clock_drift_factor < 0.5))
         return bad("clock_drift_factor", "must be in [0, 0.5)");
+    if (clock_probe_interval < milliseconds(100)) return bad("clock_probe_interval", "must be at least 100ms");
+    if (auto r = at_most("clock_probe_interval", clock_probe_interval, limits::timeout); !r) return r;
     return {};
 }
 

@@ -24,6 +24,12 @@
 
 namespace fencelock::detail {
 
+/// How a keeper watches server clocks (ClientOptions::clock_drift_factor, clock_probe_interval).
+struct ClockWatchTerms {
+    double drift_factor = 0.01;
+    std::chrono::milliseconds probe_every{1000};
+};
+
 class ServerClockWatch {
 public:
     using time = std::chrono::steady_clock::time_point;
@@ -45,21 +51,34 @@ public:
     /// A forward step of the server's clock since the previous reading, beyond the margin: by
     /// how much. nullopt otherwise (and for the first reading of a connection).
     std::optional<std::chrono::microseconds> observe(const Reading& r) {
-        using std::chrono::microseconds;
         const std::optional<Reading> last = std::exchange(last_, r);
         if (!last || last->connection != r.connection) return std::nullopt;
-        const auto server = r.server - last->server;
-        const auto steady_most = std::chrono::duration_cast<microseconds>(r.received - last->sent);
-        const auto margin = microseconds(allowance) +
-                            microseconds(static_cast<microseconds::rep>(static_cast<double>(steady_most.count()) * drift_factor_));
-        if (server > steady_most + margin) return server - steady_most;
-        return std::nullopt;
+        return step_since(*last, r.received, r.server);
+    }
+
+    /// Whether a server time of unknown origin (a renewal's reply: it carries no CLIENT ID)
+    /// read between `sent` and `received` is further ahead of the last reading than the
+    /// margin allows. Only a hint, nothing is recorded: the caller probes at once, and that
+    /// probe, whose origin is known, decides.
+    bool suggests_step(time received, std::chrono::microseconds server) const {
+        return last_ && step_since(*last_, received, server).has_value();
     }
 
     /// Whether `r` would start afresh: the first reading, or one from another origin.
     bool new_origin(const Reading& r) const { return !last_ || last_->connection != r.connection; }
 
 private:
+    std::optional<std::chrono::microseconds> step_since(const Reading& last, time received,
+                                                        std::chrono::microseconds server_now) const {
+        using std::chrono::microseconds;
+        const auto server = server_now - last.server;
+        const auto steady_most = std::chrono::duration_cast<microseconds>(received - last.sent);
+        const auto margin = microseconds(allowance) +
+                            microseconds(static_cast<microseconds::rep>(static_cast<double>(steady_most.count()) * drift_factor_));
+        if (server > steady_most + margin) return server - steady_most;
+        return std::nullopt;
+    }
+
     double drift_factor_;
     std::optional<Reading> last_;
 };

@@ -4,29 +4,12 @@
 #include <mutex>
 
 #include "integration/lock_fixture.hpp"
+#include "integration/loss_recorder.hpp"
 
 namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
-
-struct LossRecorder {
-    std::mutex m;
-    std::vector<LeaseLoss> losses;
-    KeepOptions options() {
-        KeepOptions k;
-        k.on_lost = [this](const LeaseLoss& loss) {
-            std::lock_guard lock(m);
-            losses.push_back(loss);
-        };
-        return k;
-    }
-    std::optional<LossReason> reason() {
-        std::lock_guard lock(m);
-        if (losses.empty()) return std::nullopt;
-        return losses.front().reason;
-    }
-};
 
 TEST_F(LockTest, HeldLeaseIsRenewedAutomaticallyWithTheSameFence) {
     auto c = client();

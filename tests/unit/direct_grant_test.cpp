@@ -64,7 +64,7 @@ detail::AcquirePlan extending_plan() {
     return p;
 }
 detail::RenewReply renewed_for(milliseconds ttl) {
-    return {.status = RenewStatus::renewed, .fence = FencingToken{6}, .ttl = ttl};
+    return {.status = RenewStatus::renewed, .fence = FencingToken{6}, .ttl = ttl, .server_time = std::nullopt};
 }
 
 TEST(DirectGrant, AShortGrantIsExtendedToTheLeaseAndCountsFromTheExtension) {
@@ -98,7 +98,7 @@ TEST(DirectGrant, AKeptLeaseIsNotExtendedHereTheKeeperDoesIt) {
 
 TEST(DirectGrant, AGrantThatLapsedBeforeItsExtensionIsTriedForAgain) {
     ScriptedAcquire s(extending_plan());
-    queued_behind(s, 5).grant_after(5ms, 6, 4s).extend_reply(detail::RenewReply{.status = RenewStatus::not_owner, .fence = std::nullopt});
+    queued_behind(s, 5).grant_after(5ms, 6, 4s).extend_reply(detail::RenewReply{.status = RenewStatus::not_owner, .fence = std::nullopt, .ttl = {}, .server_time = std::nullopt});
     s.reply(granted(9, 30s));
     const auto finish = s.run();
     EXPECT_EQ(s.log(), (Log{"attempt", "join", "attempt", "wait", "granted", "extend", "attempt", "finish acquired"}));

@@ -44,6 +44,7 @@ TEST(Options, DocumentedDefaults) {
     EXPECT_EQ(c.command_timeout, 1s);
     EXPECT_EQ(c.pool_size, 1u);
     EXPECT_DOUBLE_EQ(c.clock_drift_factor, 0.01);
+    EXPECT_EQ(c.clock_probe_interval, 1s);
     const AcquireOptions a{};
     EXPECT_EQ(a.lease, 30s);
     EXPECT_EQ(a.max_hold, 1h);
@@ -74,6 +75,8 @@ TEST(ClientOptionsValidate, NamesTheField) {
     EXPECT_EQ(bad_field(ClientOptions{.clock_drift_factor = -0.01}), "clock_drift_factor");
     EXPECT_EQ(bad_field(ClientOptions{.clock_drift_factor = 0.5}), "clock_drift_factor");
     EXPECT_EQ(bad_field(ClientOptions{.clock_drift_factor = std::nan("")}), "clock_drift_factor");
+    EXPECT_EQ(bad_field(ClientOptions{.clock_probe_interval = 99ms}), "clock_probe_interval");
+    EXPECT_EQ(bad_field(ClientOptions{.clock_probe_interval = 11min}), "clock_probe_interval");
     EXPECT_EQ(bad_field(ClientOptions{.clock_drift_factor = std::numeric_limits<double>::infinity()}),
               "clock_drift_factor");
 }

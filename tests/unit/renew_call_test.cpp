@@ -14,20 +14,31 @@ using detail::decode_renew_result;
 using detail::RenewBatchResults;
 using std::chrono::milliseconds;
 
-// --- renew: {1, fence, pttl}, {0} or {2, fence} ----------------------------------------------
+// --- renew: {1, fence, pttl, now_ms}, {0, now_ms} or {2, fence} ----------------------------
 
-TEST(DecodeRenew, Renewed) {
-    const auto r = decode_renew(A({I(1), I(8), I(25'000)})).value();
+TEST(DecodeRenew, RenewedWithTheServersTime) {
+    const auto r = decode_renew(A({I(1), I(8), I(25'000), I(1'700'000'000'123)})).value();
     EXPECT_EQ(r.status, RenewStatus::renewed);
     ASSERT_TRUE(r.fence.has_value());
     EXPECT_EQ(*r.fence, FencingToken{8});
     EXPECT_EQ(r.ttl, milliseconds(25'000));
+    EXPECT_EQ(r.server_time, milliseconds(1'700'000'000'123));
 }
 
-TEST(DecodeRenew, NotOwnerHasNoFence) {
-    const auto r = decode_renew(A({I(0)})).value();
+TEST(DecodeRenew, NotOwnerHasNoFenceButTheServersTime) {
+    const auto r = decode_renew(A({I(0), I(1'700'000'000'123)})).value();
     EXPECT_EQ(r.status, RenewStatus::not_owner);
     EXPECT_FALSE(r.fence.has_value());
+    EXPECT_EQ(r.server_time, milliseconds(1'700'000'000'123));
+}
+
+TEST(DecodeRenew, AnEarlierScriptsRepliesWithoutTimeStillDecode) {
+    const auto renewed = decode_renew(A({I(1), I(8), I(25'000)})).value();
+    EXPECT_EQ(renewed.status, RenewStatus::renewed);
+    EXPECT_FALSE(renewed.server_time.has_value());
+    const auto gone = decode_renew(A({I(0)})).value();
+    EXPECT_EQ(gone.status, RenewStatus::not_owner);
+    EXPECT_FALSE(gone.server_time.has_value());
 }
 
 TEST(DecodeRenew, MaxHoldExceeded) {
@@ -51,7 +62,8 @@ TEST(DecodeRenew, RenewedWithoutFenceIsCorruptKey) {
 
 TEST(DecodeRenew, MalformedShapesAreProtocolErrors) {
     for (const Reply& bad : {Nil(), I(1), A({}), A({S("x")}), A({I(3), I(1)}), A({I(-1)}),
-                             A({I(1), I(8)}), A({I(1), I(8), S("x")}), A({I(1), I(8), I(100), I(0)})}) {
+                             A({I(1), I(8)}), A({I(1), I(8), S("x")}), A({I(1), I(8), I(100), S("x")}),
+                             A({I(1), I(8), I(100), I(0), I(0)}), A({I(0), S("x")}), A({I(0), I(1), I(2)})}) {
         const auto r = decode_renew(bad);
         ASSERT_FALSE(r.has_value());
         EXPECT_EQ(r.error(), err(errc::protocol_error));

@@ -33,7 +33,17 @@ std::expected<RenewReply, std::error_code> decode_renew(const Reply& reply) {
     std::int64_t flag = 0, ttl = 0;
     if (!is_array(reply, 1) || !as_int(reply.elements[0], flag)) return malformed_reply();
     RenewReply out;
-    if (flag == not_owner) return out;
+    const auto server_time = [&](std::size_t at) -> bool {
+        if (reply.elements.size() == at) return true;
+        std::int64_t ms = 0;
+        if (reply.elements.size() != at + 1 || !as_int(reply.elements[at], ms)) return false;
+        out.server_time = std::chrono::milliseconds(ms);
+        return true;
+    };
+    if (flag == not_owner) {
+        if (!server_time(1)) return malformed_reply();
+        return out;
+    }
     if (flag != renewed && flag != max_hold_exceeded) return malformed_reply();
     // The fence comes first: a lease hash missing it truncates the reply right after the flag.
     FencingToken fence{0};
@@ -43,7 +53,7 @@ std::expected<RenewReply, std::error_code> decode_renew(const Reply& reply) {
         out.status = RenewStatus::max_hold_exceeded;
         return out;
     }
-    if (reply.elements.size() != 3 || !as_int(reply.elements[2], ttl)) return malformed_reply();
+    if (reply.elements.size() < 3 || !as_int(reply.elements[2], ttl) || !server_time(3)) return malformed_reply();
     out.status = RenewStatus::renewed;
     out.ttl = std::chrono::milliseconds(ttl);
     return out;

@@ -21,6 +21,9 @@ struct RenewReply {
     RenewStatus status = RenewStatus::not_owner;
     std::optional<FencingToken> fence;
     std::chrono::milliseconds ttl{0};
+    /// The server's TIME when the script ran (renewed and not-owner replies), in ms since the
+    /// epoch: the keeper's clock watch reads it (server_clock_watch.hpp).
+    std::optional<std::chrono::milliseconds> server_time;
 };
 
 /// Per-call results of a batch of renewals, or the transport error that failed all of it.
@@ -36,7 +39,8 @@ std::string lease_argument(std::chrono::milliseconds lease);
 OwnedScriptCall renew_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
                                   std::chrono::milliseconds lease);
 
-/// Replies {1, fence, ttl} (renewed), {0} (not owner) or {2, fence} (max hold exceeded).
+/// Replies {1, fence, ttl, now_ms} (renewed), {0, now_ms} (not owner) or {2, fence} (max hold
+/// exceeded). now_ms may be missing (a script of an earlier version: same shapes without it).
 std::expected<RenewReply, std::error_code> decode_renew(const Reply& reply);
 
 /// Sends the calls in one pipelined round trip.

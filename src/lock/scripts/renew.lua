@@ -5,9 +5,9 @@
 -- ARGV[2]  new lease length in ms, 1 .. MAX_LEASE_MS
 --
 -- Replies
---   {1, fence, ttl}   renewed: the lease now ends ttl ms from now; ttl is ARGV[2], or less
---                     where the lock's end-by deadline comes first
---   {0}               not owner: the lock is gone or another owner holds it
+--   {1, fence, ttl, now_ms}  renewed: the lease now ends ttl ms from now; ttl is ARGV[2], or
+--                            less where the lock's end-by deadline comes first
+--   {0, now_ms}              not owner: the lock is gone or another owner holds it
 --   {2, fence}        max hold exceeded: nothing changed; the lease runs out on its own
 --   error             an argument out of range; nothing changed
 --
@@ -15,7 +15,9 @@
 -- touched: ownership has not changed. Both limits come from Redis TIME, so a client with a
 -- wrong or paused clock, or one asking for a long lease, cannot stretch its hold: no renewal is
 -- granted at or after acquired + max_hold, and no TTL reaches past ends_by_ms = acquired +
--- max_hold + the lease granted at acquisition. (The TTL is not clamped to max_hold itself: the
+-- max_hold + the lease granted at acquisition. now_ms is the server's TIME, for the keeper's
+-- clock watch: a forward step of the server's clock (which expires leases early) shows in
+-- the first renewal after it, without waiting for the keeper's once-a-second probe. (The TTL is not clamped to max_hold itself: the
 -- lease would then always vanish at that moment and the holder could not tell "max hold
 -- reached" from "lease lost".)
 
@@ -25,12 +27,12 @@
 local requested_ms = ms_value(2, 1, MAX_LEASE_MS)
 local lease = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'meta', 'renewals', 'acquired_ms', 'max_hold_until_ms',
     'ends_by_ms', 'lease_ms')
+local now_ms = server_ms()
 if lease[1] ~= ARGV[1] then
-    return {0}
+    return {0, now_ms}
 end
 
 local fence = lease[2]
-local now_ms = server_ms()
 local acquired, first_lease, max_hold = lease_meta(lease[3])
 local max_hold_until, ends_by
 if acquired then
@@ -49,4 +51,4 @@ end
 local lease_ms = math.min(requested_ms, ends_by - now_ms)
 redis.call('PEXPIRE', KEYS[1], lease_ms)
 redis.call('HSET', KEYS[1], 'renewed_ms', now_ms, 'lease_ms', lease_ms, 'renewals', (tonumber(lease[4]) or 0) + 1)
-return {1, fence, lease_ms}
+return {1, fence, lease_ms, now_ms}
