@@ -9,6 +9,8 @@
 
 #include "queue_fixture.hpp"
 #include "local_servers/child_process.hpp"
+#include "support/file_locks.hpp"
+#include "support/process_state.hpp"
 
 namespace fencelock::test_support {
 namespace {
@@ -49,6 +51,22 @@ protected:
         }
         QueueTest::TearDown();
     }
+    /// The decisions, the workers' stderr and, on SQLite, who holds the database's locks:
+    /// what a failure needs to tell a slow store from a stuck one.
+    std::string report() const {
+        std::string out = "decisions:\n" + decisions();
+        for (int n = 1; n <= started; ++n) {
+            std::ifstream err(dir / ("err-" + std::to_string(n)));
+            std::stringstream ss;
+            ss << err.rdbuf();
+            out += "worker " + std::to_string(n) + " stderr:\n" + ss.str();
+        }
+        if (GetParam() == Backend::sqlite) {
+            const std::string file = db->url().substr(std::string("sqlite://").size());
+            out += "locks on the database:\n" + file_lock_holders({file, file + "-shm", file + "-wal"});
+        }
+        return out;
+    }
     std::string decisions() const {
         std::ifstream in(dir / "decisions");
         std::stringstream ss;
@@ -70,7 +88,7 @@ protected:
         const pid_t b = start_worker("");
         const bool done = eventually([&] { return all_done(3); }, 30s);
         EXPECT_EQ(stop_worker(b), 0);
-        ASSERT_TRUE(done) << decisions();
+        ASSERT_TRUE(done) << report();
         for (const auto& j : jobs) EXPECT_EQ(effects(j.id), 1) << j.id;
         const auto s = stats();
         if (point == "committed") {
@@ -96,6 +114,9 @@ TEST_P(CrashTest, StoppedPastItsLeaseItsWriteIsRejected) {
     const pid_t a = start_worker("acquired", /*resume=*/true, /*lease_ms=*/400);
     ASSERT_TRUE(eventually([&] { return fs::exists(dir / "paused"); }, 20s)) << decisions();
     ASSERT_EQ(::kill(a, SIGSTOP), 0);
+    // Every thread of A stopped before it may go on: one still running could see the file
+    // and start its transaction, then stop inside it holding SQLite's write lock.
+    ASSERT_TRUE(eventually([&] { return process_stopped(a); }, 10s));
     std::ofstream(dir / "go").put('\n');  // A continues only once it runs again
     auto locks = client();
     const auto resource = ResourceName::make("acct-stop").value();
@@ -104,7 +125,7 @@ TEST_P(CrashTest, StoppedPastItsLeaseItsWriteIsRejected) {
     ASSERT_TRUE(eventually([&] { return !locks.inspect(resource).value().holder.has_value(); }, 10s));
 
     const pid_t b = start_worker("");
-    ASSERT_TRUE(eventually([&] { return stats().counter("completed") == 1; }, 30s)) << decisions();
+    ASSERT_TRUE(eventually([&] { return stats().counter("completed") == 1; }, 30s)) << report();
     ASSERT_EQ(::kill(a, SIGCONT), 0);
     // A resumes with its old fence; the store refuses its write (the key already completed).
     ASSERT_TRUE(eventually([&] { return decisions().find("duplicate " + job.id) != std::string::npos; }, 20s))
