@@ -100,9 +100,23 @@ std::string_view to_string(failure_kind kind) noexcept;
 /// (log lines and the CLI's `detail`). Thread-safe.
 std::string error_detail(std::error_code ec);
 
+/// A finer, stable name for the most recent error of code `ec`, for programs (the CLI's JSON
+/// `code`), where one code covers several causes a person would fix differently:
+///   unavailable:  "connection_refused", "connect_timeout", "name_resolution_failed",
+///                 "handshake_timeout" (the server accepted the connection and never answered),
+///                 "handshake_closed" (it closed the connection unanswered: a TLS port?)
+///   auth_failed:  "auth_required" (the server wants a password and none was given),
+///                 "auth_rejected" (a wrong password or an unknown ACL user: Redis answers
+///                 both alike), "noperm" (the ACL user may not run a command or touch a key)
+/// Empty when the most recent error of that code had no finer cause. Thread-safe.
+std::string error_cause(std::error_code ec);
+
 namespace detail {
-/// Records `text` as the detail of `ec` (what error_detail returns next). Thread-safe.
-void remember_error_detail(std::error_code ec, std::string text) noexcept;
+/// Records `text` (and `cause`, see error_cause) as the detail of `ec`. Thread-safe.
+void remember_error_detail(std::error_code ec, std::string text, std::string cause = {}) noexcept;
+/// Prefixes the detail recorded for `ec` with where it happened ("127.0.0.1:6379: ..."),
+/// keeping its cause; records "<where>" alone when there was none. Thread-safe.
+void locate_error_detail(std::error_code ec, std::string_view where) noexcept;
 }  // namespace detail
 
 }  // namespace fencelock

@@ -115,10 +115,13 @@ failure_kind classify(std::error_code ec) noexcept {
 }
 
 namespace {
-// One entry per error code (a bounded table): the latest reply text seen for it.
+// One entry per error code (a bounded table): the latest text and cause seen for it.
+struct Detail {
+    std::string text, cause;
+};
 struct Details {
     std::mutex mutex;
-    std::map<std::pair<const std::error_category*, int>, std::string> by_code;
+    std::map<std::pair<const std::error_category*, int>, Detail> by_code;
 };
 Details& details() {
     static Details d;
@@ -126,11 +129,23 @@ Details& details() {
 }
 }  // namespace
 
-void detail::remember_error_detail(std::error_code ec, std::string text) noexcept {
+void detail::remember_error_detail(std::error_code ec, std::string text, std::string cause) noexcept {
     try {
         auto& d = details();
         std::lock_guard lock(d.mutex);
-        d.by_code[{&ec.category(), ec.value()}] = std::move(text);
+        d.by_code[{&ec.category(), ec.value()}] = Detail{std::move(text), std::move(cause)};
+    } catch (...) {
+    }
+}
+
+void detail::locate_error_detail(std::error_code ec, std::string_view where) noexcept {
+    try {
+        auto& d = details();
+        std::lock_guard lock(d.mutex);
+        Detail& e = d.by_code[{&ec.category(), ec.value()}];
+        const std::string prefix = std::string(where) + ": ";
+        if (e.text.starts_with(prefix) || e.text == where) return;  // located already
+        e.text = e.text.empty() ? std::string(where) : prefix + e.text;
     } catch (...) {
     }
 }
@@ -139,7 +154,14 @@ std::string error_detail(std::error_code ec) {
     auto& d = details();
     std::lock_guard lock(d.mutex);
     const auto it = d.by_code.find({&ec.category(), ec.value()});
-    return it == d.by_code.end() ? std::string() : it->second;
+    return it == d.by_code.end() ? std::string() : it->second.text;
+}
+
+std::string error_cause(std::error_code ec) {
+    auto& d = details();
+    std::lock_guard lock(d.mutex);
+    const auto it = d.by_code.find({&ec.category(), ec.value()});
+    return it == d.by_code.end() ? std::string() : it->second.cause;
 }
 
 std::string_view to_string(failure_kind kind) noexcept {

@@ -1,4 +1,5 @@
 #include "redis/async_loop.hpp"
+#include "redis/connect_failure.hpp"
 
 #include <fcntl.h>
 #include <hiredis/async.h>
@@ -263,15 +264,19 @@ void AsyncLoop::after_io(std::uint64_t written_before) {
     if (ac_ == nullptr) {
         // hiredis closed the connection (EOF, reset, refused, unparsable reply). A failed
         // write(2) wrote nothing, so the ledger still counts what reached the socket.
+        std::error_code unsent = handshake_error_ ? locate_handshake_failure(handshake_error_, server_)
+                                                  : make_error_code(errc::unavailable);
+        if (!handshake_error_ && state_ == State::connecting)
+            unsent = connection_ended(server_, closed_because_);
         topology_->report_failure(server_, handshake_error_ ? handshake_error_ : errc::connection_lost);
-        fail_all(errc::connection_lost, handshake_error_ ? handshake_error_ : errc::unavailable);
+        fail_all(errc::connection_lost, unsent);
         return;
     }
     ledger_.note_buffered(sdslen(ac_->c.obuf));
     if (ledger_.written() > written_before) writes_.fetch_add(1, std::memory_order_relaxed);
     if (handshake_error_) {
         topology_->report_failure(server_, handshake_error_);
-        drop(errc::connection_lost, handshake_error_);
+        drop(errc::connection_lost, locate_handshake_failure(handshake_error_, server_));
     } else if (state_ == State::connecting && (ac_->c.flags & REDIS_CONNECTED) != 0 && handshake_left_ == 0) {
         state_ = State::ready;
         ready_at_ = clock::now();
@@ -280,8 +285,12 @@ void AsyncLoop::after_io(std::uint64_t written_before) {
 
 void AsyncLoop::expire(clock::time_point now) {
     if (state_ == State::connecting && now >= connect_deadline_) {
-        topology_->report_failure(server_, errc::unavailable);
-        drop(errc::unavailable, errc::unavailable);  // no caller's command was handed over yet
+        // Connected and unanswered, or connect(2) itself still pending.
+        const std::error_code ec = ac_ != nullptr && (ac_->c.flags & REDIS_CONNECTED) != 0
+                                       ? handshake_timed_out(server_)
+                                       : connect_failed(server_, "connect timed out");
+        topology_->report_failure(server_, ec);
+        drop(ec, ec);  // no caller's command was handed over yet
     } else if (state_ == State::ready &&
                ((!in_flight_.empty() && deadline_of(*in_flight_.front()) <= now) ||
                 (!waiting_.empty() && deadline_of(*waiting_.front()) <= now))) {
@@ -343,11 +352,13 @@ void AsyncLoop::connect() {
     server_ = std::move(*server);
     redisAsyncContext* ac = redisAsyncConnect(server_.host.c_str(), server_.port);
     if (ac == nullptr || ac->err != 0) {
+        const std::error_code ec = connect_failed(server_, ac != nullptr ? ac->errstr : "out of memory");
         if (ac != nullptr) redisAsyncFree(ac);
-        topology_->report_failure(server_, errc::unavailable);
-        fail_all(errc::unavailable, errc::unavailable);
+        topology_->report_failure(server_, ec);
+        fail_all(ec, ec);
         return;
     }
+    closed_because_.clear();
     // hiredis 0.14 creates the socket without SOCK_CLOEXEC: a child process must not keep
     // the lock connection open.
     ::fcntl(ac->c.fd, F_SETFD, ::fcntl(ac->c.fd, F_GETFD) | FD_CLOEXEC);
@@ -436,6 +447,7 @@ void AsyncLoop::ev_del_write(void* self) { static_cast<AsyncLoop*>(self)->want_w
 
 void AsyncLoop::ev_cleanup(void* self) {
     auto* loop = static_cast<AsyncLoop*>(self);
+    if (loop->ac_ != nullptr && loop->ac_->err != 0) loop->closed_because_ = loop->ac_->errstr;
     loop->ac_ = nullptr;  // hiredis frees the context right after this
     loop->want_read_ = loop->want_write_ = false;
 }

@@ -199,6 +199,8 @@ private:
     std::vector<Reply> handshake_replies_;
     std::size_t handshake_left_ = 0;
     std::error_code handshake_error_;
+    /// What hiredis said when it closed the context itself (refused, EOF...), for the detail.
+    std::string closed_because_;
     bool leaving_ = false;  ///< the server asked us to go elsewhere (READONLY...): leave when idle
     std::uint64_t generation_ = 0;  ///< topology_->generation() when this connection was made
     std::vector<std::shared_ptr<AsyncRequest>> taken_;     ///< swapped with submitted_

@@ -49,6 +49,34 @@ std::optional<std::string> policy_in_info(const Reply& reply) {
     return std::nullopt;
 }
 
+namespace {
+
+// Why AUTH failed, in words and as a cause (error_cause). Redis answers a wrong password and an
+// unknown user alike (WRONGPASS), on purpose: fencelock cannot tell them apart either.
+std::error_code auth_refused(const HandshakeStep& auth, const Reply& r) {
+    const bool user = auth.argv.size() == 3;
+    std::string text = "AUTH refused: ";
+    if (r.str.starts_with("WRONGPASS"))
+        text += user ? "a wrong password, or no ACL user named '" + auth.argv[1] + "' (Redis answers both alike)"
+                     : "a wrong password for the default user";
+    else if (r.str.find("without any password configured") != std::string::npos)
+        text += "a password was given and the server has none (drop it from the URL)";
+    else
+        text += "the server said so";
+    remember_error_detail(errc::auth_failed, text + ": " + r.str, "auth_rejected");
+    return errc::auth_failed;
+}
+
+std::error_code password_missing(const Reply& r) {
+    remember_error_detail(errc::auth_failed,
+                          "the server requires a password and none was given (redis://user:password@host:port, "
+                          "--redis-password-file or FENCELOCK_REDIS_PASSWORD): " + r.str,
+                          "auth_required");
+    return errc::auth_failed;
+}
+
+}  // namespace
+
 std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<const Reply> replies) {
     std::optional<std::string> config_policy, info_policy;
     bool asked_policy = false;
@@ -59,21 +87,26 @@ std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<
         const Reply& r = replies[i];
         switch (steps[i].kind) {
             case HandshakeStep::Kind::auth:
-                if (r.kind == Reply::Kind::error) return errc::auth_failed;
+                if (r.kind == Reply::Kind::error) return auth_refused(steps[i], r);
                 break;
             case HandshakeStep::Kind::select:
+                if (r.kind == Reply::Kind::error && r.str.starts_with("NOAUTH")) return password_missing(r);
                 if (r.kind == Reply::Kind::error) return error_from_reply(r.str);
                 break;
             case HandshakeStep::Kind::role:
                 // An error (NOAUTH, an ACL refusing ROLE) says why; an answer other than master
                 // (slave, sentinel) is a server to leave.
+                if (r.kind == Reply::Kind::error && r.str.starts_with("NOAUTH")) return password_missing(r);
                 if (r.kind == Reply::Kind::error) return error_from_reply(r.str);
-                if (!role_is_master(r)) return errc::not_master;
+                if (!role_is_master(r)) {
+                    remember_error_detail(errc::not_master, "ROLE says it is not the master");
+                    return errc::not_master;
+                }
                 break;
             case HandshakeStep::Kind::config_policy:
                 // A server that wants a password answers NOAUTH to every step: report that, not
                 // the policy. (NOPERM is an ACL refusing CONFIG: INFO then decides.)
-                if (r.kind == Reply::Kind::error && r.str.starts_with("NOAUTH")) return errc::auth_failed;
+                if (r.kind == Reply::Kind::error && r.str.starts_with("NOAUTH")) return password_missing(r);
                 asked_policy = true;
                 config_unknown = r.kind == Reply::Kind::error && r.str.find("unknown command") != std::string::npos;
                 config_policy = policy_in_config(r);
@@ -85,7 +118,10 @@ std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<
                 break;
         }
     }
-    if (replies.size() < steps.size()) return errc::protocol_error;
+    if (replies.size() < steps.size()) {
+        remember_error_detail(errc::protocol_error, "the handshake got fewer replies than it sent commands");
+        return errc::protocol_error;
+    }
     if (!asked_policy) return {};
     if (config_unknown && info_empty) return errc::is_sentinel;
     const auto policy = config_policy ? config_policy : info_policy;

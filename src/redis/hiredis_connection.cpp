@@ -1,6 +1,7 @@
 #include "redis/hiredis_connection.hpp"
 
 #include "redis/hiredis_context.hpp"
+#include "redis/connect_failure.hpp"
 #include "redis/handshake.hpp"
 
 #include <hiredis/hiredis.h>
@@ -172,13 +173,18 @@ timeval to_timeval(std::chrono::milliseconds d) {
 
 // The handshake (redis/handshake.hpp) runs under the connect timeout, in one round trip; no
 // command of the caller is sent yet, so any failure here means "nothing happened".
-std::error_code handshake(redisContext* ctx, const RedisEndpoint& ep, HandshakeNeeds needs) {
+std::error_code handshake(redisContext* ctx, const ServerAddress& server, const RedisEndpoint& ep,
+                          HandshakeNeeds needs) {
     const auto steps = handshake_steps(ep, needs);
     for (const auto& step : steps)
-        if (!append_command(ctx, step.argv)) return errc::unavailable;
+        if (!append_command(ctx, step.argv)) return connect_failed(server, "out of memory");
     const auto replies = read_replies(ctx, steps.size());
-    if (!replies) return errc::unavailable;
-    return judge_handshake(steps, *replies);
+    if (!replies) {
+        const std::string_view why = ctx->errstr;
+        if (ctx->err == REDIS_ERR_EOF || why.find("reset by peer") != std::string_view::npos) return handshake_closed(server);
+        return handshake_timed_out(server);
+    }
+    return locate_handshake_failure(judge_handshake(steps, *replies), server);
 }
 
 }  // namespace
@@ -203,14 +209,15 @@ std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings
     };
     timeval tv = to_timeval(settings.connect_timeout);
     ContextPtr ctx(redisConnectWithTimeout(server->host.c_str(), server->port, tv));
-    if (!ctx || ctx->err != 0) return failed(make_error_code(errc::unavailable));
+    if (!ctx) return failed(connect_failed(*server, "out of memory"));
+    if (ctx->err != 0) return failed(connect_failed(*server, ctx->errstr));
     // Child processes of the application must not inherit the lock connection (a CMD run by
     // `fencelock run` could otherwise keep Redis sockets open). hiredis 0.14 creates the
     // socket without SOCK_CLOEXEC, so set it now.
     ::fcntl(ctx->fd, F_SETFD, ::fcntl(ctx->fd, F_GETFD) | FD_CLOEXEC);
     redisSetTimeout(ctx.get(), tv);
     redisEnableKeepAlive(ctx.get());
-    if (auto ec = handshake(ctx.get(), settings.endpoint, {.confirm_master = topology->follows_master()}))
+    if (auto ec = handshake(ctx.get(), *server, settings.endpoint, {.confirm_master = topology->follows_master()}))
         return failed(ec);
     redisSetTimeout(ctx.get(), to_timeval(settings.command_timeout));
     return ctx;

@@ -26,9 +26,15 @@ std::string_view code_of(std::string_view m) {
 
 std::error_code error_from_reply(const std::string& message) {
     const std::error_code code = classify_reply(message);
-    // The code is what callers act on; the server's words are kept for people (error_detail).
-    remember_error_detail(code, message);
+    // The code is what callers act on; the server's words are kept for people (error_detail),
+    // with the finer cause of an ACL or AUTH refusal (error_cause).
+    remember_error_detail(code, message, std::string(reply_cause(message)));
     return code;
+}
+
+std::string_view reply_cause(const std::string& message) {
+    const std::string_view c = code_of(message);
+    return c == "NOPERM" ? "noperm" : c == "NOAUTH" ? "auth_required" : c == "WRONGPASS" ? "auth_rejected" : "";
 }
 
 std::error_code classify_reply(const std::string& message) {

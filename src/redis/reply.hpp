@@ -2,6 +2,7 @@
 // A Redis reply in our own type, so nothing above the transport sees hiredis.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct Reply {
 std::error_code error_from_reply(const std::string& message);
 /// The same mapping without recording anything.
 std::error_code classify_reply(const std::string& message);
+/// The error_cause() name of an ACL or AUTH refusal ("noperm", "auth_required",
+/// "auth_rejected"), empty for any other reply.
+std::string_view reply_cause(const std::string& message);
 
 /// True when `reply` (or an element of it) is READONLY, MASTERDOWN or LOADING: the server the
 /// connection reached cannot act as the master now, and a connection that follows a master

@@ -28,7 +28,7 @@ std::expected<Reply, std::error_code> script_result(Reply r, std::span<const std
     const std::error_code code = classify_reply(r.str);
     std::string text = r.str + " (keys:";
     for (std::string_view key : keys) text.append(" ").append(key);
-    remember_error_detail(code, text + ")");
+    remember_error_detail(code, text + ")", std::string(reply_cause(r.str)));
     return std::unexpected(code);
 }
 

@@ -20,6 +20,7 @@
 
 #include "common/log.hpp"
 #include "fencelock/error.hpp"
+#include "redis/connect_failure.hpp"
 #include "redis/hiredis_context.hpp"
 #include "redis/sentinel_views.hpp"
 #include "redis/signal_free_thread.hpp"
@@ -98,14 +99,23 @@ public:
             std::lock_guard lock(mutex_);
             order = sentinels_;
         }
+        std::string why;  // each sentinel's failure, for the detail when none answers
+        std::string cause;
         for (std::size_t i = 0; i < order.size(); ++i) {
-            auto answer = ask(order[i]);
-            if (!answer) continue;
+            std::string failure;
+            auto answer = ask(order[i], failure, cause);
+            if (!answer) {
+                why += (why.empty() ? "" : "; ") + ("sentinel " + order[i].host + ":" + std::to_string(order[i].port) +
+                                                    ": " + failure);
+                continue;
+            }
             remember(order[i], answer->master);
             if (grace_ > std::chrono::milliseconds::zero())
                 note_master_age(answer->master, agreeing_view(*answer, order, i));
             return answer->master;
         }
+        remember_error_detail(errc::unavailable, "no sentinel named a master for '" + master_name_ + "': " + why,
+                              std::move(cause));
         return std::unexpected(make_error_code(errc::unavailable));
     }
 
@@ -124,14 +134,18 @@ private:
 
     // One question to one sentinel: the master's address and, when the grace is on, how long
     // this sentinel has known it as master, in the same round trip.
-    std::optional<Answer> ask(const HostAndPort& sentinel) const {
+    // `failure` and `cause` (error_cause's name, kept when there is one) say why there is none.
+    std::optional<Answer> ask(const HostAndPort& sentinel, std::string& failure, std::string& cause) const {
         ContextPtr ctx;
         std::vector<std::vector<std::string>> argv = {{"SENTINEL", "get-master-addr-by-name", master_name_}};
         if (grace_ > std::chrono::milliseconds::zero()) argv.push_back({"SENTINEL", "MASTER", master_name_});
-        const auto replies = sentinel_commands(ctx, sentinel, argv);
+        const auto replies = sentinel_commands(ctx, sentinel, argv, &failure, &cause);
         if (!replies) return std::nullopt;
         auto master = master_in(replies->front());
-        if (!master) return std::nullopt;
+        if (!master) {
+            failure = "it knows no master named '" + master_name_ + "'";
+            return std::nullopt;
+        }
         Answer answer{*master, std::nullopt};
         if (replies->size() == 2) answer.view = master_view(replies->back(), *master);
         return answer;
@@ -148,7 +162,10 @@ private:
             return std::ranges::count_if(answers, [&](const auto& a) { return a && a->master == first.master && a->view; });
         };
         for (std::size_t i = 0; i < order.size() && static_cast<std::size_t>(agreeing()) < needed; ++i)
-            if (i != answered) answers.push_back(ask(order[i]));
+            if (i != answered) {
+                std::string failure, cause;
+                answers.push_back(ask(order[i], failure, cause));
+            }
         return youngest_agreeing_view(answers, first.master, order.size());
     }
 
@@ -181,11 +198,20 @@ private:
     // Connects `ctx` to `sentinel` (short timeouts) and sends AUTH (with sentinel credentials)
     // and `argv` back to back; the replies to `argv`, or nullopt on a transport failure or when
     // AUTH or argv's first command is refused. On success `ctx` stays connected.
+    // `failure` and `cause`, when given, get why not (cause only when it has a name).
     std::optional<std::vector<Reply>> sentinel_commands(ContextPtr& ctx, const HostAndPort& sentinel,
-                                                        const std::vector<std::vector<std::string>>& argv) const {
+                                                        const std::vector<std::vector<std::string>>& argv,
+                                                        std::string* failure = nullptr,
+                                                        std::string* cause = nullptr) const {
+        const auto fail = [&](std::string what, std::string_view named) -> std::optional<std::vector<Reply>> {
+            if (failure) *failure = std::move(what);
+            if (cause && !named.empty()) *cause = named;
+            return std::nullopt;
+        };
         const timeval tv = to_timeval(sentinel_query_timeout);
         ctx.reset(redisConnectWithTimeout(sentinel.host.c_str(), sentinel.port, tv));
-        if (!ctx || ctx->err != 0) return std::nullopt;
+        if (!ctx) return fail("out of memory", {});
+        if (ctx->err != 0) return fail(ctx->errstr, connect_cause(ctx->errstr));
         ::fcntl(ctx->fd, F_SETFD, ::fcntl(ctx->fd, F_GETFD) | FD_CLOEXEC);
         redisSetTimeout(ctx.get(), tv);
         std::vector<std::vector<std::string>> commands;
@@ -196,14 +222,23 @@ private:
         }
         commands.insert(commands.end(), argv.begin(), argv.end());
         for (const auto& command : commands)
-            if (!append_command(ctx.get(), command)) return std::nullopt;
+            if (!append_command(ctx.get(), command)) return fail("out of memory", {});
         auto replies = read_replies(ctx.get(), commands.size());
-        if (!replies) return std::nullopt;
+        if (!replies)
+            return ctx->err == REDIS_ERR_EOF || std::string_view(ctx->errstr).find("reset by peer") != std::string_view::npos
+                       ? fail("closed the connection unanswered (a TLS port?)", "handshake_closed")
+                       : fail("no reply in time", "handshake_timeout");
         // AUTH refused or the first command refused (not a sentinel...): nothing to use. A
         // later command's error reaches the caller, which reads it as "not known".
         const std::size_t must_succeed = commands.size() - argv.size() + 1;
-        for (std::size_t i = 0; i < must_succeed; ++i)
-            if ((*replies)[i].kind == Reply::Kind::error) return std::nullopt;
+        for (std::size_t i = 0; i < must_succeed; ++i) {
+            const Reply& r = (*replies)[i];
+            if (r.kind != Reply::Kind::error) continue;
+            const bool auth = i + 1 < must_succeed || r.str.starts_with("NOAUTH");
+            return fail(r.str, !auth                         ? ""
+                               : r.str.starts_with("NOAUTH") ? "auth_required"
+                                                             : "auth_rejected");
+        }
         replies->erase(replies->begin(), replies->end() - static_cast<std::ptrdiff_t>(argv.size()));
         return replies;
     }

@@ -57,9 +57,14 @@ std::string redis_error_name(std::error_code ec) {
     return "unknown";
 }
 
+std::string redis_error_code(std::error_code ec) {
+    const std::string cause = error_cause(ec);
+    return cause.empty() ? redis_error_name(ec) : cause;
+}
+
 int redis_failure(std::error_code ec) {
     nlohmann::json out{{"error", "redis"},
-                       {"code", redis_error_name(ec)},
+                       {"code", redis_error_code(ec)},
                        {"kind", to_string(classify(ec))},
                        {"message", ec.message()}};
     // The server's own reply (and the keys), which the error code cannot carry.

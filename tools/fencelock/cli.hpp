@@ -65,6 +65,9 @@ int redis_failure(std::error_code ec);
 /// Stable snake_case name of a Redis-side error code ("unavailable", "reply_timeout",
 /// "eviction_policy"...), for the `code` of an error object.
 std::string redis_error_name(std::error_code ec);
+/// The `code` of a Redis failure's error object: the finer cause when there is one
+/// (error_cause: "connection_refused", "auth_required"...), else redis_error_name.
+std::string redis_error_code(std::error_code ec);
 /// A parse error of the command line as an error object (exit 2): names the unknown
 /// subcommand and lists the valid ones, or names the flag at fault in `field`.
 int usage_failure(const CLI::App& root, const CLI::ParseError& e);

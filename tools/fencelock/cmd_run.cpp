@@ -339,7 +339,7 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     Acquired acquired = acquire(client, resource, options, std::move(keep), signals.fd.get());
     json summary{{"resource", resource.str()}};
     if (!*acquired.result) {
-        summary.update({{"acquired", false}, {"error", "redis"}, {"code", redis_error_name(acquired.result->error())},
+        summary.update({{"acquired", false}, {"error", "redis"}, {"code", redis_error_code(acquired.result->error())},
                         {"message", acquired.result->error().message()}, {"exit_code", int(exit_unavailable)}});
         write_report(summary, report);  // stderr gets redis_failure()'s error object
         return redis_failure(acquired.result->error());
