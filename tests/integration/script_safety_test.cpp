@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "fencelock/admin.hpp"
 #include "integration/lock_fixture.hpp"
 #include "lock/scripts.hpp"
 #include "support/raw_redis.hpp"
@@ -205,6 +206,90 @@ TEST_F(ScriptSafetyTest, AReleaseWithADamagedPlaceInTheLineSucceedsAndDropsThePl
     auto again = c.try_acquire(r, {.lease = 10s});
     ASSERT_TRUE(again && again->acquired()) << "the lock is not usable after the damaged place";
     EXPECT_GT(again->lease->fence, held->lease->fence);
+}
+
+// A place whose deadline Lua reads as a number but no place can have (a fraction, 'inf', a
+// year away) is damaged like one that is no number: dropped. Before, a fraction reached the
+// direct grant's PEXPIRE, which failed after the lease hash was written: the waiter then held
+// the lock with no TTL, for good if it had died.
+TEST_F(ScriptSafetyTest, APlaceWithAFractionalOrEndlessDeadlineIsDroppedNotGrantedForever) {
+    auto c = client();
+    for (const std::string deadline : {"fraction", "inf", "year"}) {
+        const auto r = resource("odd-" + deadline);
+        const std::string tag = "{odd-" + deadline + "}";
+        auto held = c.try_acquire(r, {.lease = 60s});
+        ASSERT_TRUE(held && held->acquired());
+        const std::uint64_t now_ms = std::stoull(redis->cli({"TIME"}).substr(0, 10)) * 1000;
+        const std::string value = deadline == "fraction" ? std::to_string(now_ms + 10'000) + ".5"
+                                  : deadline == "inf"    ? "inf"
+                                                         : std::to_string(now_ms + 365ull * 24 * 3600 * 1000);
+        redis->cli({"HSET", "lock:" + tag, "waiting", "1"});
+        redis->cli({"ZADD", "waiters:" + tag, "1", "odd-waiter"});
+        redis->cli({"HSET", "waiter-deadlines:" + tag, "odd-waiter", value});
+        // Grant arguments as a waiter of another client stores them (lib/handoff.lua).
+        redis->cli({"EVAL", "return redis.call('HSET', KEYS[1], 'odd-waiter', cmsgpack.pack({30000, 30000, '1 h l', "
+                            "60000, '', true}))", "1", "handoff:" + tag});
+        auto released = c.release(r, held->lease->owner);
+        ASSERT_TRUE(released) << deadline << ": " << released.error().message();
+        EXPECT_NE(redis->cli({"PTTL", "lock:" + tag}), "-1") << deadline << ": a lock without a TTL";
+        EXPECT_EQ(redis->cli({"EXISTS", "lock:" + tag}), "0") << deadline << ": granted to a damaged place";
+        EXPECT_EQ(redis->cli({"ZCARD", "waiters:" + tag}), "0") << deadline << ": the place stays";
+        auto again = c.try_acquire(r, {.lease = 10s});
+        EXPECT_TRUE(again && again->acquired()) << deadline << ": the line blocks the lock";
+    }
+}
+
+// renew checks what it writes and replies before writing: a damaged fence, or an earlier
+// version's hash whose end-by has passed, leaves the lease as it was. Before, the fence came
+// back as-is after the TTL was set, and a past end-by made PEXPIRE delete the lock and HSET
+// recreate it without a TTL.
+TEST_F(ScriptSafetyTest, ARenewalOfADamagedLeaseChangesNothing) {
+    const auto renew = [&](const std::string& lock) {
+        return redis->cli({"EVAL", std::string(detail::scripts::renew.body), "1", lock, "owner-1", "1000"});
+    };
+    redis->cli({"HSET", "lock:{old}", "owner", "owner-1", "fence", "7", "max_hold_until_ms", "9999999999999",
+                "ends_by_ms", "1"});
+    redis->cli({"PEXPIRE", "lock:{old}", "60000"});
+    redis->cli({"HSET", "lock:{bad-fence}", "owner", "owner-1", "fence", "x", "meta", "1 30000 60000 1 h l"});
+    redis->cli({"PEXPIRE", "lock:{bad-fence}", "60000"});
+    const std::string before = redis->snapshot();
+    const std::string old = renew("lock:{old}");
+    EXPECT_EQ(old, "2\n7") << "max hold reached (its end-by passed): nothing to extend";
+    const std::string bad = renew("lock:{bad-fence}");
+    EXPECT_NE(bad.find("has no valid fence"), std::string::npos) << bad;
+    EXPECT_EQ(redis->snapshot(), before);
+    EXPECT_NE(redis->cli({"PTTL", "lock:{old}"}), "-1");
+}
+
+// force_release writes its audit entry before it deletes: a stream that cannot take one more
+// entry (its IDs used up) fails the script with the lock still there. Before, the lock was
+// deleted and nothing audited.
+TEST_F(ScriptSafetyTest, AForceReleaseThatCannotAuditDeletesNothing) {
+    auto c = client();
+    LockAdmin admin(c);
+    const auto r = resource("unaudited");
+    ASSERT_TRUE(c.try_acquire(r, {.lease = 30s}));
+    redis->cli({"XADD", "audit:{unaudited}", "18446744073709551615-18446744073709551615", "f", "v"});
+    const std::string before = redis->snapshot();
+    auto forced = admin.force_release(r, {.reason = "stuck", .operator_name = "ops@test", .even_if_active = true});
+    EXPECT_FALSE(forced) << "released without an audit entry";
+    EXPECT_EQ(redis->snapshot(), before);
+}
+
+// release and leave_line need their channel: without it no waiter is granted or woken, so the
+// scripts refuse before writing (a client always sends it; this is what a buggy one gets).
+TEST_F(ScriptSafetyTest, AReleaseWithoutItsChannelIsRefusedBeforeAnyWrite) {
+    auto c = client();
+    auto held = c.try_acquire(resource("mute"), {.lease = 30s});
+    ASSERT_TRUE(held && held->acquired());
+    redis->cli({"HSET", "lock:{mute}", "waiting", "1"});
+    redis->cli({"ZADD", "waiters:{mute}", "1", "w"});
+    const std::string before = redis->snapshot();
+    const std::string out = redis->cli({"EVAL", std::string(detail::scripts::release.body), "6", "lock:{mute}",
+                                        "waiters:{mute}", "waiter-deadlines:{mute}", "sleepers:{mute}", "fence:{mute}",
+                                        "handoff:{mute}", std::string(held->lease->owner.str())});
+    EXPECT_NE(out.find("argument 2 must be a non-empty text"), std::string::npos) << out;
+    EXPECT_EQ(redis->snapshot(), before);
 }
 
 // leave_line names the next waiter by the same rule as release: a lapsed place ahead of a live

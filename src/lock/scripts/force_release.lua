@@ -26,6 +26,14 @@
 -- @include args
 -- @include lease
 
+-- Arguments the audit entry and the wake-up need, checked before anything is written.
+if ARGV[5] ~= '0' and ARGV[5] ~= '1' then
+    error({err = "ERR fencelock: argument 5 ('" .. tostring(ARGV[5]) .. "') must be '0' or '1'"})
+end
+text_arg(6)
+for i = 1, 3 do text_arg(i) end
+if type(ARGV[4]) ~= 'string' then error({err = 'ERR fencelock: argument 4 is missing'}) end
+
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if not owner then
     return {0}
@@ -43,9 +51,10 @@ local now_ms = server_ms()
 -- renewals fail on the damage anyway), so only --even-if-active deletes it before then.
 local fence = fields[1]
 if not (fence and string.find(fence, '^[1-9]%d*$') and #fence <= 16) then fence = '0' end
+-- Whole, finite numbers only: 'nan' or '-inf' would make any holder look idle.
 local acquired, first_lease = lease_meta(fields[4])
-local lease_ms = tonumber(fields[3]) or first_lease
-local last = tonumber(fields[2]) or acquired or tonumber(fields[5])
+local lease_ms = whole_number(fields[3]) or first_lease
+local last = whole_number(fields[2]) or acquired or whole_number(fields[5])
 local since_renew
 if last and lease_ms then
     since_renew = now_ms - last
@@ -55,11 +64,13 @@ end
 if ARGV[5] ~= '1' and since_renew < lease_ms then
     return {3, owner, fence, since_renew, lease_ms}
 end
-redis.call('XLEN', KEYS[2])  -- an audit key of the wrong type fails here, before the DEL
-redis.call('DEL', KEYS[1])
-redis.pcall('SPUBLISH', ARGV[6], '')  -- without channel permission: no wake-up
+-- The audit entry first: XADD is the one write here that can fail (an audit key of the wrong
+-- type, a stream whose IDs are used up), and then nothing was deleted. DEL of the lock hash
+-- cannot fail, and the wake-up is a pcall.
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', 10000, '*',
     'resource', ARGV[1], 'owner', owner, 'fence', fence, 'reason', ARGV[2],
     'operator', ARGV[3], 'time_ms', now_ms, 'since_renew_ms', since_renew,
     'forced_active', ARGV[5])
+redis.call('DEL', KEYS[1])
+redis.pcall('SPUBLISH', ARGV[6], '')  -- without channel permission: no wake-up
 return {1, owner, fence, since_renew, id}

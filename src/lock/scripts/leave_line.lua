@@ -27,7 +27,9 @@
 -- @include lease
 -- @include handoff
 
--- Reads that can fail (WRONGTYPE) come before the first write.
+-- Arguments, and reads that can fail (WRONGTYPE), come before the first write.
+text_arg(1)
+text_arg(2)
 check_line_keys(KEYS[1], KEYS[2], KEYS[4], KEYS[6])
 local lease = redis.call('HMGET', KEYS[3], 'owner', 'handed')
 local holds = lease[1] == ARGV[1] and lease[2] == '1'

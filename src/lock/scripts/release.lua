@@ -58,7 +58,9 @@ end
 -- @include lease
 -- @include handoff
 
--- The successor's arguments are checked before the first write, like every argument.
+-- The channel and the successor's arguments are checked before the first write, like every
+-- argument: without a channel no waiter would be granted or woken.
+text_arg(2)
 local successor
 if ARGV[4] then
     local lease_ms = ms_arg(5, 1, MAX_LEASE_MS)

@@ -32,6 +32,22 @@ local function ms_value(i, lo, hi)
     return v
 end
 
+-- ARGV[i] must be given and non-empty (a channel, a token): an error reply otherwise.
+local function text_arg(i)
+    if type(ARGV[i]) ~= 'string' or ARGV[i] == '' then
+        error({err = 'ERR fencelock: argument ' .. i .. ' must be a non-empty text'})
+    end
+    return ARGV[i]
+end
+
+-- A stored number read back: a whole, finite number in [0, 2^53), or nil ('nan', '-inf', a
+-- fraction and damage all are nil, so a caller cannot compare or write them back unnoticed).
+local function whole_number(text)
+    local v = tonumber(text)
+    if v and v % 1 == 0 and v >= 0 and v < 2 ^ 53 then return v end
+    return nil
+end
+
 -- Redis TIME in ms: the only clock that decides lease validity.
 local function server_ms()
     local t = redis.call('TIME')

@@ -10,10 +10,14 @@ local function first_live(line, deadlines, now_ms, handoff)
     while true do
         local first = redis.call('ZRANGE', line, 0, 0)
         if #first == 0 then return nil end
-        -- A deadline that is not a number (a damaged key) counts as lapsed: the place goes, and
-        -- the script that called (a release that already deleted its lock) never fails on it.
+        -- A deadline that is not a whole number of ms, or further off than any place can be
+        -- (MAX_SLOT_MS: 'inf', '1e999', a fraction, a damaged key), counts as lapsed: the place
+        -- goes, and the script that called (a release that already deleted its lock) never
+        -- fails on it, nor grants a TTL that PEXPIRE refuses, nor waits on a place forever.
         local deadline = tonumber(redis.call('HGET', deadlines, first[1]) or '0') or 0
-        if deadline > now_ms then return first[1], deadline end
+        if deadline > now_ms and deadline % 1 == 0 and deadline <= now_ms + MAX_SLOT_MS then
+            return first[1], deadline
+        end
         redis.call('ZREM', line, first[1])
         redis.call('HDEL', deadlines, first[1])
         if handoff then redis.call('HDEL', handoff, first[1]) end
