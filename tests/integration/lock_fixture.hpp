@@ -37,6 +37,12 @@ protected:
         if (!held || !held->acquired()) return std::nullopt;
         return held->lease;
     }
+    /// The server's clock `ahead` from now, in ms as the scripts store a place's deadline (a
+    /// place is at most limits' 2 h + 2 s long: one further off counts as damaged).
+    std::string server_ms_ahead(std::chrono::milliseconds ahead) {
+        const std::string t = redis->cli({"TIME"});
+        return std::to_string(std::stoull(t.substr(0, t.find('\n'))) * 1000 + static_cast<std::uint64_t>(ahead.count()));
+    }
     /// EVALSHA calls the server has executed so far (acquire attempts included).
     long script_calls() {
         const std::string stats = redis->cli({"INFO", "commandstats"});

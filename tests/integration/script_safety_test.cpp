@@ -139,7 +139,7 @@ TEST_F(ScriptSafetyTest, AFailedAcquireKeepsTheFairHeadsPlace) {
     // counter is corrupt, so the grant fails.
     const auto waiter = OwnerToken::generate();
     redis->cli({"ZADD", "waiters:{line}", "1", waiter.str()});
-    redis->cli({"HSET", "waiter-deadlines:{line}", waiter.str(), "99999999999999"});
+    redis->cli({"HSET", "waiter-deadlines:{line}", waiter.str(), server_ms_ahead(10min)});
     redis->cli({"SET", "fence:{line}", "not-a-number"});
 
     const std::string before = redis->snapshot();
@@ -219,10 +219,9 @@ TEST_F(ScriptSafetyTest, APlaceWithAFractionalOrEndlessDeadlineIsDroppedNotGrant
         const std::string tag = "{odd-" + deadline + "}";
         auto held = c.try_acquire(r, {.lease = 60s});
         ASSERT_TRUE(held && held->acquired());
-        const std::uint64_t now_ms = std::stoull(redis->cli({"TIME"}).substr(0, 10)) * 1000;
-        const std::string value = deadline == "fraction" ? std::to_string(now_ms + 10'000) + ".5"
+        const std::string value = deadline == "fraction" ? server_ms_ahead(10s) + ".5"
                                   : deadline == "inf"    ? "inf"
-                                                         : std::to_string(now_ms + 365ull * 24 * 3600 * 1000);
+                                                         : server_ms_ahead(std::chrono::hours(24 * 365));
         redis->cli({"HSET", "lock:" + tag, "waiting", "1"});
         redis->cli({"ZADD", "waiters:" + tag, "1", "odd-waiter"});
         redis->cli({"HSET", "waiter-deadlines:" + tag, "odd-waiter", value});
