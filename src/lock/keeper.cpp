@@ -279,13 +279,7 @@ std::optional<ServerClockWatch::Reading> Keeper::read_clock(const std::optional<
         return ec == std::errc{} && end == r.str.data() + r.str.size();
     };
     std::int64_t seconds = 0, micros = 0;
-    const auto wall_sent = std::chrono::system_clock::now();
     const auto sent = steady_clock::now();
-    const auto offset = [&](std::int64_t server_us) {
-        const auto mid = wall_sent + (std::chrono::system_clock::now() - wall_sent) / 2;
-        return std::chrono::microseconds(server_us) -
-               std::chrono::duration_cast<std::chrono::microseconds>(mid.time_since_epoch());
-    };
     if (!cluster_key) {
         static const std::vector<std::vector<std::string_view>> commands{{"CLIENT", "ID"}, {"TIME"}};
         const auto replies = connection_->pipeline(commands);
@@ -297,7 +291,7 @@ std::optional<ServerClockWatch::Reading> Keeper::read_clock(const std::optional<
             !number(time.elements[0], seconds) || !number(time.elements[1], micros))
             return std::nullopt;
         return ServerClockWatch::Reading{sent, received, std::chrono::microseconds(seconds * 1'000'000 + micros),
-                                         id.integer, offset(seconds * 1'000'000 + micros)};
+                                         id.integer};
     }
     const ScriptCall call{{*cluster_key}, {}};
     const auto reply = run_script(*connection_, scripts::clock_probe, call);
@@ -306,8 +300,7 @@ std::optional<ServerClockWatch::Reading> Keeper::read_clock(const std::optional<
         !number(reply->elements[0], seconds) || !number(reply->elements[1], micros))
         return std::nullopt;
     const auto origin = static_cast<std::int64_t>(std::hash<std::string>{}(reply->elements[2].str));
-    return ServerClockWatch::Reading{sent, received, std::chrono::microseconds(seconds * 1'000'000 + micros), origin,
-                                     offset(seconds * 1'000'000 + micros)};
+    return ServerClockWatch::Reading{sent, received, std::chrono::microseconds(seconds * 1'000'000 + micros), origin};
 }
 
 void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
@@ -318,21 +311,9 @@ void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
     const auto reading = read_clock(key);
     lock.lock();
     if (!reading) return;  // Redis failing: the renewals will tell
-    const std::string node = lane.node ? lane.node->host + ":" + std::to_string(lane.node->port) : std::string("server");
-    if (lane.clock.new_origin(*reading)) {
-        // A new connection or server: its clock's offset from this host's, said when over 1 s
-        // (inspect shows it always). Only rates matter to leases; a large offset hints at
-        // clocks not kept in sync, which fences across a failover do depend on.
-        const auto offset_ms = std::chrono::duration_cast<std::chrono::milliseconds>(reading->offset).count();
-        if (offset_ms > 1000 || offset_ms < -1000)
-            log_event("warn", "redis_clock_offset",
-                      {{"node", node},
-                       {"offset_ms", offset_ms},
-                       {"hint", "this Redis server's wall clock is far from this host's: check that both "
-                                "follow NTP (fences across a failover follow the servers' clocks)"}});
-    }
     const auto step = lane.clock.observe(*reading);
     if (!step) return;
+    const std::string node = lane.node ? lane.node->host + ":" + std::to_string(lane.node->port) : std::string("server");
     std::vector<std::shared_ptr<KeptLease>> gone;
     for (const auto& lease : leases_)
         if (lease->state == State::active && !lease->leaving &&

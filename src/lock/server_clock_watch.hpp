@@ -38,9 +38,6 @@ public:
         time received;                   ///< when its reply came back
         std::chrono::microseconds server;  ///< what TIME said
         std::int64_t connection = 0;     ///< its origin: CLIENT ID, or a hash of the run_id
-        /// The server's clock minus this host's wall clock at the round trip's midpoint (only
-        /// reported: leases never depend on the clocks agreeing).
-        std::chrono::microseconds offset{0};
     };
 
     /// A fixed allowance on top of the round trips and the drift: TIME's resolution and noise.

@@ -397,7 +397,11 @@ void AsyncLoop::connect() {
 void AsyncLoop::on_reply(redisReply* reply) {
     if (handshake_left_ > 0) {
         handshake_replies_.push_back(convert(reply));
-        if (--handshake_left_ == 0) handshake_error_ = judge_handshake(handshake_, handshake_replies_);
+        if (--handshake_left_ == 0) {
+            handshake_error_ = judge_handshake(handshake_, handshake_replies_);
+            note_clock_offset(server_name(server_),
+                              clock_offset_in(handshake_, handshake_replies_, std::chrono::system_clock::now()));
+        }
         return;  // after_io() acts on the outcome: the context may not be freed in a callback
     }
     AsyncRequest& r = *in_flight_.front();

@@ -1,5 +1,10 @@
 #include "redis/handshake.hpp"
 
+#include <charconv>
+#include <mutex>
+#include <set>
+
+#include "common/log.hpp"
 #include "fencelock/error.hpp"
 
 namespace fencelock::detail {
@@ -20,6 +25,9 @@ std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& ep, HandshakeNee
         steps.push_back({HandshakeStep::Kind::config_policy, {"CONFIG", "GET", "maxmemory-policy"}});
         steps.push_back({HandshakeStep::Kind::info_memory, {"INFO", "memory"}});
     }
+    // With the handshake's round trip, not as one of its own: a connection that needs no
+    // handshake (no password, evictions allowed) keeps serving at once.
+    if (!steps.empty()) steps.push_back({HandshakeStep::Kind::clock, {"TIME"}});
     return steps;
 }
 
@@ -116,6 +124,7 @@ std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<
                 info_empty = r.kind == Reply::Kind::string && r.str.empty();
                 info_policy = policy_in_info(r);
                 break;
+            case HandshakeStep::Kind::clock: break;  // only reported (clock_offset_in)
         }
     }
     if (replies.size() < steps.size()) {
@@ -127,6 +136,43 @@ std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<
     const auto policy = config_policy ? config_policy : info_policy;
     if (policy == "noeviction") return {};
     return eviction_refusal(policy);
+}
+
+std::optional<std::chrono::microseconds> clock_offset_in(std::span<const HandshakeStep> steps,
+                                                         std::span<const Reply> replies,
+                                                         std::chrono::system_clock::time_point received) {
+    const auto number = [](const Reply& r, std::int64_t& out) {
+        const auto [end, ec] = std::from_chars(r.str.data(), r.str.data() + r.str.size(), out);
+        return ec == std::errc{} && end == r.str.data() + r.str.size();
+    };
+    for (std::size_t i = 0; i < steps.size() && i < replies.size(); ++i) {
+        if (steps[i].kind != HandshakeStep::Kind::clock) continue;
+        const Reply& r = replies[i];
+        std::int64_t seconds = 0, micros = 0;
+        if (r.kind != Reply::Kind::array || r.elements.size() != 2 || !number(r.elements[0], seconds) ||
+            !number(r.elements[1], micros))
+            return std::nullopt;
+        return std::chrono::microseconds(seconds * 1'000'000 + micros) -
+               std::chrono::duration_cast<std::chrono::microseconds>(received.time_since_epoch());
+    }
+    return std::nullopt;
+}
+
+void note_clock_offset(const std::string& server, std::optional<std::chrono::microseconds> offset) {
+    if (!offset) return;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*offset).count();
+    if (ms <= 1000 && ms >= -1000) return;
+    static std::mutex mutex;
+    static std::set<std::string> told;  // one line per server: reconnects would repeat it
+    {
+        std::lock_guard lock(mutex);
+        if (!told.insert(server).second) return;
+    }
+    log_event("warn", "redis_clock_offset",
+              {{"server", server},
+               {"offset_ms", static_cast<std::int64_t>(ms)},
+               {"hint", "this Redis server's wall clock is far from this host's: check that both follow NTP "
+                        "(fences across a failover follow the servers' clocks)"}});
 }
 
 }  // namespace fencelock::detail

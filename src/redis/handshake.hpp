@@ -17,6 +17,12 @@
 // under way, a stale sentinel), and a replica must never serve a caller (its writes would fail
 // with READONLY at best). Anything but "master" fails the connection with not_master, and the
 // next connect asks the sentinels again.
+//
+// Clock. TIME goes last, in the same round trip: the server's clock offset from this host's
+// at connect, logged when it is over 1 s (redis_clock_offset). Leases depend on clock rates
+// only, but fences across a failover follow the servers' clocks (docs/DESIGN.md, "Clock
+// skew"), so a server far off is worth a line. Its reply never fails the connection.
+#include <chrono>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,7 +36,7 @@
 namespace fencelock::detail {
 
 struct HandshakeStep {
-    enum class Kind { auth, select, role, config_policy, info_memory };
+    enum class Kind { auth, select, role, config_policy, info_memory, clock };
     Kind kind;
     std::vector<std::string> argv;
 };
@@ -42,8 +48,8 @@ struct HandshakeNeeds {
 };
 
 /// AUTH (with a password), SELECT (db != 0), ROLE (needs.confirm_master), then CONFIG GET
-/// maxmemory-policy and INFO memory (unless endpoint.allow_eviction), in that order: they are
-/// sent back to back.
+/// maxmemory-policy and INFO memory (unless endpoint.allow_eviction), and TIME when any of
+/// those is sent, in that order: they are sent back to back.
 std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& endpoint, HandshakeNeeds needs);
 /// The same with no needs beyond the endpoint's (no ROLE).
 std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& endpoint);
@@ -52,6 +58,15 @@ std::vector<HandshakeStep> handshake_steps(const RedisEndpoint& endpoint);
 /// error, not_master (ROLE is not master), or an eviction refusal (eviction_category) naming
 /// the policy.
 std::error_code judge_handshake(std::span<const HandshakeStep> steps, std::span<const Reply> replies);
+
+/// The server's clock minus this host's (`received`: when the replies arrived, by this host's
+/// wall clock), from the TIME step's reply; nullopt when there is none or it is an error.
+std::optional<std::chrono::microseconds> clock_offset_in(std::span<const HandshakeStep> steps,
+                                                         std::span<const Reply> replies,
+                                                         std::chrono::system_clock::time_point received);
+
+/// Logs redis_clock_offset (warn) when |offset| is over 1 s, once per server and process.
+void note_clock_offset(const std::string& server, std::optional<std::chrono::microseconds> offset);
 
 /// The policy in a CONFIG GET maxmemory-policy reply or an INFO memory reply, or nullopt when
 /// the reply is an error or does not say.

@@ -179,6 +179,7 @@ std::error_code handshake(redisContext* ctx, const ServerAddress& server, const 
     for (const auto& step : steps)
         if (!append_command(ctx, step.argv)) return connect_failed(server, "out of memory");
     const auto replies = read_replies(ctx, steps.size());
+    if (replies) note_clock_offset(server_name(server), clock_offset_in(steps, *replies, std::chrono::system_clock::now()));
     if (!replies) {
         const std::string_view why = ctx->errstr;
         if (ctx->err == REDIS_ERR_EOF || why.find("reset by peer") != std::string_view::npos) return handshake_closed(server);

@@ -13,6 +13,7 @@ const Reply ok{Reply::Kind::status, 0, "OK", {}};
 Reply config_noeviction() {
     return Reply::make_array({Reply::make_string("maxmemory-policy"), Reply::make_string("noeviction")});
 }
+Reply time_now() { return Reply::make_array({Reply::make_string("1700000000"), Reply::make_string("0")}); }
 Reply info_noeviction() { return Reply::make_string("# Memory\r\nmaxmemory_policy:noeviction\r\n"); }
 Reply role(std::string name, std::vector<Reply> rest = {}) {
     rest.insert(rest.begin(), Reply::make_string(std::move(name)));
@@ -22,7 +23,7 @@ Reply role(std::string name, std::vector<Reply> rest = {}) {
 TEST(HandshakeRole, RoleFollowsAuthAndSelectOnlyWhenAsked) {
     const RedisEndpoint ep{.db = 2, .password = "p"};
     const auto steps = handshake_steps(ep, {.confirm_master = true});
-    ASSERT_EQ(steps.size(), 5u);
+    ASSERT_EQ(steps.size(), 6u);
     EXPECT_EQ(steps[0].kind, HandshakeStep::Kind::auth);
     EXPECT_EQ(steps[1].kind, HandshakeStep::Kind::select);
     EXPECT_EQ(steps[2].argv, (std::vector<std::string>{"ROLE"}));
@@ -32,9 +33,9 @@ TEST(HandshakeRole, RoleFollowsAuthAndSelectOnlyWhenAsked) {
 
 TEST(HandshakeRole, OnlyAMasterPasses) {
     const auto steps = handshake_steps(RedisEndpoint{}, {.confirm_master = true});
-    ASSERT_EQ(steps.size(), 3u);
+    ASSERT_EQ(steps.size(), 4u);
     auto judge = [&](Reply role_reply) {
-        const std::vector<Reply> replies{std::move(role_reply), config_noeviction(), info_noeviction()};
+        const std::vector<Reply> replies{std::move(role_reply), config_noeviction(), info_noeviction(), time_now()};
         return judge_handshake(steps, replies);
     };
     EXPECT_EQ(judge(role("master", {Reply::make_integer(42), Reply::make_array({})})), std::error_code{});
@@ -54,12 +55,12 @@ TEST(HandshakeRole, ASentinelBehindRedisUrlIsNamed) {
     // What a Redis 7 sentinel answers to CONFIG GET and INFO memory.
     const std::vector<Reply> sentinel{
         Reply::make_error("ERR unknown command 'CONFIG', with args beginning with: 'GET' 'maxmemory-policy' "),
-        Reply::make_string("")};
+        Reply::make_string(""), Reply::make_error("ERR unknown command 'TIME'")};
     EXPECT_EQ(judge_handshake(steps, sentinel), make_error_code(errc::is_sentinel));
     // A server with CONFIG renamed away still reports its memory: the policy decides.
     const std::vector<Reply> renamed{
         Reply::make_error("ERR unknown command 'CONFIG', with args beginning with: 'GET' 'maxmemory-policy' "),
-        info_noeviction()};
+        info_noeviction(), time_now()};
     EXPECT_EQ(judge_handshake(steps, renamed), std::error_code{});
     EXPECT_EQ(classify(make_error_code(errc::is_sentinel)), failure_kind::fatal);
 }

@@ -57,5 +57,26 @@ TEST_F(RunClockTest, InspectShowsTheServersClockOffset) {
     EXPECT_LT(behind, -59'500);
 }
 
+// A connection to a server whose clock is far from this host's says so when it connects, once,
+// with the offset: any command, not only one that keeps a lease (the keeper's probe).
+TEST_F(RunClockTest, AConnectionToAServerFarOffThisHostsClockSaysSoOnce) {
+    clock.set(-60s);
+    const auto r = local::run_process(cli({"inspect", "offset"}));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::string event = "\"event\":\"redis_clock_offset\"";
+    const auto at = r.err.find(event);
+    ASSERT_NE(at, std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(event, at + 1), std::string::npos) << "one line per server: " << r.err;
+    const std::string line = r.err.substr(r.err.rfind('\n', at) + 1, r.err.find('\n', at) - r.err.rfind('\n', at) - 1);
+    const json j = json::parse(line);
+    EXPECT_EQ(j["server"], "127.0.0.1:" + std::to_string(redis->port())) << line;
+    EXPECT_GT(j["offset_ms"].get<std::int64_t>(), -60'500) << line;
+    EXPECT_LT(j["offset_ms"].get<std::int64_t>(), -59'500) << line;
+
+    clock.set(0s);
+    const auto near = local::run_process(cli({"inspect", "offset"}));
+    EXPECT_EQ(near.err.find(event), std::string::npos) << "a server in step says nothing: " << near.err;
+}
+
 }  // namespace
 }  // namespace fencelock::test_support
