@@ -7,3 +7,4 @@
 #include "fencelock/options.hpp"
 #include "fencelock/redis_url.hpp"
 #include "fencelock/types.hpp"
+#include "fencelock/version.hpp"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fencelock/metrics.hpp"
+#include "fencelock/version.hpp"
 
 namespace fencelock {
 namespace {
@@ -117,6 +118,13 @@ struct PrometheusMetrics::Families {
 PrometheusMetrics::PrometheusMetrics(prometheus::Registry& registry, MetricsOptions options)
     : f_(std::make_unique<Families>(registry, options.name_prefix)), options_(std::move(options)) {
     for (const auto& type : options_.resource_types) f_->contention.Add({{"resource_type", type}});
+    // Which build a process runs, for dashboards that span a rollout: always 1.
+    prometheus::BuildGauge()
+        .Name(options_.name_prefix + "build_info")
+        .Help("The fencelock version and revision this process runs (always 1)")
+        .Register(registry)
+        .Add({{"version", std::string(version())}, {"revision", std::string(revision())}})
+        .Set(1);
 }
 
 PrometheusMetrics::~PrometheusMetrics() = default;

@@ -29,6 +29,7 @@ const char* name(int layer) {
 const std::map<std::string, Layer> public_headers = {
     {"backoff.hpp", common},     {"duration.hpp", common},     {"error.hpp", common},
     {"limits.hpp", common},      {"redis_url.hpp", common},    {"types.hpp", common},
+    {"version.hpp", common},
     {"log_value.hpp", common},   {"store_observer.hpp", store},
     {"admin.hpp", lock},         {"client.hpp", lock},         {"fencelock.hpp", lock},
     {"keeper.hpp", lock},        {"async_client.hpp", lock},

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "fencelock/version.hpp"
 #include "secrets.hpp"
 
 int main(int argc, char** argv) {
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
     // Global options are accepted after the subcommand too (`inspect R --redis URL`): every
     // subcommand registered below inherits fallthrough and hands options it lacks to the root.
     program.app.fallthrough();
-    program.app.set_version_flag("--version", "fencelock 0.1.0");
+    program.app.set_version_flag("--version", "fencelock " + std::string(fencelock::version()) + " (" + std::string(fencelock::revision()) + ")");
     program.app.add_option("--redis", program.globals.redis_url,
                            "redis://[user:password@]host:port[/db] or redis-sentinel://[user:password@]host:port[,...][/db]#master; "
                            "default $FENCELOCK_REDIS_URL, "

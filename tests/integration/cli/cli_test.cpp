@@ -2,6 +2,7 @@
 // and bad input that changes nothing in Redis.
 #include <nlohmann/json.hpp>
 
+#include "fencelock/version.hpp"
 #include "integration/lock_fixture.hpp"
 #include "local_servers/child_process.hpp"
 
@@ -81,6 +82,12 @@ TEST_F(CliTest, AcquireRenewReleaseInspectRoundTrip) {
     auto after = parse_one_object(fencelock({"inspect", "order:1"}));
     EXPECT_EQ(after["held"], false);
     EXPECT_EQ(after["last_fence"], fence);
+}
+
+TEST_F(CliTest, VersionIsTheLibrarysWithItsCommit) {
+    const auto r = fencelock({"--version"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "fencelock " + std::string(version()) + " (" + std::string(revision()) + ")\n");
 }
 
 TEST_F(CliTest, SameOwnerRetryReturnsTheSameFence) {
