@@ -116,6 +116,11 @@ TEST_F(ScriptSafetyTest, OutOfRangeArgumentsAreRefusedBeforeAnyWrite) {
         const std::string out = eval_acquire("x", {"owner-1", lease_and_hold[0], lease_and_hold[1], "1 h ", "1", "3000"});
         EXPECT_NE(out.find("ERR fencelock: argument"), std::string::npos) << lease_and_hold[0] << ": " << out;
     }
+    // An owner a grant message could not carry ('grant <owner> <fence> <ttl>').
+    for (const std::string& owner : {std::string(), std::string("two words"), std::string("tab\there")}) {
+        const std::string out = eval_acquire("x", {owner, "1000", "2000", "1 h ", "1", "3000"});
+        EXPECT_NE(out.find("ERR fencelock: argument 1"), std::string::npos) << "'" << owner << "': " << out;
+    }
     for (const auto& [mode, slot] : std::vector<std::pair<std::string, std::string>>{{"7", "3000"}, {"1", "0"}, {"1", "9999999999"}}) {
         const std::string out = eval_acquire("x", {"owner-1", "1000", "2000", "1 h ", mode, slot});
         EXPECT_NE(out.find("ERR fencelock: argument"), std::string::npos) << mode << "/" << slot << ": " << out;

@@ -93,6 +93,11 @@ if direct == '2' and client_id == '' then
     error({err = 'ERR fencelock: argument 9 (the client id) is needed with argument 8 = 2'})
 end
 if not ARGV[4] then error({err = 'ERR fencelock: argument 4 (the holder) is missing'}) end
+-- The owner goes into grant messages ('grant <owner> <fence> <ttl>'): printable, no spaces, as
+-- OwnerToken::make requires.
+if not string.find(ARGV[1] or '', '^[!-~]+$') then
+    error({err = 'ERR fencelock: argument 1 (the owner token) must be printable ASCII without spaces'})
+end
 
 -- Writes the lease (lib/lease.lua) with the holder metadata inspect and list show. The lease
 -- and max hold go in as their checked ARGV text: no number conversion. `lead`: clock_lead's.
