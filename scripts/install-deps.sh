@@ -9,7 +9,7 @@ packages=(
   redis-server redis-tools postgresql
   libhiredis-dev libpq-dev libpqxx-dev libsqlite3-dev
   prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libssl-dev openssl  # openssl: the TLS tests make their certificates
   chromium libpng-dev  # the demo timeline's screenshot test
 )
 [ $# -gt 0 ] && packages=("$@")

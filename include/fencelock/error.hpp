@@ -114,9 +114,33 @@ std::string error_cause(std::error_code ec);
 namespace detail {
 /// Records `text` (and `cause`, see error_cause) as the detail of `ec`. Thread-safe.
 void remember_error_detail(std::error_code ec, std::string text, std::string cause = {}) noexcept;
-/// Prefixes the detail recorded for `ec` with where it happened ("127.0.0.1:6379: ..."),
-/// keeping its cause; records "<where>" alone when there was none. Thread-safe.
-void locate_error_detail(std::error_code ec, std::string_view where) noexcept;
+/// While it lives, every detail this thread records starts with "<where>: " (a server,
+/// "127.0.0.1:6379"): code that judges replies without knowing where they came from (the
+/// handshake) records them located, in one step, so no other thread's text gets the prefix.
+class ErrorPlace {
+public:
+    explicit ErrorPlace(std::string where) noexcept;
+    ~ErrorPlace();
+    ErrorPlace(const ErrorPlace&) = delete;
+    ErrorPlace& operator=(const ErrorPlace&) = delete;
+
+private:
+    std::string where_;
+    const std::string* outer_;
+};
+/// While it lives, this thread records no detail: its failures answer no caller (a background
+/// retry such as the sentinel watcher's), and must not replace the detail a caller's failure
+/// left for error_detail() to read.
+class UnheardFailures {
+public:
+    UnheardFailures() noexcept;
+    ~UnheardFailures();
+    UnheardFailures(const UnheardFailures&) = delete;
+    UnheardFailures& operator=(const UnheardFailures&) = delete;
+
+private:
+    bool outer_;
+};
 }  // namespace detail
 
 }  // namespace fencelock

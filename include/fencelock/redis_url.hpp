@@ -1,9 +1,20 @@
 #pragma once
 /// Where the lock server lives:
 ///
-///   redis://[user:password@]host[:port][/db]
-///   redis-sentinel://[user:password@]host[:port][,host[:port]...][/db][?query]#master-name
-///   redis-cluster://[user:password@]host[:port][,host[:port]...]
+///   redis[s]://[user:password@]host[:port][/db][?query]
+///   redis[s]-sentinel://[user:password@]host[:port][,host[:port]...][/db][?query]#master-name
+///   redis[s]-cluster://[user:password@]host[:port][,host[:port]...][?query]
+///   unix://[user:password@]/path/to/redis.sock[?db=N]
+///
+/// `rediss://`, `rediss-sentinel://` and `rediss-cluster://` are the same with TLS on every
+/// connection (redis-py's and Lettuce's `rediss`): to the server, to each sentinel and the master
+/// it names, to every cluster node. TLS options go in the query (see TlsOptions), percent-encoded:
+/// `tls_ca=FILE`, `tls_ca_dir=DIR`, `tls_cert=FILE` with `tls_key=FILE`, `tls_server_name=NAME`,
+/// `tls_insecure=1` (or `true`; `0`/`false`: off). A plain redis:// or redis-cluster:// URL takes
+/// no query; a TLS option on a scheme without TLS is refused, as is any unknown or repeated key.
+///
+/// The unix:// form connects to a Unix socket (its absolute path percent-encoded, at most 107
+/// bytes); host and port keep their defaults and are not used. Its only query key is `db`.
 ///
 /// The second form (Lettuce's convention) names the sentinels to ask and the master group
 /// they watch; every connection goes to the master the sentinels name and follows it across
@@ -31,11 +42,34 @@ struct HostAndPort {
     bool operator==(const HostAndPort&) const = default;
 };
 
+/// TLS on every connection of an endpoint. Verification (the chain against the trust store,
+/// and the server's name or IP against the certificate's SAN) is always on unless `insecure`.
+struct TlsOptions {
+    /// True for the rediss schemes.
+    bool enabled = false;
+    /// PEM file (tls_ca) and/or directory of hashed certificates (tls_ca_dir) to trust. Both
+    /// empty: the system trust store.
+    std::string ca_file;
+    std::string ca_dir;
+    /// Client certificate and its key (tls_cert, tls_key; PEM), for servers with
+    /// `tls-auth-clients yes`. Both or neither.
+    std::string cert_file;
+    std::string key_file;
+    /// The name to send (SNI) and verify (tls_server_name); empty: the host connected to.
+    std::string server_name;
+    /// tls_insecure=1: no verification at all. Never the default; logged as a warning on
+    /// every connection and shown by inspect and list.
+    bool insecure = false;
+    bool operator==(const TlsOptions&) const = default;
+};
+
 struct RedisEndpoint {
     /// The server (redis://). For a Sentinel endpoint: the first sentinel; connections never
     /// use it, they go where the sentinels say.
     std::string host = "127.0.0.1";
     std::uint16_t port = 6379;
+    /// A Unix socket to connect to instead of host:port (unix://); empty: TCP.
+    std::string unix_path;
     /// Logical database selected after connecting (SELECT); 0 by default.
     int db = 0;
     /// ACL user name; empty means the default user (plain `AUTH password`).
@@ -69,12 +103,19 @@ struct RedisEndpoint {
     /// default): not a cluster endpoint. host and port are the first seed's.
     std::vector<HostAndPort> cluster_seeds;
 
+    /// TLS for every connection (rediss schemes).
+    TlsOptions tls;
+
+    /// True when connections go to a Unix socket.
+    bool uses_unix() const noexcept { return !unix_path.empty(); }
     /// True when connections find the master through sentinels.
     bool uses_sentinel() const noexcept { return !sentinels.empty(); }
     /// True when commands are routed over a Redis Cluster's masters by key slot.
     bool uses_cluster() const noexcept { return !cluster_seeds.empty(); }
 
-    /// The URL with the passwords replaced by `***`, safe for logs and errors.
+    /// The URL with the passwords replaced by `***`, safe for logs and errors: its scheme
+    /// (rediss... with TLS, unix:// for a socket), the TLS options (file paths are no secret)
+    /// and `tls_insecure=1` when set.
     std::string redacted() const;
 };
 
@@ -83,8 +124,10 @@ struct UrlError {
     std::string message;
 };
 
-/// Parses a redis://, redis-sentinel:// or redis-cluster:// URL. User and passwords may be percent-encoded
-/// (%40 for '@'); in a password write '?' as %3F, '#' as %23 and '/' as %2F.
+/// Parses a redis[s]://, redis[s]-sentinel://, redis[s]-cluster:// or unix:// URL. User and
+/// passwords may be percent-encoded (%40 for '@'); in a password write '?' as %3F, '#' as %23 and
+/// '/' as %2F. A sentinel URL's query goes before its #master-name. No I/O: TLS files are not
+/// opened here.
 std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url);
 
 }  // namespace fencelock

@@ -129,26 +129,30 @@ Details& details() {
 }
 }  // namespace
 
+namespace {
+thread_local const std::string* error_place = nullptr;
+thread_local bool failures_unheard = false;
+}  // namespace
+
 void detail::remember_error_detail(std::error_code ec, std::string text, std::string cause) noexcept {
+    if (failures_unheard) return;
     try {
         auto& d = details();
         std::lock_guard lock(d.mutex);
+        if (error_place != nullptr) text = *error_place + ": " + text;
         d.by_code[{&ec.category(), ec.value()}] = Detail{std::move(text), std::move(cause)};
     } catch (...) {
     }
 }
 
-void detail::locate_error_detail(std::error_code ec, std::string_view where) noexcept {
-    try {
-        auto& d = details();
-        std::lock_guard lock(d.mutex);
-        Detail& e = d.by_code[{&ec.category(), ec.value()}];
-        const std::string prefix = std::string(where) + ": ";
-        if (e.text.starts_with(prefix) || e.text == where) return;  // located already
-        e.text = e.text.empty() ? std::string(where) : prefix + e.text;
-    } catch (...) {
-    }
+detail::UnheardFailures::UnheardFailures() noexcept : outer_(failures_unheard) { failures_unheard = true; }
+detail::UnheardFailures::~UnheardFailures() { failures_unheard = outer_; }
+
+detail::ErrorPlace::ErrorPlace(std::string where) noexcept : where_(std::move(where)), outer_(error_place) {
+    error_place = &where_;
 }
+
+detail::ErrorPlace::~ErrorPlace() { error_place = outer_; }
 
 std::string error_detail(std::error_code ec) {
     auto& d = details();

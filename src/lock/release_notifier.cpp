@@ -1,6 +1,5 @@
 #include "lock/release_notifier.hpp"
 
-#include <hiredis/hiredis.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -18,7 +17,8 @@
 #include "lock/subscriber_plan.hpp"
 #include "redis/cluster_connection.hpp"
 #include "redis/cluster_slot.hpp"
-#include "redis/hiredis_context.hpp"
+#include "redis/hiredis_connection.hpp"
+#include "redis/wire.hpp"
 #include "redis/signal_free_thread.hpp"
 
 namespace fencelock::detail {
@@ -145,9 +145,9 @@ private:
 
     struct Link {
         Node node;
-        ContextPtr ctx;
+        Wire wire;
         std::shared_ptr<Topology> topology;
-        std::uint64_t generation = 0;  // the topology's when ctx was made
+        std::uint64_t generation = 0;  // the topology's when wire was made
         bool pending_write = false;
     };
 
@@ -175,14 +175,12 @@ private:
         ConnectionSettings settings = s_->routes ? node_settings(s_->settings, node) : s_->settings;
         settings.topology = topology_of(settings);
         const auto generation = settings.topology->generation();  // before resolve(): a move during it counts
-        auto ctx = open_context(settings);
-        if (!ctx) {
+        auto wire = open_wire(settings);
+        if (!wire) {
             lost(node, std::nullopt);
             return nullptr;
         }
-        ::fcntl((*ctx)->fd, F_SETFL, ::fcntl((*ctx)->fd, F_GETFL) | O_NONBLOCK);
-        (*ctx)->flags &= ~REDIS_BLOCK;
-        links_.push_back({node, std::move(*ctx), settings.topology, generation, false});
+        links_.push_back({node, std::move(*wire), settings.topology, generation, false});
         return &links_.back();
     }
 
@@ -193,28 +191,20 @@ private:
         for (const auto& node : nodes) {
             Link* l = find(node);
             if (!l && !(l = connect(node))) continue;
-            bool ok = true;
             for (const auto& c : commands) {
                 if (!(c.node == node)) continue;
                 const std::string_view argv[] = {c.verb, c.channel};
-                ok = ok && append_command(l->ctx.get(), std::span<const std::string_view>(argv));
+                l->wire.append(std::span<const std::string_view>(argv));
             }
-            if (!ok || !flush(*l)) drop(node, std::nullopt);
+            if (!flush(*l)) drop(node, std::nullopt);
         }
     }
 
-    // Writes what hiredis buffered; a full socket buffer leaves the rest for POLLOUT.
+    // Writes what is queued; a full socket buffer leaves the rest for when poll says.
     static bool flush(Link& l) {
-        int done = 0;
-        while (!done) {
-            if (redisBufferWrite(l.ctx.get(), &done) != REDIS_OK) return false;
-            if (!done) {
-                l.pending_write = true;
-                return true;
-            }
-        }
-        l.pending_write = false;
-        return true;
+        const auto io = l.wire.flush();
+        l.pending_write = io.status == Transport::Io::Status::again;
+        return io.ok() || l.pending_write;
     }
 
     // Until the next thing due without an event: a node's retry, a map load, a master check.
@@ -238,7 +228,9 @@ private:
         std::vector<pollfd> fds{{s_->wake_fd, POLLIN, 0}};
         std::vector<Node> polled;
         for (const auto& l : links_) {
-            fds.push_back({l.ctx->fd, static_cast<short>(POLLIN | (l.pending_write ? POLLOUT : 0)), 0});
+            // TLS may want to write while reading (or the reverse): poll for both then.
+            const bool out = l.pending_write || l.wire.transport().want() == Transport::Want::write;
+            fds.push_back({l.wire.transport().fd(), static_cast<short>(POLLIN | (out ? POLLOUT : 0)), 0});
             polled.push_back(l.node);
         }
         if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
@@ -259,15 +251,13 @@ private:
     std::optional<Broken> on_events(const Node& node, short revents) {
         Link* l = find(node);
         if (!l) return std::nullopt;
-        if ((revents & POLLOUT) && !flush(*l)) return Broken{};
-        if (!(revents & (POLLIN | POLLHUP | POLLERR))) return std::nullopt;
-        if (redisBufferRead(l->ctx.get()) != REDIS_OK) return Broken{};
+        if ((revents & POLLOUT) && l->pending_write && !flush(*l)) return Broken{};
+        if (!(revents & (POLLIN | POLLOUT | POLLHUP | POLLERR))) return std::nullopt;
         for (;;) {
-            void* raw = nullptr;
-            if (redisGetReplyFromReader(l->ctx.get(), &raw) != REDIS_OK) return Broken{};
-            if (raw == nullptr) return std::nullopt;
-            const Reply reply = convert(static_cast<redisReply*>(raw));
-            freeReplyObject(raw);
+            auto next = l->wire.next_reply();
+            if (!next) return Broken{};
+            if (!*next) return std::nullopt;
+            const Reply reply = std::move(**next);
             SubscriberPlan::Reaction reaction;
             {
                 std::lock_guard lock(s_->mutex);

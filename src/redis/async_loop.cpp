@@ -1,10 +1,6 @@
 #include "redis/async_loop.hpp"
 #include "redis/connect_failure.hpp"
 
-#include <fcntl.h>
-#include <hiredis/async.h>
-#include <hiredis/hiredis.h>
-#include <hiredis/sds.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -12,39 +8,21 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <climits>
 #include <utility>
 
 #include "fencelock/error.hpp"
 #include "redis/handshake.hpp"
-#include "redis/hiredis_context.hpp"
+#include "redis/hiredis_connection.hpp"
 #include "redis/signal_free_thread.hpp"
 
 namespace fencelock::detail {
 namespace {
 
-void append_header(std::string& out, char type, std::size_t n) {
-    char digits[24];
-    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-    out += type;
-    out.append(digits, end);
-    out += "\r\n";
-}
-
 // The loop whose thread this is, if any.
 thread_local const AsyncLoop* current_loop = nullptr;
 
 }  // namespace
-
-void append_resp(std::string& out, std::span<const std::string_view> argv) {
-    append_header(out, '*', argv.size());
-    for (std::string_view a : argv) {
-        append_header(out, '$', a.size());
-        out.append(a);
-        out += "\r\n";
-    }
-}
 
 void AsyncRequest::release_waiter() noexcept {
     done.store(1, std::memory_order_release);
@@ -86,7 +64,7 @@ void AsyncLoop::submit(std::shared_ptr<AsyncRequest> request) {
         std::unique_lock lock(mutex_);
         if (stopping_) {
             lock.unlock();
-            request->error = make_error_code(errc::unavailable);
+            request->error = lost_at(server_, "the client is closing");
             if (request->on_done) return std::exchange(request->on_done, nullptr)(request->error, request->replies);
             return request->release_waiter();
         }
@@ -152,9 +130,7 @@ void AsyncLoop::run() {
         // Parked, the loop watches the socket only for the server closing it: poll(2) wakes a
         // waiter only for the events it asked for, so the reply a caller on the direct path
         // waits for does not wake the loop. Lent, the socket is not the loop's to watch.
-        if (ac_ != nullptr && !lent_)
-            fds[1] = {ac_->c.fd,
-                      static_cast<short>(parked_ ? POLLRDHUP : ((want_read_ ? POLLIN : 0) | (want_write_ ? POLLOUT : 0))), 0};
+        if (wire_ && !lent_) fds[1] = {wire_->transport().fd(), parked_ ? short(POLLRDHUP) : poll_events(), 0};
         const int ready = ::poll(fds, 2, poll_timeout_ms(clock::now()));
         loop_turns_.fetch_add(1, std::memory_order_relaxed);
         if (ready > 0 && fds[0].revents != 0) {
@@ -162,8 +138,8 @@ void AsyncLoop::run() {
             [[maybe_unused]] const auto n = ::read(wake_fd_, &count, sizeof count);
         }
         if (parked_ || lent_) reclaim();  // a caller may have borrowed the socket meanwhile
-        // A drop in reclaim() leaves ac_ null: a new connection is made only in pump().
-        if (ready > 0 && fds[1].revents != 0 && ac_ != nullptr && !lent_) handle_events(fds[1].revents);
+        // A drop in reclaim() leaves no wire: a new connection is made only in pump().
+        if (ready > 0 && fds[1].revents != 0 && wire_ && !lent_) handle_events(fds[1].revents);
         run_completions();
         if (!take_submissions()) break;
         const auto now = clock::now();
@@ -175,7 +151,7 @@ void AsyncLoop::run() {
         run_completions();  // what pump() or expire() failed
         if (!lent_) park_if_idle();
     }
-    drop(errc::connection_lost, errc::unavailable);
+    drop(errc::connection_lost, errc::unavailable, "the client is closing");
     run_completions();
     // Tasks left when the loop stops run now, so that no operation is forgotten; what they
     // submit fails at once (submit() on a stopping loop).
@@ -245,39 +221,76 @@ int AsyncLoop::poll_timeout_ms(clock::time_point now) const {
     return static_cast<int>(std::min<std::int64_t>(ms, INT_MAX));
 }
 
+short AsyncLoop::poll_events() const {
+    const Transport& t = wire_->transport();
+    if (!t.is_open()) return t.want() == Transport::Want::read ? POLLIN : POLLOUT;  // connect or TLS handshake
+    return static_cast<short>(POLLIN | (wire_->unsent() > 0 || read_wants_write_ ? POLLOUT : 0));
+}
+
 void AsyncLoop::handle_events(short revents) {
-    // Errors and hang-ups go to the read side: hiredis then reports the connect error or EOF.
-    if ((revents & (POLLIN | POLLERR | POLLHUP | POLLRDHUP)) != 0) {
-        redisAsyncHandleRead(ac_);
-        after_io(ledger_.written());
+    Transport& t = wire_->transport();
+    if (!t.is_open()) {
+        const auto io = t.advance();
+        if (io.status == Transport::Io::Status::failed) {
+            // advance() recorded why (refused, a TLS verification failure...).
+            topology_->report_failure(server_, errc::unavailable);
+            return drop(errc::unavailable, errc::unavailable);
+        }
+        if (io.ok()) write_now();  // the handshake, queued at connect
+        return;
     }
-    if (ac_ != nullptr && want_write_ && (revents & POLLOUT) != 0) write_now();
+    // Errors and hang-ups go to the read side, which reports the end of the stream.
+    if ((revents & (POLLIN | POLLERR | POLLHUP | POLLRDHUP)) != 0 || read_wants_write_) read_now();
+    if (wire_ && wire_->unsent() > 0) write_now();
+}
+
+void AsyncLoop::read_now() {
+    for (;;) {
+        const auto io = wire_->fill();
+        read_wants_write_ = io.status == Transport::Io::Status::again && wire_->transport().want() == Transport::Want::write;
+        // Replies that came before an end of stream still reach their callers.
+        for (;;) {
+            auto reply = wire_->parsed_reply();
+            if (!reply) return broken();
+            if (!*reply) break;
+            on_reply(std::move(**reply));
+        }
+        if (io.status == Transport::Io::Status::closed || io.status == Transport::Io::Status::failed) return broken();
+        if (!wire_->may_hold_more(io)) break;
+    }
+    after_io();
 }
 
 void AsyncLoop::write_now() {
     const std::uint64_t before = ledger_.written();
-    redisAsyncHandleWrite(ac_);
-    after_io(before);
+    const auto io = wire_->flush();
+    ledger_.note_buffered(wire_->unsent());
+    if (ledger_.written() > before) writes_.fetch_add(1, std::memory_order_relaxed);
+    if (io.status == Transport::Io::Status::failed || io.status == Transport::Io::Status::closed) return broken();
+    after_io();
 }
 
-void AsyncLoop::after_io(std::uint64_t written_before) {
-    if (ac_ == nullptr) {
-        // hiredis closed the connection (EOF, reset, refused, unparsable reply). A failed
-        // write(2) wrote nothing, so the ledger still counts what reached the socket.
-        std::error_code unsent = handshake_error_ ? locate_handshake_failure(handshake_error_, server_)
-                                                  : make_error_code(errc::unavailable);
-        if (!handshake_error_ && state_ == State::connecting)
-            unsent = connection_ended(server_, closed_because_);
-        topology_->report_failure(server_, handshake_error_ ? handshake_error_ : errc::connection_lost);
-        fail_all(errc::connection_lost, unsent);
-        return;
+void AsyncLoop::broken() {
+    // The stream ended or failed; the ledger still counts what reached the socket.
+    const auto& why = wire_->transport().last_failure();
+    std::error_code unsent = handshake_error_;
+    std::string lost_because;
+    if (!unsent && state_ == State::connecting) {
+        unsent = handshake_ended(server_, why.words, why.cause);
+    } else if (!unsent) {
+        unsent = errc::unavailable;
+        lost_because = why.words.empty() ? "connection lost" : why.words;
+        remember_error_detail(errc::connection_lost, server_name(server_) + ": " + lost_because, why.cause);
     }
-    ledger_.note_buffered(sdslen(ac_->c.obuf));
-    if (ledger_.written() > written_before) writes_.fetch_add(1, std::memory_order_relaxed);
+    topology_->report_failure(server_, handshake_error_ ? handshake_error_ : errc::connection_lost);
+    drop(errc::connection_lost, unsent, lost_because);
+}
+
+void AsyncLoop::after_io() {
     if (handshake_error_) {
         topology_->report_failure(server_, handshake_error_);
-        drop(errc::connection_lost, locate_handshake_failure(handshake_error_, server_));
-    } else if (state_ == State::connecting && (ac_->c.flags & REDIS_CONNECTED) != 0 && handshake_left_ == 0) {
+        drop(errc::connection_lost, handshake_error_);
+    } else if (state_ == State::connecting && wire_->transport().is_open() && handshake_left_ == 0) {
         state_ = State::ready;
         ready_at_ = clock::now();
     }
@@ -286,9 +299,8 @@ void AsyncLoop::after_io(std::uint64_t written_before) {
 void AsyncLoop::expire(clock::time_point now) {
     if (state_ == State::connecting && now >= connect_deadline_) {
         // Connected and unanswered, or connect(2) itself still pending.
-        const std::error_code ec = ac_ != nullptr && (ac_->c.flags & REDIS_CONNECTED) != 0
-                                       ? handshake_timed_out(server_)
-                                       : connect_failed(server_, "connect timed out");
+        const std::error_code ec = wire_->transport().is_open() ? handshake_timed_out(server_)
+                                                                : wire_->transport().timed_out();
         topology_->report_failure(server_, ec);
         drop(ec, ec);  // no caller's command was handed over yet
     } else if (state_ == State::ready &&
@@ -296,7 +308,8 @@ void AsyncLoop::expire(clock::time_point now) {
                 (!waiting_.empty() && deadline_of(*waiting_.front()) <= now))) {
         // A reply that may still come would be read as the answer to the next command.
         topology_->report_failure(server_, errc::reply_timeout);
-        drop(errc::reply_timeout, errc::unavailable);
+        remember_error_detail(errc::reply_timeout, server_name(server_) + ": no reply within the command timeout");
+        drop(errc::reply_timeout, errc::unavailable, "an earlier command got no reply in time: the connection was closed");
     }
 }
 
@@ -308,7 +321,7 @@ void AsyncLoop::pump() {
     if (leaving_ && in_flight_.empty()) {
         topology_->report_failure(server_, errc::not_master);
         auto keep = std::exchange(waiting_, {});
-        drop(errc::connection_lost, errc::unavailable);
+        drop(errc::connection_lost, errc::unavailable, "the server is no longer the master");
         waiting_ = std::move(keep);
     }
     if (waiting_.empty()) return;
@@ -326,15 +339,8 @@ void AsyncLoop::pump() {
         waiting_.pop_front();
         AsyncRequest& r = *in_flight_.back();
         r.first_byte = ledger_.handed();
-        std::size_t begin = 0;
-        for (std::size_t end : r.ends) {
-            if (redisAsyncFormattedCommand(ac_, reply_callback, this, r.wire.data() + begin, end - begin) != REDIS_OK) {
-                drop(errc::connection_lost, errc::unavailable);
-                return;
-            }
-            ledger_.hand_over(end - begin);
-            begin = end;
-        }
+        wire_->append_raw(r.wire);
+        ledger_.hand_over(r.wire.size());
         commands_.fetch_add(r.ends.size(), std::memory_order_relaxed);
     }
     write_now();  // the socket is almost always writable: no need to wait for poll
@@ -350,62 +356,40 @@ void AsyncLoop::connect() {
         return;
     }
     server_ = std::move(*server);
-    redisAsyncContext* ac = redisAsyncConnect(server_.host.c_str(), server_.port);
-    if (ac == nullptr || ac->err != 0) {
-        const std::error_code ec = connect_failed(server_, ac != nullptr ? ac->errstr : "out of memory");
-        if (ac != nullptr) redisAsyncFree(ac);
-        topology_->report_failure(server_, ec);
-        fail_all(ec, ec);
+    auto transport = Transport::start(server_, ep.tls);
+    if (!transport) {
+        topology_->report_failure(server_, transport.error());
+        fail_all(transport.error(), transport.error());
         return;
     }
-    closed_because_.clear();
-    // hiredis 0.14 creates the socket without SOCK_CLOEXEC: a child process must not keep
-    // the lock connection open.
-    ::fcntl(ac->c.fd, F_SETFD, ::fcntl(ac->c.fd, F_GETFD) | FD_CLOEXEC);
-    redisEnableKeepAlive(&ac->c);
-    ac->ev.data = this;
-    ac->ev.addRead = ev_add_read;
-    ac->ev.delRead = ev_del_read;
-    ac->ev.addWrite = ev_add_write;
-    ac->ev.delWrite = ev_del_write;
-    ac->ev.cleanup = ev_cleanup;
-    ac_ = ac;
-    want_read_ = want_write_ = true;  // writable means connect(2) finished, one way or the other
+    wire_.emplace(std::move(*transport));
+    read_wants_write_ = false;
     state_ = State::connecting;
     connect_deadline_ = clock::now() + settings_.connect_timeout;
 
     // The handshake goes first, and callers' commands wait for all of its replies: none may run
-    // unauthenticated, in the wrong database, or on a server that may evict keys.
+    // unauthenticated, in the wrong database, or on a server that may evict keys. It is queued
+    // now and written once the transport is open.
     handshake_ = handshake_steps(ep, {.confirm_master = topology_->follows_master()});
     handshake_replies_.clear();
-    std::string wire;
-    std::vector<std::size_t> ends;
-    for (const auto& step : handshake_) {
-        const std::vector<std::string_view> argv(step.argv.begin(), step.argv.end());
-        append_resp(wire, argv);
-        ends.push_back(wire.size());
-    }
-    handshake_left_ = ends.size();
-    std::size_t begin = 0;
-    for (std::size_t end : ends) {
-        redisAsyncFormattedCommand(ac_, reply_callback, this, wire.data() + begin, end - begin);
-        ledger_.hand_over(end - begin);
-        begin = end;
-    }
+    handshake_left_ = handshake_.size();
+    for (const auto& step : handshake_) wire_->append(step.argv);
+    ledger_.hand_over(wire_->unsent());
 }
 
-void AsyncLoop::on_reply(redisReply* reply) {
+void AsyncLoop::on_reply(Reply reply) {
     if (handshake_left_ > 0) {
-        handshake_replies_.push_back(convert(reply));
+        handshake_replies_.push_back(std::move(reply));
         if (--handshake_left_ == 0) {
+            const ErrorPlace place(server_name(server_));
             handshake_error_ = judge_handshake(handshake_, handshake_replies_);
             note_clock_offset(server_name(server_),
                               clock_offset_in(handshake_, handshake_replies_, std::chrono::system_clock::now()));
         }
-        return;  // after_io() acts on the outcome: the context may not be freed in a callback
+        return;  // after_io() acts on the outcome
     }
     AsyncRequest& r = *in_flight_.front();
-    r.replies.push_back(convert(reply));
+    r.replies.push_back(std::move(reply));
     if (topology_->follows_master() && asks_for_another_server(r.replies.back())) leaving_ = true;
     if (r.replies.size() == r.ends.size()) {
         complete(in_flight_.front(), {});
@@ -413,15 +397,18 @@ void AsyncLoop::on_reply(redisReply* reply) {
     }
 }
 
-void AsyncLoop::drop(std::error_code written, std::error_code unsent) {
-    // Runs the pending callbacks with NULL (ignored: fail_all knows what was written) and
-    // ev_cleanup, which forgets the context.
-    if (ac_ != nullptr) redisAsyncFree(ac_);
-    ac_ = nullptr;
-    fail_all(written, unsent);
+void AsyncLoop::drop(std::error_code written, std::error_code unsent, std::string_view why) {
+    wire_.reset();
+    fail_all(written, unsent, why);
 }
 
-void AsyncLoop::fail_all(std::error_code written, std::error_code unsent) {
+void AsyncLoop::fail_all(std::error_code written, std::error_code unsent, std::string_view why) {
+    // The detail is recorded only for someone who gets it: an idle close must not replace the
+    // cause of an earlier failure a caller is still reporting.
+    const bool someone_unsent = !waiting_.empty() || std::ranges::any_of(in_flight_, [&](const auto& r) {
+        return !ledger_.was_written(r->first_byte);
+    });
+    if (someone_unsent && !why.empty() && unsent == errc::unavailable) unsent = lost_at(server_, why);
     for (auto& r : in_flight_) complete(r, ledger_.was_written(r->first_byte) ? written : unsent);
     for (auto& r : waiting_) complete(r, unsent);
     in_flight_.clear();
@@ -432,7 +419,7 @@ void AsyncLoop::fail_all(std::error_code written, std::error_code unsent) {
     handshake_error_ = {};
     ledger_.reset();
     leaving_ = false;
-    want_read_ = want_write_ = false;
+    read_wants_write_ = false;
 }
 
 void AsyncLoop::complete(const std::shared_ptr<AsyncRequest>& request, std::error_code ec) {
@@ -442,22 +429,6 @@ void AsyncLoop::complete(const std::shared_ptr<AsyncRequest>& request, std::erro
     // A callback runs later, between I/O turns: here we may be inside hiredis's read.
     if (r.on_done) return completed_.push_back(request);
     r.release_waiter();
-}
-
-void AsyncLoop::ev_add_read(void* self) { static_cast<AsyncLoop*>(self)->want_read_ = true; }
-void AsyncLoop::ev_del_read(void* self) { static_cast<AsyncLoop*>(self)->want_read_ = false; }
-void AsyncLoop::ev_add_write(void* self) { static_cast<AsyncLoop*>(self)->want_write_ = true; }
-void AsyncLoop::ev_del_write(void* self) { static_cast<AsyncLoop*>(self)->want_write_ = false; }
-
-void AsyncLoop::ev_cleanup(void* self) {
-    auto* loop = static_cast<AsyncLoop*>(self);
-    if (loop->ac_ != nullptr && loop->ac_->err != 0) loop->closed_because_ = loop->ac_->errstr;
-    loop->ac_ = nullptr;  // hiredis frees the context right after this
-    loop->want_read_ = loop->want_write_ = false;
-}
-
-void AsyncLoop::reply_callback(redisAsyncContext*, void* reply, void* self) {
-    if (reply != nullptr) static_cast<AsyncLoop*>(self)->on_reply(static_cast<redisReply*>(reply));
 }
 
 }  // namespace fencelock::detail

@@ -1,8 +1,9 @@
 #pragma once
-// The event loop behind a multiplexed connection: one thread owns a redisAsyncContext and
-// carries the requests of many caller threads over its socket.
+// The event loop behind a multiplexed connection: one thread owns a Wire (redis/wire.hpp: the
+// transport, TCP, Unix or TLS, with RESP on it) and carries the requests of many caller
+// threads over it.
 //
-// Batching. Callers queue requests; the loop hands them to hiredis only while no earlier
+// Batching. Callers queue requests; the loop hands them to the wire only while no earlier
 // batch is waiting for replies, and then hands over everything queued at once, so commands
 // issued during a round trip leave together in one write(2) (a pipeline() request stays
 // contiguous because requests are handed over whole). With one caller this is a plain round
@@ -10,12 +11,12 @@
 // at most the round trip already under way; writing at once instead gave ~1.5 commands per
 // write and less throughput on a loaded 2-core machine than this (~4-6 per write).
 //
-// Matching. Redis answers a connection's commands in order and hiredis calls the reply
-// callbacks in that order, so the k-th reply belongs to the k-th command handed over. The
-// loop keeps its own FIFO of handed-over requests and gives each reply to its front.
+// Matching. Redis answers a connection's commands in order, so the k-th reply belongs to the
+// k-th command handed over. The loop keeps a FIFO of handed-over requests and gives each
+// reply to its front.
 //
 // Failure. Whatever ends the connection (a timeout, EOF, a reset, shutdown), the loop knows
-// how many bytes hiredis wrote (redis/inflight_ledger.hpp), so each request either was not written at all (unavailable:
+// how many bytes reached the socket (redis/inflight_ledger.hpp), so each request either was not written at all (unavailable:
 // safe to retry) or was at least partly written (reply_timeout / connection_lost: outcome
 // unknown). A request whose deadline passes drops the whole connection: replies still on the
 // way can then never reach the wrong caller.
@@ -29,7 +30,7 @@
 //
 // Completions and tasks (the asynchronous lock API). A request with `on_done` is completed by
 // calling it on the loop thread instead of waking a waiter, and post_at() runs a task there at
-// a given time. Both run between I/O turns, outside hiredis's callbacks and without the loop's
+// a given time. Both run between I/O turns, outside the reply handling and without the loop's
 // lock, so they may submit and post again; what the loop thread submits needs no wake-up (the
 // loop looks at its queue before it polls again). They must not block: every caller of the
 // connection waits behind them.
@@ -41,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,14 +54,9 @@
 #include "redis/inflight_ledger.hpp"
 #include "redis/multiplexed_connection.hpp"
 #include "redis/reply.hpp"
-
-struct redisAsyncContext;
-struct redisReply;
+#include "redis/wire.hpp"
 
 namespace fencelock::detail {
-
-/// Appends one command in RESP (an array of bulk strings) to `out`.
-void append_resp(std::string& out, std::span<const std::string_view> argv);
 
 /// One command() or pipeline() call on its way to Redis and back.
 struct AsyncRequest {
@@ -145,29 +142,27 @@ private:
     void run();
     bool take_submissions();
     int poll_timeout_ms(clock::time_point now) const;
+    short poll_events() const;
     void handle_events(short revents);
+    void read_now();
     void write_now();
-    void after_io(std::uint64_t written_before);
+    void after_io();
+    void broken();
     clock::time_point deadline_of(const AsyncRequest& r) const;
     void expire(clock::time_point now);
     void pump();
     void connect();
-    void on_reply(redisReply* reply);
-    void drop(std::error_code written, std::error_code unsent);
-    void fail_all(std::error_code written, std::error_code unsent);
+    void on_reply(Reply reply);
+    /// Closes the connection and fails what it carried: `written` for requests any byte of
+    /// which left, `unsent` for the others. `why` (when unsent is errc::unavailable and
+    /// someone gets it) becomes its detail, "<server>: <why>".
+    void drop(std::error_code written, std::error_code unsent, std::string_view why = {});
+    void fail_all(std::error_code written, std::error_code unsent, std::string_view why = {});
     void complete(const std::shared_ptr<AsyncRequest>& r, std::error_code ec);
     void run_completions();
     void run_due_tasks(clock::time_point now);
     /// After a submission or post: a wake-up unless the loop thread made it.
     void wake_from(bool first) noexcept;
-
-    // hiredis event hooks and callbacks (privdata is the loop).
-    static void ev_add_read(void* self);
-    static void ev_del_read(void* self);
-    static void ev_add_write(void* self);
-    static void ev_del_write(void* self);
-    static void ev_cleanup(void* self);
-    static void reply_callback(redisAsyncContext* ac, void* reply, void* self);
 
     const ConnectionSettings settings_;
     const std::shared_ptr<Topology> topology_;
@@ -188,10 +183,9 @@ private:
 
     // Loop thread only, or the thread the socket is lent to (holder_ == caller): the lending
     // and the return go through mutex_, so one of them at a time uses these.
-    redisAsyncContext* ac_ = nullptr;
+    std::optional<Wire> wire_;  ///< the connection, from connect() until drop()
     ServerAddress server_;  ///< what topology_ named for the current connection
-    bool want_read_ = false;
-    bool want_write_ = false;
+    bool read_wants_write_ = false;  ///< TLS: a read waits for the socket to take a write
     State state_ = State::idle;
     clock::time_point connect_deadline_;
     clock::time_point ready_at_;
@@ -199,14 +193,12 @@ private:
     std::vector<Reply> handshake_replies_;
     std::size_t handshake_left_ = 0;
     std::error_code handshake_error_;
-    /// What hiredis said when it closed the context itself (refused, EOF...), for the detail.
-    std::string closed_because_;
     bool leaving_ = false;  ///< the server asked us to go elsewhere (READONLY...): leave when idle
     std::uint64_t generation_ = 0;  ///< topology_->generation() when this connection was made
     std::vector<std::shared_ptr<AsyncRequest>> taken_;     ///< swapped with submitted_
-    std::deque<std::shared_ptr<AsyncRequest>> waiting_;    ///< not handed to hiredis yet
+    std::deque<std::shared_ptr<AsyncRequest>> waiting_;    ///< not handed to the wire yet
     std::deque<std::shared_ptr<AsyncRequest>> in_flight_;  ///< handed over, replies due
-    InflightLedger ledger_;  ///< bytes handed to hiredis on this connection, and written
+    InflightLedger ledger_;  ///< bytes handed to the wire on this connection, and written
     std::vector<std::shared_ptr<AsyncRequest>> completed_;  ///< with on_done, not yet called
     std::multimap<clock::time_point, Task> tasks_;            ///< posted, by time
     bool self_submitted_ = false;  ///< the loop thread queued work: look before polling

@@ -21,10 +21,10 @@
 //
 // Why it is safe:
 // - One user at a time. While the socket is lent the loop does no I/O and neither expires,
-//   pumps nor drops: it queues submissions and runs tasks. The hiredis context, the ledger and
+//   pumps nor drops: it queues submissions and runs tasks. The wire, the ledger and
 //   the connection's fields are used by the borrower alone, and the lending and the return go
 //   through mutex_, which orders each side's use before the other's (what ThreadSanitizer
-//   checks). Only the loop thread creates or frees a hiredis context.
+//   checks). Only the loop thread creates or closes a wire.
 // - Matching. Nothing is in flight when a caller borrows the socket and nothing else is
 //   written until it gives it back, so the replies on the socket are its own, in order. Callers
 //   that come meanwhile queue and leave together, in one write, after the return: batching
@@ -40,7 +40,7 @@
 //   leaves it. A READONLY, MASTERDOWN or LOADING reply reaches its caller, and the connection
 //   goes back leaving: the loop closes it, failing no one, as after such a reply of its own.
 // - Signals. The caller's thread may take SIGPIPE; it only send()s with MSG_NOSIGNAL and
-//   recv()s (redis/direct_io.hpp), never hiredis's write(2).
+//   recv()s through the transport (redis/direct_io.hpp), TLS included.
 // - An idle close. The parked loop still wakes when the server closes the socket and closes it
 //   too; and a borrower peeks before writing, so a close the loop has not seen yet costs no
 //   command an unknown outcome (it goes to the loop, which reconnects).
@@ -48,14 +48,12 @@
 //   once (unavailable if nothing was written, connection_lost if anything was); the loop
 //   stops only once the socket is back. The borrower wakes the loop under mutex_ and touches
 //   nothing of it after the lock is released.
-#include <hiredis/async.h>
-#include <hiredis/hiredis.h>
-
 #include <algorithm>
 #include <utility>
 
 #include "fencelock/error.hpp"
 #include "redis/async_loop.hpp"
+#include "redis/connect_failure.hpp"
 #include "redis/direct_io.hpp"
 
 namespace fencelock::detail {
@@ -68,20 +66,19 @@ void AsyncLoop::call(const std::shared_ptr<AsyncRequest>& request) {
 
 bool AsyncLoop::run_here(AsyncRequest& r) {
     if (r.on_done || on_loop_thread()) return false;
-    int fd = -1;
     {
         std::lock_guard lock(mutex_);
         if (stopping_ || holder_ != Holder::parked || !submitted_.empty()) return false;
         holder_ = Holder::caller;
         r.deadline = clock::now() + settings_.command_timeout;  // as submit() would stamp it
-        fd = socket_fd_;
     }
+    Transport& transport = wire_->transport();
     // From here until give_back() this thread has the connection (see the top of this file).
     if (topology_->generation() != generation_) {
         give_back(Returned::leave, {});  // the loop leaves this server, then serves the request
         return false;
     }
-    if (direct_io::look(fd) == direct_io::IdleSocket::closed) {
+    if (direct_io::look(transport) == direct_io::IdleSocket::closed) {
         give_back(Returned::broken, errc::connection_lost);  // the loop reconnects for it
         return false;
     }
@@ -90,19 +87,28 @@ bool AsyncLoop::run_here(AsyncRequest& r) {
     commands_.fetch_add(r.ends.size(), std::memory_order_relaxed);
     r.first_byte = ledger_.handed();
     ledger_.hand_over(r.wire.size());
-    const auto sent = direct_io::send_all(fd, r.wire, r.deadline);
+    const auto sent = direct_io::send_all(transport, r.wire, r.deadline);
     ledger_.note_buffered(r.wire.size() - sent.bytes);
     writes_.fetch_add(sent.calls, std::memory_order_relaxed);
 
     auto replies = sent.error ? std::unexpected(sent.error)
-                              : direct_io::read_replies(fd, *ac_->c.reader, r.ends.size(), r.deadline);
+                              : direct_io::read_replies(transport, wire_->reader(), r.ends.size(), r.deadline);
     if (!replies) {
-        r.error = ledger_.was_written(r.first_byte) ? replies.error() : make_error_code(errc::unavailable);
+        const auto& why = transport.last_failure();
+        const std::string words = replies.error() == errc::reply_timeout ? "no reply within the command timeout"
+                                  : why.words.empty()                    ? "connection lost"
+                                                                         : why.words;
+        if (ledger_.was_written(r.first_byte)) {
+            remember_error_detail(replies.error(), server_name(server_) + ": " + words, why.cause);
+            r.error = replies.error();
+        } else {
+            r.error = lost_at(server_, words);
+        }
         give_back(Returned::broken, replies.error());
         return true;
     }
     r.replies = std::move(*replies);
-    if (direct_io::holds_more(*ac_->c.reader)) {
+    if (direct_io::holds_more(wire_->reader()) || transport.holds_bytes()) {
         give_back(Returned::broken, errc::connection_lost);  // bytes nobody asked for
     } else if (topology_->follows_master() && std::ranges::any_of(r.replies, asks_for_another_server)) {
         give_back(Returned::leave, {});
@@ -131,14 +137,15 @@ void AsyncLoop::give_back(Returned how, std::error_code failure) noexcept {
 // time, and then the direct path only saves hand-offs.
 void AsyncLoop::park_if_idle() {
     if (last_batch_ > 1) return;
-    if (state_ != State::ready || ac_ == nullptr || !in_flight_.empty() || !waiting_.empty() || leaving_ ||
-        self_submitted_ || ledger_.written() != ledger_.handed() || direct_io::holds_more(*ac_->c.reader) ||
+    if (state_ != State::ready || !wire_ || !in_flight_.empty() || !waiting_.empty() || leaving_ || read_wants_write_ ||
+        self_submitted_ || ledger_.written() != ledger_.handed() || direct_io::holds_more(wire_->reader()) ||
+        wire_->transport().holds_bytes() ||
         topology_->generation() != generation_)
         return;
     std::lock_guard lock(mutex_);
     if (stopping_ || !submitted_.empty()) return;
     holder_ = Holder::parked;
-    socket_fd_ = ac_->c.fd;
+    socket_fd_ = wire_->transport().fd();
     parked_ = true;
 }
 
@@ -162,7 +169,7 @@ void AsyncLoop::reclaim() {
 
 void AsyncLoop::take_back(Returned how, std::error_code failure) {
     if (how == Returned::leave) leaving_ = true;  // pump() closes it: nothing is in flight
-    if (how != Returned::broken || ac_ == nullptr) return;
+    if (how != Returned::broken || !wire_) return;
     topology_->report_failure(server_, failure);
     // Nothing was handed over but the borrower's request (already failed): this fails no one,
     // and what queued meanwhile (never written) goes out on the next connection.

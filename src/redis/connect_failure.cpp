@@ -7,9 +7,8 @@ namespace fencelock::detail {
 std::string_view connect_cause(std::string_view e) {
     const auto has = [&](std::string_view s) { return e.find(s) != std::string_view::npos; };
     if (has("refused")) return "connection_refused";
-    // A connect that did not finish in time: hiredis says ETIMEDOUT's words, or EINPROGRESS's
-    // when its own poll ran out first.
-    if (has("timed out") || has("in progress") || has("Resource temporarily unavailable")) return "connect_timeout";
+    // A connect that did not finish in time: ETIMEDOUT's words, or the transport's own deadline.
+    if (has("timed out")) return "connect_timeout";
     // getaddrinfo's words (hiredis: "Can't resolve: host", or gai_strerror's text).
     if (has("resolve") || has("not known") || has("name resolution") || has("No address associated"))
         return "name_resolution_failed";
@@ -17,18 +16,17 @@ std::string_view connect_cause(std::string_view e) {
 }
 
 std::string server_name(const ServerAddress& server) {
+    if (server.port == 0 && server.host.starts_with('/')) return server.host;
     const bool v6 = server.host.find(':') != std::string::npos;
     return (v6 ? "[" + server.host + "]" : server.host) + ":" + std::to_string(server.port);
 }
 
-namespace {
-
-std::error_code unavailable_at(const ServerAddress& server, std::string_view words, std::string_view cause) {
+std::error_code failed_at(const ServerAddress& server, std::string_view words, std::string_view cause) {
     remember_error_detail(errc::unavailable, server_name(server) + ": " + std::string(words), std::string(cause));
     return errc::unavailable;
 }
 
-}  // namespace
+std::error_code lost_at(const ServerAddress& server, std::string_view words) { return failed_at(server, words, {}); }
 
 std::error_code connect_failed(const ServerAddress& server, std::string_view errstr) {
     const std::string_view cause = connect_cause(errstr);
@@ -37,34 +35,26 @@ std::error_code connect_failed(const ServerAddress& server, std::string_view err
                         : cause == "name_resolution_failed" ? "name resolution failed"
                                                             : "could not connect";
     if (cause.empty() && !errstr.empty()) words += " (" + std::string(errstr) + ")";
-    return unavailable_at(server, words, cause);
+    return failed_at(server, words, cause);
 }
 
 std::error_code handshake_timed_out(const ServerAddress& server) {
-    return unavailable_at(server,
+    return failed_at(server,
                           "connected, but no reply to the handshake within the connect timeout (a TLS port, a stalled "
                           "server, or not Redis?)",
                           "handshake_timeout");
 }
 
 std::error_code handshake_closed(const ServerAddress& server) {
-    return unavailable_at(server,
+    return failed_at(server,
                           "the server closed the connection before replying to the handshake (a TLS port spoken to "
                           "in plaintext?)",
                           "handshake_closed");
 }
 
-std::error_code connection_ended(const ServerAddress& server, std::string_view errstr) {
-    if (errstr.find("closed the connection") != std::string_view::npos ||
-        errstr.find("reset by peer") != std::string_view::npos)
-        return handshake_closed(server);
-    return connect_failed(server, errstr);
-}
-
-std::error_code locate_handshake_failure(std::error_code ec, const ServerAddress& server) {
-    if (ec == errc::auth_failed || ec == errc::protocol_error || ec == errc::not_master)
-        locate_error_detail(ec, server_name(server));
-    return ec;
+std::error_code handshake_ended(const ServerAddress& server, std::string_view words, std::string_view cause) {
+    if (cause.empty() || cause == "handshake_closed") return handshake_closed(server);
+    return failed_at(server, words, cause);
 }
 
 }  // namespace fencelock::detail

@@ -15,8 +15,11 @@ namespace fencelock::detail {
 /// name_resolution_failed, or empty when it is none of those.
 std::string_view connect_cause(std::string_view errstr);
 
-/// "host:port", or "[v6]:port".
+/// "host:port", "[v6]:port", or a Unix socket's path.
 std::string server_name(const ServerAddress& server);
+
+/// Records "<server>: <words>" with `cause` (may be empty) for errc::unavailable and returns it.
+std::error_code failed_at(const ServerAddress& server, std::string_view words, std::string_view cause);
 
 /// Records "<server>: <cause in words> (<errstr>)" for errc::unavailable and returns it.
 std::error_code connect_failed(const ServerAddress& server, std::string_view errstr);
@@ -29,12 +32,15 @@ std::error_code handshake_timed_out(const ServerAddress& server);
 /// port spoken to in plaintext (it drops what is not a TLS hello).
 std::error_code handshake_closed(const ServerAddress& server);
 
-/// A connection hiredis closed before the handshake's replies: handshake_closed when the
-/// server hung up (EOF, reset: what a TLS port does to plaintext), else connect_failed.
-std::error_code connection_ended(const ServerAddress& server, std::string_view errstr);
+/// A connection that ended before the handshake's replies, as the transport said why
+/// (Transport::Failure): handshake_closed when the server hung up without a TLS reason (EOF,
+/// reset: what a TLS port does to plaintext), else the transport's words and cause (a TLS
+/// alert such as "certificate required" arrives on the first read).
+std::error_code handshake_ended(const ServerAddress& server, std::string_view words, std::string_view cause);
 
-/// Adds the server to the detail of a failed handshake (auth_failed, a refused SELECT...),
-/// which the handshake recorded without knowing where it ran.
-std::error_code locate_handshake_failure(std::error_code ec, const ServerAddress& server);
+/// errc::unavailable for a connection lost or given up on after it served (a reply timeout,
+/// a reset, the client closing): records "<server>: <words>" with no cause, so that no older
+/// cause is reported for it.
+std::error_code lost_at(const ServerAddress& server, std::string_view words);
 
 }  // namespace fencelock::detail

@@ -1,36 +1,14 @@
 #include "redis/direct_io.hpp"
 
 #include <hiredis/hiredis.h>
-#include <poll.h>
-#include <sys/socket.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <climits>
-#include <cstdint>
 #include <memory>
 
 #include "fencelock/error.hpp"
-#include "redis/hiredis_context.hpp"
+#include "redis/wire.hpp"
 
 namespace fencelock::detail::direct_io {
 namespace {
-
-// Waits until `fd` shows `events` or `deadline` passes; false on the deadline. A poll(2)
-// interrupted by a signal is retried with what is left.
-bool wait_for(int fd, short events, clock::time_point deadline) noexcept {
-    for (;;) {
-        const auto now = clock::now();
-        if (now >= deadline) return false;
-        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
-        pollfd p{fd, events, 0};
-        const int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(ms, INT_MAX)));
-        if (n > 0) return true;  // errors and hang-ups too: the next call reports them
-        if (n < 0 && errno != EINTR) return true;
-    }
-}
-
-bool would_block(int error) noexcept { return error == EAGAIN || error == EWOULDBLOCK; }
 
 struct ReplyDeleter {
     void operator()(void* r) const noexcept { freeReplyObject(r); }
@@ -38,24 +16,23 @@ struct ReplyDeleter {
 
 }  // namespace
 
-IdleSocket look(int fd) noexcept {
-    char byte;
-    const auto n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n < 0 && (would_block(errno) || errno == EINTR)) return IdleSocket::quiet;
-    return IdleSocket::closed;  // end of stream (0), unasked-for bytes (1), or a socket error
+IdleSocket look(Transport& transport) noexcept {
+    try {
+        return transport.idle_and_open() ? IdleSocket::quiet : IdleSocket::closed;
+    } catch (...) {
+        return IdleSocket::closed;
+    }
 }
 
-Sent send_all(int fd, std::string_view bytes, clock::time_point deadline) noexcept {
+Sent send_all(Transport& transport, std::string_view bytes, clock::time_point deadline) noexcept {
     Sent sent;
     while (sent.bytes < bytes.size()) {
-        const auto n = ::send(fd, bytes.data() + sent.bytes, bytes.size() - sent.bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-            sent.bytes += static_cast<std::size_t>(n);
+        const auto io = transport.write_some(bytes.substr(sent.bytes));
+        if (io.ok()) {
+            sent.bytes += io.bytes;
             ++sent.calls;
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else if (n < 0 && would_block(errno)) {
-            if (!wait_for(fd, POLLOUT, deadline)) {
+        } else if (io.status == Transport::Io::Status::again) {
+            if (!wait_for(transport.fd(), transport.want(), deadline)) {
                 sent.error = errc::reply_timeout;
                 return sent;
             }
@@ -67,10 +44,11 @@ Sent send_all(int fd, std::string_view bytes, clock::time_point deadline) noexce
     return sent;
 }
 
-std::expected<std::vector<Reply>, std::error_code> read_replies(int fd, redisReader& reader, std::size_t count,
-                                                                clock::time_point deadline) {
+std::expected<std::vector<Reply>, std::error_code> read_replies(Transport& transport, redisReader& reader,
+                                                                std::size_t count, clock::time_point deadline) {
     std::vector<Reply> replies;
     replies.reserve(count);
+    Transport::Want wait = Transport::Want::read;
     for (;;) {
         while (replies.size() < count) {
             void* raw = nullptr;
@@ -80,13 +58,15 @@ std::expected<std::vector<Reply>, std::error_code> read_replies(int fd, redisRea
             replies.push_back(convert(static_cast<const redisReply*>(raw)));
         }
         if (replies.size() == count) return replies;
-        if (!wait_for(fd, POLLIN, deadline)) return std::unexpected(errc::reply_timeout);
+        // Poll first (the reply is rarely there yet), unless TLS holds bytes poll cannot see.
+        if (!transport.holds_bytes() && !wait_for(transport.fd(), wait, deadline))
+            return std::unexpected(errc::reply_timeout);
         char buffer[16 * 1024];
-        const auto n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
-        if (n > 0) {
-            if (redisReaderFeed(&reader, buffer, static_cast<std::size_t>(n)) != REDIS_OK)
-                return std::unexpected(errc::connection_lost);
-        } else if (n == 0 || !(would_block(errno) || errno == EINTR)) {
+        const auto io = transport.read_some(buffer, sizeof buffer);
+        wait = io.status == Transport::Io::Status::again ? transport.want() : Transport::Want::read;
+        if (io.ok()) {
+            if (redisReaderFeed(&reader, buffer, io.bytes) != REDIS_OK) return std::unexpected(errc::connection_lost);
+        } else if (io.status != Transport::Io::Status::again) {
             return std::unexpected(errc::connection_lost);
         }
     }

@@ -1,17 +1,15 @@
 #pragma once
-// The I/O a caller's own thread does on a multiplexed connection's socket while the event loop
-// lends it (redis/async_loop.hpp, "The direct path"): send(2), recv(2) and poll(2) on the
-// connection's non-blocking socket, each wait bounded by the request's deadline.
-//
-// No hiredis I/O function runs on a caller's thread: hiredis writes with write(2), which raises
-// SIGPIPE on a socket the peer has reset, and a caller's thread (unlike the loop's) takes
-// signals, so an application without a SIGPIPE handler would end. Everything here writes with
-// send(..., MSG_NOSIGNAL) and reads with recv(2), which raises no signal. Replies are parsed by
-// the connection's own hiredis reader, fed what recv(2) returned.
+// Blocking I/O on a Transport with a deadline: what a caller's own thread does on a
+// multiplexed connection's socket while the event loop lends it (redis/async_loop.hpp, "The
+// direct path"), and what every blocking connection does (redis/wire.hpp). Each wait is a
+// poll(2) bounded by the deadline; reads and writes are the transport's (send(2) with
+// MSG_NOSIGNAL, TLS through it), so no SIGPIPE reaches a caller's thread. Replies are parsed by
+// the connection's own hiredis reader, fed what the transport read.
 //
 // What the outcomes mean is not decided here: the caller knows how many of its bytes left
 // (Sent::bytes), and the connection's InflightLedger turns that into "not written" or
-// "outcome unknown".
+// "outcome unknown". With TLS, bytes count once their record is written whole: a record cut
+// short by a failure cannot be decrypted, so the server never runs what it carries.
 #include <chrono>
 #include <cstddef>
 #include <expected>
@@ -20,6 +18,7 @@
 #include <vector>
 
 #include "redis/reply.hpp"
+#include "redis/transport.hpp"
 
 struct redisReader;
 
@@ -33,10 +32,10 @@ enum class IdleSocket {
     closed,  ///< the peer closed or reset it, or sent bytes nobody asked for: do not write
 };
 
-/// Looks at `fd` without waiting (recv with MSG_PEEK | MSG_DONTWAIT). Catching a close here,
+/// Looks at the transport without waiting (Transport::idle_and_open). Catching a close here,
 /// before writing, keeps an idle connection's death from costing a command an unknown outcome
 /// (the blocking connection does the same check).
-IdleSocket look(int fd) noexcept;
+IdleSocket look(Transport& transport) noexcept;
 
 /// What send_all() did.
 struct Sent {
@@ -47,16 +46,15 @@ struct Sent {
     std::error_code error;
 };
 
-/// Writes `bytes` to the non-blocking socket `fd`, waiting for room (poll POLLOUT) until
-/// `deadline`. Never raises SIGPIPE.
-Sent send_all(int fd, std::string_view bytes, clock::time_point deadline) noexcept;
+/// Writes `bytes` to the transport, waiting for room until `deadline`. Never raises SIGPIPE.
+Sent send_all(Transport& transport, std::string_view bytes, clock::time_point deadline) noexcept;
 
-/// Reads from `fd` into `reader` until it yields `count` replies, waiting (poll POLLIN) until
+/// Reads from the transport into `reader` until it yields `count` replies, waiting (poll POLLIN) until
 /// `deadline`. Errors: errc::reply_timeout when the deadline passed first,
 /// errc::connection_lost on end of stream, a socket error or bytes that are not RESP.
 /// Interrupted system calls are retried.
-std::expected<std::vector<Reply>, std::error_code> read_replies(int fd, redisReader& reader, std::size_t count,
-                                                                clock::time_point deadline);
+std::expected<std::vector<Reply>, std::error_code> read_replies(Transport& transport, redisReader& reader,
+                                                                std::size_t count, clock::time_point deadline);
 
 /// Whether `reader` holds bytes beyond the replies taken from it (a reply nobody asked for).
 bool holds_more(const redisReader& reader) noexcept;

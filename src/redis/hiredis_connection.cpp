@@ -1,26 +1,19 @@
 #include "redis/hiredis_connection.hpp"
 
-#include "redis/hiredis_context.hpp"
-#include "redis/connect_failure.hpp"
-#include "redis/handshake.hpp"
-
 #include <hiredis/hiredis.h>
-#include <fcntl.h>
-#include <poll.h>
 
-#include <cerrno>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fencelock/error.hpp"
+#include "redis/connect_failure.hpp"
+#include "redis/handshake.hpp"
 
 namespace fencelock::detail {
 namespace {
 
-struct ReplyDeleter {
-    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
-};
-using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+using clock = std::chrono::steady_clock;
 
 class HiredisConnection final : public Connection {
 public:
@@ -28,125 +21,91 @@ public:
     explicit HiredisConnection(ConnectionSettings s) : settings_(std::move(s)) {
         settings_.topology = topology_of(settings_);
     }
-    ~HiredisConnection() override { drop(); }
 
     std::expected<Reply, std::error_code> command(std::span<const std::string_view> argv) override {
-        if (ctx_ != nullptr && (peer_closed() || master_moved())) drop();
-        if (ctx_ == nullptr) {
-            if (auto ec = connect()) return std::unexpected(ec);
-        }
-        auto replies = append_command(ctx_, argv) ? read_replies(ctx_, 1) : std::nullopt;
-        if (!replies) {
-            // After a timeout or broken socket the stream may hold a late reply: never reuse it.
-            const std::error_code ec = transport_error();
-            drop();
-            return std::unexpected(ec);
-        }
+        if (auto ec = ready()) return std::unexpected(ec);
+        wire_->append(argv);
+        auto replies = exchange(1);
+        if (!replies) return std::unexpected(replies.error());
         leave_if_not_master(replies->front());
         return std::move(replies->front());
     }
 
     std::expected<std::vector<Reply>, std::error_code> pipeline(
         std::span<const std::vector<std::string_view>> commands) override {
-        if (ctx_ != nullptr && (peer_closed() || master_moved())) drop();
-        if (ctx_ == nullptr) {
-            if (auto ec = connect()) return std::unexpected(ec);
-        }
-        for (const auto& argv : commands) append_command(ctx_, argv);
-        auto replies = read_replies(ctx_, commands.size());
-        if (!replies) {
-            const std::error_code ec = transport_error();
-            drop();
-            return std::unexpected(ec);
-        }
+        if (auto ec = ready()) return std::unexpected(ec);
+        for (const auto& argv : commands) wire_->append(argv);
+        auto replies = exchange(commands.size());
+        if (!replies) return std::unexpected(replies.error());
         for (const Reply& r : *replies) leave_if_not_master(r);
         return std::move(*replies);
     }
 
 private:
-    std::error_code transport_error() const {
-        // hiredis reports a receive timeout as an I/O error with errno EAGAIN.
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT) return errc::reply_timeout;
-        return errc::connection_lost;
+    // A server restart or idle-timeout close shows on an idle connection: catch it before
+    // sending, so an idle connection's death costs no command an unknown outcome.
+    std::error_code ready() {
+        if (wire_ && (!wire_->transport().idle_and_open() || master_moved())) wire_.reset();
+        if (wire_) return {};
+        generation_ = settings_.topology->generation();  // before resolve(): a move during it counts
+        auto wire = open_wire(settings_, server_);
+        if (!wire) return wire.error();
+        wire_.emplace(std::move(*wire));
+        return {};
     }
 
-    // A server restart or idle-timeout close is visible as a readable socket with nothing to
-    // read; catch it before sending so an idle connection's death costs no uncertain command.
-    bool peer_closed() const {
-        pollfd p{ctx_->fd, POLLIN, 0};
-        return ::poll(&p, 1, 0) != 0;
+    std::expected<std::vector<Reply>, std::error_code> exchange(std::size_t count) {
+        auto replies = wire_->exchange(count, clock::now() + settings_.command_timeout);
+        if (!replies) {
+            // After a timeout or broken socket the stream may hold a late reply: never reuse it.
+            const auto& why = wire_->transport().last_failure();
+            remember_error_detail(replies.error(), server_name(server_) + ": " +
+                                                       (replies.error() == errc::reply_timeout
+                                                            ? std::string("no reply within the command timeout")
+                                                            : why.words.empty() ? std::string("connection lost") : why.words),
+                                  why.cause);
+            wire_.reset();
+        }
+        return replies;
     }
 
     // READONLY, MASTERDOWN or LOADING from a server the topology named as master: it is not
     // one now (a failover), so the next command reconnects to whatever resolve() names then.
     // The caller still gets this reply (not_master / server_busy, retryable).
     void leave_if_not_master(const Reply& reply) {
-        if (ctx_ == nullptr || !settings_.topology->follows_master() || !asks_for_another_server(reply)) return;
+        if (!wire_ || !settings_.topology->follows_master() || !asks_for_another_server(reply)) return;
         settings_.topology->report_failure(server_, errc::not_master);
-        drop();
+        wire_.reset();
     }
 
     // The topology heard that the master moved since this connection was made.
     bool master_moved() const { return settings_.topology->generation() != generation_; }
 
-    std::error_code connect() {
-        generation_ = settings_.topology->generation();  // before resolve(): a move during it counts
-        auto ctx = open_context(settings_, server_);
-        if (!ctx) return ctx.error();
-        ctx_ = ctx->release();
-        return {};
-    }
-
-    void drop() noexcept {
-        if (ctx_ != nullptr) redisFree(ctx_);
-        ctx_ = nullptr;
-    }
-
     ConnectionSettings settings_;
-    redisContext* ctx_ = nullptr;
-    ServerAddress server_;  ///< where ctx_ is connected
-    std::uint64_t generation_ = 0;  ///< the topology's generation when ctx_ was made
+    std::optional<Wire> wire_;
+    ServerAddress server_;  ///< where wire_ is connected
+    std::uint64_t generation_ = 0;  ///< the topology's generation when wire_ was made
 };
 
-}  // namespace
-
-
-void ContextDeleter::operator()(redisContext* c) const noexcept {
-    if (c != nullptr) redisFree(c);
-}
-
-namespace {
-
-template <class Argv>
-bool append_argv(redisContext* ctx, const Argv& argv) {
-    std::vector<const char*> ptrs;
-    std::vector<size_t> lens;
-    ptrs.reserve(argv.size());
-    lens.reserve(argv.size());
-    for (const auto& a : argv) {
-        ptrs.push_back(a.data());
-        lens.push_back(a.size());
+// The handshake (redis/handshake.hpp) runs under the connect timeout, in one round trip; no
+// command of the caller is sent yet, so any failure here means "nothing happened".
+std::error_code handshake(Wire& wire, const ServerAddress& server, const RedisEndpoint& ep, HandshakeNeeds needs,
+                          clock::time_point deadline) {
+    const auto steps = handshake_steps(ep, needs);
+    if (steps.empty()) return {};
+    for (const auto& step : steps) wire.append(step.argv);
+    const auto replies = wire.exchange(steps.size(), deadline);
+    if (!replies) {
+        if (replies.error() == errc::reply_timeout) return handshake_timed_out(server);
+        const auto& why = wire.transport().last_failure();
+        return handshake_ended(server, why.words, why.cause);
     }
-    return redisAppendCommandArgv(ctx, static_cast<int>(argv.size()), ptrs.data(), lens.data()) == REDIS_OK;
+    note_clock_offset(server_name(server), clock_offset_in(steps, *replies, std::chrono::system_clock::now()));
+    const ErrorPlace place(server_name(server));
+    return judge_handshake(steps, *replies);
 }
 
 }  // namespace
-
-bool append_command(redisContext* ctx, std::span<const std::string_view> argv) { return append_argv(ctx, argv); }
-bool append_command(redisContext* ctx, std::span<const std::string> argv) { return append_argv(ctx, argv); }
-
-std::optional<std::vector<Reply>> read_replies(redisContext* ctx, std::size_t n) {
-    std::vector<Reply> replies;
-    replies.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        void* raw = nullptr;
-        errno = 0;
-        if (redisGetReply(ctx, &raw) != REDIS_OK || raw == nullptr) return std::nullopt;
-        ReplyPtr reply(static_cast<redisReply*>(raw));
-        replies.push_back(convert(reply.get()));
-    }
-    return replies;
-}
 
 Reply convert(const redisReply* r) {
     switch (r->type) {
@@ -164,42 +123,16 @@ Reply convert(const redisReply* r) {
     }
 }
 
-
-namespace {
-
-timeval to_timeval(std::chrono::milliseconds d) {
-    return {static_cast<time_t>(d.count() / 1000), static_cast<suseconds_t>((d.count() % 1000) * 1000)};
-}
-
-// The handshake (redis/handshake.hpp) runs under the connect timeout, in one round trip; no
-// command of the caller is sent yet, so any failure here means "nothing happened".
-std::error_code handshake(redisContext* ctx, const ServerAddress& server, const RedisEndpoint& ep,
-                          HandshakeNeeds needs) {
-    const auto steps = handshake_steps(ep, needs);
-    for (const auto& step : steps)
-        if (!append_command(ctx, step.argv)) return connect_failed(server, "out of memory");
-    const auto replies = read_replies(ctx, steps.size());
-    if (replies) note_clock_offset(server_name(server), clock_offset_in(steps, *replies, std::chrono::system_clock::now()));
-    if (!replies) {
-        const std::string_view why = ctx->errstr;
-        if (ctx->err == REDIS_ERR_EOF || why.find("reset by peer") != std::string_view::npos) return handshake_closed(server);
-        return handshake_timed_out(server);
-    }
-    return locate_handshake_failure(judge_handshake(steps, *replies), server);
-}
-
-}  // namespace
-
 std::shared_ptr<Topology> topology_of(const ConnectionSettings& settings) {
     return settings.topology ? settings.topology : topology_for(settings.endpoint);
 }
 
-std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings& settings) {
+std::expected<Wire, std::error_code> open_wire(const ConnectionSettings& settings) {
     ServerAddress reached;
-    return open_context(settings, reached);
+    return open_wire(settings, reached);
 }
 
-std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings& settings, ServerAddress& reached) {
+std::expected<Wire, std::error_code> open_wire(const ConnectionSettings& settings, ServerAddress& reached) {
     const auto topology = topology_of(settings);
     const auto server = topology->resolve();
     if (!server) return std::unexpected(server.error());
@@ -208,20 +141,13 @@ std::expected<ContextPtr, std::error_code> open_context(const ConnectionSettings
         topology->report_failure(*server, ec);
         return std::unexpected(ec);
     };
-    timeval tv = to_timeval(settings.connect_timeout);
-    ContextPtr ctx(redisConnectWithTimeout(server->host.c_str(), server->port, tv));
-    if (!ctx) return failed(connect_failed(*server, "out of memory"));
-    if (ctx->err != 0) return failed(connect_failed(*server, ctx->errstr));
-    // Child processes of the application must not inherit the lock connection (a CMD run by
-    // `fencelock run` could otherwise keep Redis sockets open). hiredis 0.14 creates the
-    // socket without SOCK_CLOEXEC, so set it now.
-    ::fcntl(ctx->fd, F_SETFD, ::fcntl(ctx->fd, F_GETFD) | FD_CLOEXEC);
-    redisSetTimeout(ctx.get(), tv);
-    redisEnableKeepAlive(ctx.get());
-    if (auto ec = handshake(ctx.get(), *server, settings.endpoint, {.confirm_master = topology->follows_master()}))
+    const auto deadline = clock::now() + settings.connect_timeout;
+    auto transport = Transport::open(*server, settings.endpoint.tls, deadline);
+    if (!transport) return failed(transport.error());
+    Wire wire(std::move(*transport));
+    if (auto ec = handshake(wire, *server, settings.endpoint, {.confirm_master = topology->follows_master()}, deadline))
         return failed(ec);
-    redisSetTimeout(ctx.get(), to_timeval(settings.command_timeout));
-    return ctx;
+    return wire;
 }
 
 std::unique_ptr<Connection> make_hiredis_connection(ConnectionSettings settings) {

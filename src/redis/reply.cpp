@@ -22,6 +22,13 @@ std::string_view code_of(std::string_view m) {
     return code;
 }
 
+// A command inside a script refused by the user's ACL: Redis 7.0 says "The user executing the
+// script can't run this command or subcommand", 7.2 "ACL failure in script", neither NOPERM.
+bool refused_in_script(std::string_view m) {
+    return m.find("user executing the script can't") != std::string_view::npos ||
+           m.find("ACL failure in script") != std::string_view::npos;
+}
+
 }  // namespace
 
 std::error_code error_from_reply(const std::string& message) {
@@ -34,6 +41,7 @@ std::error_code error_from_reply(const std::string& message) {
 
 std::string_view reply_cause(const std::string& message) {
     const std::string_view c = code_of(message);
+    if (refused_in_script(message)) return "noperm";
     return c == "NOPERM" ? "noperm" : c == "NOAUTH" ? "auth_required" : c == "WRONGPASS" ? "auth_rejected" : "";
 }
 
@@ -50,7 +58,8 @@ std::error_code classify_reply(const std::string& message) {
     // Redis 7 answers an unauthenticated command with more than 10 arguments (acquire has 11)
     // with "ERR Protocol error: unauthenticated multibulk length" instead of NOAUTH.
     if (m.starts_with("NOAUTH") || m.starts_with("WRONGPASS") || m.starts_with("NOPERM") ||
-        has("invalid password") || has("invalid username-password") || has("unauthenticated"))
+        has("invalid password") || has("invalid username-password") || has("unauthenticated") ||
+        refused_in_script(m))
         return errc::auth_failed;
     // A script refused an argument before writing anything: the client sent what it should
     // have refused itself (its options are validated against the same bounds).

@@ -1,7 +1,5 @@
 #include "redis/sentinel_topology.hpp"
 
-#include <fcntl.h>
-#include <hiredis/hiredis.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -21,7 +19,9 @@
 #include "common/log.hpp"
 #include "fencelock/error.hpp"
 #include "redis/connect_failure.hpp"
-#include "redis/hiredis_context.hpp"
+#include "redis/hiredis_connection.hpp"
+#include "redis/transport.hpp"
+#include "redis/wire.hpp"
 #include "redis/sentinel_views.hpp"
 #include "redis/signal_free_thread.hpp"
 
@@ -30,13 +30,6 @@ namespace {
 
 using std::chrono::steady_clock;
 
-struct ReplyDeleter {
-    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
-};
-
-timeval to_timeval(std::chrono::milliseconds d) {
-    return {static_cast<time_t>(d.count() / 1000), static_cast<suseconds_t>((d.count() % 1000) * 1000)};
-}
 
 std::string show(const HostAndPort& at) { return at.host + ":" + std::to_string(at.port); }
 
@@ -80,7 +73,7 @@ class SentinelTopology final : public Topology {
 public:
     explicit SentinelTopology(const RedisEndpoint& ep)
         : master_name_(ep.master_name), user_(ep.sentinel_user), password_(ep.sentinel_password),
-          grace_(ep.failover_grace), sentinels_(ep.sentinels), wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+          grace_(ep.failover_grace), tls_(ep.tls), sentinels_(ep.sentinels), wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
         if (wake_fd_ < 0) throw std::system_error(errno, std::system_category(), "eventfd");
     }
 
@@ -100,9 +93,10 @@ public:
             order = sentinels_;
         }
         std::string why;  // each sentinel's failure, for the detail when none answers
-        std::string cause;
+        std::string cause;  // the last one's, when it has a name
         for (std::size_t i = 0; i < order.size(); ++i) {
             std::string failure;
+            cause.clear();
             auto answer = ask(order[i], failure, cause);
             if (!answer) {
                 why += (why.empty() ? "" : "; ") + ("sentinel " + order[i].host + ":" + std::to_string(order[i].port) +
@@ -136,10 +130,10 @@ private:
     // this sentinel has known it as master, in the same round trip.
     // `failure` and `cause` (error_cause's name, kept when there is one) say why there is none.
     std::optional<Answer> ask(const HostAndPort& sentinel, std::string& failure, std::string& cause) const {
-        ContextPtr ctx;
+        std::optional<Wire> wire;
         std::vector<std::vector<std::string>> argv = {{"SENTINEL", "get-master-addr-by-name", master_name_}};
         if (grace_ > std::chrono::milliseconds::zero()) argv.push_back({"SENTINEL", "MASTER", master_name_});
-        const auto replies = sentinel_commands(ctx, sentinel, argv, &failure, &cause);
+        const auto replies = sentinel_commands(wire, sentinel, argv, &failure, &cause);
         if (!replies) return std::nullopt;
         auto master = master_in(replies->front());
         if (!master) {
@@ -195,11 +189,12 @@ private:
         aged_switches_ = switches;
     }
 
-    // Connects `ctx` to `sentinel` (short timeouts) and sends AUTH (with sentinel credentials)
-    // and `argv` back to back; the replies to `argv`, or nullopt on a transport failure or when
-    // AUTH or argv's first command is refused. On success `ctx` stays connected.
-    // `failure` and `cause`, when given, get why not (cause only when it has a name).
-    std::optional<std::vector<Reply>> sentinel_commands(ContextPtr& ctx, const HostAndPort& sentinel,
+    // Connects `wire` to `sentinel` (short timeouts; TLS as for the master) and sends AUTH (with
+    // sentinel credentials) and `argv` back to back; the replies to `argv`, or nullopt on a
+    // transport failure or when AUTH or argv's first command is refused. On success `wire`
+    // stays connected. `failure` and `cause`, when given, get why not (cause only when it has
+    // a name).
+    std::optional<std::vector<Reply>> sentinel_commands(std::optional<Wire>& wire, const HostAndPort& sentinel,
                                                         const std::vector<std::vector<std::string>>& argv,
                                                         std::string* failure = nullptr,
                                                         std::string* cause = nullptr) const {
@@ -208,12 +203,17 @@ private:
             if (cause && !named.empty()) *cause = named;
             return std::nullopt;
         };
-        const timeval tv = to_timeval(sentinel_query_timeout);
-        ctx.reset(redisConnectWithTimeout(sentinel.host.c_str(), sentinel.port, tv));
-        if (!ctx) return fail("out of memory", {});
-        if (ctx->err != 0) return fail(ctx->errstr, connect_cause(ctx->errstr));
-        ::fcntl(ctx->fd, F_SETFD, ::fcntl(ctx->fd, F_GETFD) | FD_CLOEXEC);
-        redisSetTimeout(ctx.get(), tv);
+        const auto deadline = steady_clock::now() + sentinel_query_timeout;
+        const ServerAddress at{sentinel.host, sentinel.port};
+        auto transport = Transport::open(at, tls_, deadline);
+        if (!transport) {
+            // The transport recorded "<sentinel>: <why>" with its cause; keep the words only.
+            std::string detail = error_detail(errc::unavailable);
+            const std::string prefix = server_name(at) + ": ";
+            if (detail.starts_with(prefix)) detail.erase(0, prefix.size());
+            return fail(detail, error_cause(errc::unavailable));
+        }
+        wire.emplace(std::move(*transport));
         std::vector<std::vector<std::string>> commands;
         if (!password_.empty()) {
             commands.push_back({"AUTH"});
@@ -221,13 +221,14 @@ private:
             commands.back().push_back(password_);
         }
         commands.insert(commands.end(), argv.begin(), argv.end());
-        for (const auto& command : commands)
-            if (!append_command(ctx.get(), command)) return fail("out of memory", {});
-        auto replies = read_replies(ctx.get(), commands.size());
-        if (!replies)
-            return ctx->err == REDIS_ERR_EOF || std::string_view(ctx->errstr).find("reset by peer") != std::string_view::npos
-                       ? fail("closed the connection unanswered (a TLS port?)", "handshake_closed")
-                       : fail("no reply in time", "handshake_timeout");
+        for (const auto& command : commands) wire->append(command);
+        auto replies = wire->exchange(commands.size(), deadline);
+        if (!replies) {
+            const auto& why = wire->transport().last_failure();
+            if (replies.error() == errc::reply_timeout) return fail("no reply in time", "handshake_timeout");
+            if (!why.cause.empty()) return fail(why.words, why.cause);
+            return fail("closed the connection unanswered (a TLS port? use rediss-sentinel://)", "handshake_closed");
+        }
         // AUTH refused or the first command refused (not a sentinel...): nothing to use. A
         // later command's error reaches the caller, which reads it as "not known".
         const std::size_t must_succeed = commands.size() - argv.size() + 1;
@@ -240,7 +241,7 @@ private:
                                                              : "auth_rejected");
         }
         replies->erase(replies->begin(), replies->end() - static_cast<std::ptrdiff_t>(argv.size()));
-        return replies;
+        return std::move(*replies);
     }
 
     // +switch-master on one sentinel at a time (the first that accepts the subscription, in
@@ -250,6 +251,7 @@ private:
     // expire on the new master). Started by the first resolve(): creating the topology does
     // no I/O. A lost subscription is retried every sentinel_query_timeout.
     void watch() {
+        const detail::UnheardFailures unheard;  // resolve()'s callers read the details, not this thread's
         while (!stopping_.load()) {
             std::vector<HostAndPort> order;
             {
@@ -257,9 +259,9 @@ private:
                 order = sentinels_;
             }
             for (const HostAndPort& sentinel : order) {
-                ContextPtr ctx;
-                if (!sentinel_commands(ctx, sentinel, {{"SUBSCRIBE", "+switch-master"}})) continue;
-                listen(*ctx);
+                std::optional<Wire> wire;
+                if (!sentinel_commands(wire, sentinel, {{"SUBSCRIBE", "+switch-master"}})) continue;
+                listen(*wire);
                 if (stopping_.load()) return;
             }
             wait_for_stop(sentinel_query_timeout);
@@ -267,19 +269,18 @@ private:
     }
 
     // Reads messages until the connection fails or the topology stops.
-    void listen(redisContext& ctx) {
+    void listen(Wire& wire) {
         for (;;) {
-            void* raw = nullptr;
-            if (redisGetReplyFromReader(&ctx, &raw) != REDIS_OK) return;
-            if (raw != nullptr) {
-                const std::unique_ptr<redisReply, ReplyDeleter> reply(static_cast<redisReply*>(raw));
-                on_message(convert(reply.get()));
+            auto reply = wire.next_reply();
+            if (!reply) return;
+            if (*reply) {
+                on_message(**reply);
                 continue;
             }
-            pollfd fds[2] = {{ctx.fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+            const short events = wire.transport().want() == Transport::Want::read ? POLLIN : POLLOUT;
+            pollfd fds[2] = {{wire.transport().fd(), events, 0}, {wake_fd_, POLLIN, 0}};
             if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
             if (stopping_.load()) return;
-            if (fds[0].revents != 0 && redisBufferRead(&ctx) != REDIS_OK) return;
         }
     }
 
@@ -318,6 +319,7 @@ private:
     const std::string user_;
     const std::string password_;
     const std::chrono::milliseconds grace_;
+    const TlsOptions tls_;  ///< the endpoint's: sentinels speak TLS when the master does
     std::mutex mutex_;
     std::vector<HostAndPort> sentinels_;        ///< guarded by mutex_
     std::optional<ServerAddress> last_master_;  ///< guarded by mutex_, for the log only
@@ -339,6 +341,11 @@ std::string key_of(const RedisEndpoint& ep) {
     for (const std::string* part : {&ep.master_name, &ep.sentinel_user, &ep.sentinel_password})
         key += std::to_string(part->size()) + ":" + *part;
     key += "grace:" + std::to_string(ep.failover_grace.count());
+    const TlsOptions& t = ep.tls;
+    if (t.enabled)
+        for (const std::string* part : {&t.ca_file, &t.ca_dir, &t.cert_file, &t.key_file, &t.server_name})
+            key += std::to_string(part->size()) + ":" + *part;
+    key += t.enabled ? (t.insecure ? "tls:insecure" : "tls") : "";
     return key;
 }
 

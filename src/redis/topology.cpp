@@ -19,6 +19,8 @@ private:
 }  // namespace
 
 std::shared_ptr<Topology> single_server(const RedisEndpoint& endpoint) {
+    // A Unix socket is the address whose host is its path and whose port is 0.
+    if (endpoint.uses_unix()) return std::make_shared<SingleServer>(ServerAddress{endpoint.unix_path, 0});
     return std::make_shared<SingleServer>(ServerAddress{endpoint.host, endpoint.port});
 }
 

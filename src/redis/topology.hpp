@@ -17,6 +17,7 @@
 
 namespace fencelock::detail {
 
+/// A TCP server (host, port), or a Unix socket (host: its path, port 0).
 struct ServerAddress {
     std::string host;
     std::uint16_t port = 0;

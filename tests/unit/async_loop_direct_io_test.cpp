@@ -14,21 +14,25 @@
 
 #include "fencelock/error.hpp"
 #include "redis/direct_io.hpp"
+#include "redis/transport.hpp"
 
 namespace fencelock::detail::direct_io {
+using fencelock::detail::Transport;
 namespace {
 
-// A connected, non-blocking pair: `ours` is the connection's socket, `theirs` plays Redis.
+// A connected, non-blocking pair: `ours` is the connection's socket (its transport owns it),
+// `theirs` plays Redis.
 struct SocketPair {
     int ours = -1, theirs = -1;
+    Transport transport;
     SocketPair() {
         int fds[2];
         EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
         ours = fds[0];
+        transport = Transport::adopt(ours, {"127.0.0.1", 6379});
         theirs = fds[1];
     }
     ~SocketPair() {
-        if (ours >= 0) ::close(ours);
         close_theirs();
     }
     void close_theirs() {
@@ -55,7 +59,7 @@ clock::time_point later() { return clock::now() + std::chrono::minutes(1); }
 
 TEST(DirectIo, SendsEveryByte) {
     SocketPair pair;
-    const auto sent = send_all(pair.ours, "*1\r\n$4\r\nPING\r\n", later());
+    const auto sent = send_all(pair.transport, "*1\r\n$4\r\nPING\r\n", later());
     EXPECT_FALSE(sent.error);
     EXPECT_EQ(sent.bytes, 14u);
     EXPECT_EQ(sent.calls, 1u);
@@ -71,7 +75,7 @@ TEST(DirectIo, WritingToAGonePeerFailsWithoutSigpipe) {
     ASSERT_EQ(::sigaction(SIGPIPE, &default_action, &previous), 0);
     SocketPair pair;
     pair.close_theirs();
-    const auto sent = send_all(pair.ours, "*1\r\n$4\r\nPING\r\n", later());
+    const auto sent = send_all(pair.transport, "*1\r\n$4\r\nPING\r\n", later());
     ::sigaction(SIGPIPE, &previous, nullptr);
     EXPECT_EQ(sent.error, errc::connection_lost);
     EXPECT_EQ(sent.bytes, 0u) << "nothing was written: the caller fails it as unavailable";
@@ -80,7 +84,7 @@ TEST(DirectIo, WritingToAGonePeerFailsWithoutSigpipe) {
 TEST(DirectIo, AFullSocketWaitsForRoomUntilTheDeadline) {
     SocketPair pair;
     const std::string big(8u << 20, 'x');  // more than a socket pair buffers; nobody reads
-    const auto sent = send_all(pair.ours, big, clock::now());
+    const auto sent = send_all(pair.transport, big, clock::now());
     EXPECT_EQ(sent.error, errc::reply_timeout);
     EXPECT_GT(sent.bytes, 0u) << "the part that fit was written: the outcome is unknown";
     EXPECT_LT(sent.bytes, big.size());
@@ -91,17 +95,17 @@ TEST(DirectIo, ReadsAReplySplitAcrossReadsAndPipelinedReplies) {
     auto reader = make_reader();
     pair.answer("$5\r\nhel");
     pair.answer("lo\r\n:42\r\n");
-    auto replies = read_replies(pair.ours, *reader, 1, later());
+    auto replies = read_replies(pair.transport, *reader, 1, later());
     ASSERT_TRUE(replies) << replies.error().message();
     EXPECT_EQ(replies->at(0).str, "hello");
     EXPECT_TRUE(holds_more(*reader)) << ":42 was read with it and nobody asked for it yet";
-    auto next = read_replies(pair.ours, *reader, 1, later());
+    auto next = read_replies(pair.transport, *reader, 1, later());
     ASSERT_TRUE(next);
     EXPECT_EQ(next->at(0).integer, 42);
     EXPECT_FALSE(holds_more(*reader));
 
     pair.answer("+OK\r\n*2\r\n$1\r\na\r\n$-1\r\n-ERR no\r\n");
-    auto three = read_replies(pair.ours, *reader, 3, later());
+    auto three = read_replies(pair.transport, *reader, 3, later());
     ASSERT_TRUE(three);
     EXPECT_EQ(three->at(0).str, "OK");
     EXPECT_EQ(three->at(1).elements.at(0).str, "a");
@@ -121,7 +125,7 @@ TEST(DirectIo, HalfAReplyCountsAsHeld) {
     auto fresh = make_reader();
     pair.answer("*2\r\n:1\r\n");
     // The half reply is read at once; the wait for the rest ends at the deadline.
-    auto replies = read_replies(pair.ours, *fresh, 1, clock::now() + std::chrono::milliseconds(20));
+    auto replies = read_replies(pair.transport, *fresh, 1, clock::now() + std::chrono::milliseconds(20));
     ASSERT_FALSE(replies);
     EXPECT_EQ(replies.error(), errc::reply_timeout);
     EXPECT_TRUE(holds_more(*fresh));
@@ -133,7 +137,7 @@ TEST(DirectIo, EndOfStreamAndGarbageAreConnectionLost) {
         auto reader = make_reader();
         pair.answer("$5\r\nhe");
         pair.close_theirs();
-        auto replies = read_replies(pair.ours, *reader, 1, later());
+        auto replies = read_replies(pair.transport, *reader, 1, later());
         ASSERT_FALSE(replies);
         EXPECT_EQ(replies.error(), errc::connection_lost);
     }
@@ -141,7 +145,7 @@ TEST(DirectIo, EndOfStreamAndGarbageAreConnectionLost) {
         SocketPair pair;
         auto reader = make_reader();
         pair.answer("not resp\r\n");
-        auto replies = read_replies(pair.ours, *reader, 1, later());
+        auto replies = read_replies(pair.transport, *reader, 1, later());
         ASSERT_FALSE(replies);
         EXPECT_EQ(replies.error(), errc::connection_lost);
     }
@@ -150,22 +154,22 @@ TEST(DirectIo, EndOfStreamAndGarbageAreConnectionLost) {
 TEST(DirectIo, NoReplyByTheDeadlineIsATimeout) {
     SocketPair pair;
     auto reader = make_reader();
-    auto replies = read_replies(pair.ours, *reader, 1, clock::now());
+    auto replies = read_replies(pair.transport, *reader, 1, clock::now());
     ASSERT_FALSE(replies);
     EXPECT_EQ(replies.error(), errc::reply_timeout);
 }
 
 TEST(DirectIo, LookTellsAQuietSocketFromAClosedOrTalkingOne) {
     SocketPair quiet;
-    EXPECT_EQ(look(quiet.ours), IdleSocket::quiet);
+    EXPECT_EQ(look(quiet.transport), IdleSocket::quiet);
     SocketPair closed;
     closed.close_theirs();
-    EXPECT_EQ(look(closed.ours), IdleSocket::closed);
+    EXPECT_EQ(look(closed.transport), IdleSocket::closed);
     SocketPair talking;
     talking.answer("-ERR max number of clients reached\r\n");
-    EXPECT_EQ(look(talking.ours), IdleSocket::closed) << "bytes nobody asked for";
+    EXPECT_EQ(look(talking.transport), IdleSocket::closed) << "bytes nobody asked for";
     auto reader = make_reader();
-    auto left = read_replies(talking.ours, *reader, 1, later());
+    auto left = read_replies(talking.transport, *reader, 1, later());
     ASSERT_TRUE(left) << "look() only peeks: the bytes are still there";
 }
 

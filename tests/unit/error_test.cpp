@@ -13,6 +13,7 @@ namespace {
 
 using namespace fencelock;
 using detail::error_from_reply;
+using detail::reply_cause;
 
 std::error_code err(errc e) { return make_error_code(e); }
 
@@ -43,6 +44,13 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"NOAUTH Authentication required.", errc::auth_failed},
         Case{"NOPERM this user has no permissions to run the 'evalsha' command", errc::auth_failed},
         Case{"ERR invalid password", errc::auth_failed},
+        // A command inside a script refused by ACL: Redis 7.0's words, then 7.2's.
+        Case{"ERR Error running script (call to f_8f1e2c): @user_script:3: The user executing the script can't "
+             "run this command or subcommand script: 8f1e2c, on @user_script:3.",
+             errc::auth_failed},
+        Case{"ERR ACL failure in script: this user has no permissions to run the 'exists' command script: 8f1e2c, "
+             "on @user_script:3.",
+             errc::auth_failed},
         Case{"WRONGTYPE Operation against a key holding the wrong kind of value", errc::corrupt_key},
         Case{"ERR value is not an integer or out of range", errc::corrupt_key},
         Case{"WRONGTYPE Operation against a key holding the wrong kind of value script: "
@@ -62,6 +70,15 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"ERR unknown command 'EVALSHA'", errc::protocol_error},
         Case{"MOVED 3999 127.0.0.1:6381", errc::protocol_error},
         Case{"", errc::protocol_error}));
+
+TEST(ErrorFromReplyCause, ACommandAScriptWasRefusedIsNoperm) {
+    EXPECT_EQ(reply_cause("ERR ACL failure in script: this user has no permissions to run the 'exists' command"),
+              "noperm");
+    EXPECT_EQ(reply_cause("ERR Error running script (call to f_1): @user_script:3: The user executing the script "
+                          "can't run this command or subcommand"),
+              "noperm");
+    EXPECT_EQ(reply_cause("ERR Error running script (call to f_1): @user_script:3: -ERR value is not an integer"), "");
+}
 
 TEST(ErrorFromReplyPrefix, OtherCodesStartingWithBusyAreNotServerBusy) {
     // Regression: BUSYKEY and BUSYGROUP (XGROUP CREATE of an existing group) were matched as

@@ -82,7 +82,7 @@ TEST_P(RedisUrlRejects, WithoutLeakingThePassword) {
 INSTANTIATE_TEST_SUITE_P(
     BadUrls, RedisUrlRejects,
     ::testing::Values(
-        "", "localhost:6379", "http://h", "REDIS://h", "redis:/h", "rediss://u:Pw0rdLeak@h",
+        "", "localhost:6379", "http://h", "REDIS://h", "redis:/h", "rediss://u:Pw0rdLeak@h?tls_bogus=1",
         "redis://", "redis://:6379", "redis://u:Pw0rdLeak@", "redis://u:Pw0rdLeak@:6379", "redis://[]:1",
         "redis://h:0", "redis://h:70000", "redis://h:abc", "redis://h:", "redis://h:-1", "redis://h:+80",
         "redis://u:Pw0rdLeak@h:99999", "redis://u:Pw0rdLeak@h:port",

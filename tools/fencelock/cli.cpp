@@ -2,8 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "fencelock/duration.hpp"
@@ -124,6 +130,75 @@ RedisTarget redis_target(const Globals& globals) {
             throw InputError{from, "the Redis URL carries a password too: give it in one place only"};
         endpoint->password = std::move(password);
     }
+    // TLS options outside the URL: a flag, else its variable; a value also in the URL's query is
+    // refused rather than one silently beating the other. `from` names where each value came
+    // from, for the checks below ("--redis": the URL's query).
+    TlsOptions& tls = endpoint->tls;
+    struct Outside {
+        std::string_view flag, variable, key;
+        const std::string& given;
+        std::string& value;
+        std::string from = "--redis";
+    };
+    Outside outside[] = {
+        {"--tls-ca", "FENCELOCK_TLS_CA", "tls_ca", globals.tls_ca, tls.ca_file},
+        {"--tls-ca-dir", "FENCELOCK_TLS_CA_DIR", "tls_ca_dir", globals.tls_ca_dir, tls.ca_dir},
+        {"--tls-cert", "FENCELOCK_TLS_CERT", "tls_cert", globals.tls_cert, tls.cert_file},
+        {"--tls-key", "FENCELOCK_TLS_KEY", "tls_key", globals.tls_key, tls.key_file},
+        {"--tls-server-name", "FENCELOCK_TLS_SERVER_NAME", "tls_server_name", globals.tls_server_name,
+         tls.server_name}};
+    auto need_tls = [&](const std::string& from) {
+        if (!tls.enabled)
+            throw InputError{from, "TLS options need a rediss://, rediss-sentinel:// or rediss-cluster:// URL"};
+    };
+    auto once = [](const std::string& from, std::string_view key) {
+        throw InputError{from, "the Redis URL's query has " + std::string(key) + " too: give it in one place only"};
+    };
+    for (Outside& o : outside) {
+        const char* env = std::getenv(std::string(o.variable).c_str());
+        const bool flag_given = !o.given.empty();
+        if (!flag_given && (env == nullptr || *env == '\0')) continue;
+        std::string from = flag_given ? std::string(o.flag) : "$" + std::string(o.variable);
+        need_tls(from);
+        if (!o.value.empty()) once(from, o.key);
+        o.value = flag_given ? o.given : std::string(env);
+        o.from = std::move(from);
+    }
+    {
+        std::string from;
+        if (globals.tls_insecure) {
+            from = "--tls-insecure";
+        } else if (const char* env = std::getenv("FENCELOCK_TLS_INSECURE"); env != nullptr && *env != '\0') {
+            const std::string_view v = env;
+            if (v == "1" || v == "true") from = "$FENCELOCK_TLS_INSECURE";
+            else if (v != "0" && v != "false")
+                throw InputError{"$FENCELOCK_TLS_INSECURE", "must be 1 (or true) or 0 (or false)"};
+        }
+        if (!from.empty()) {
+            need_tls(from);
+            if (tls.insecure) once(from, "tls_insecure");
+            tls.insecure = true;
+        }
+    }
+    const Outside& cert = outside[2];
+    const Outside& key = outside[3];
+    if (tls.cert_file.empty() != tls.key_file.empty())
+        throw tls.cert_file.empty()
+            ? InputError{key.from, "a client key needs its certificate (--tls-cert, or tls_cert in the URL)"}
+            : InputError{cert.from, "a client certificate needs its key (--tls-key, or tls_key in the URL)"};
+    // Open each file (and the CA directory) now, so a typo is an input error naming where it
+    // was given rather than a failure at the first connection. Paths are no secret.
+    for (const Outside& o : outside) {
+        if (o.value.empty() || o.key == "tls_server_name") continue;
+        const bool dir = o.key == "tls_ca_dir";
+        const int fd = ::open(o.value.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+        struct stat st {};
+        const int error = fd < 0 ? errno : ::fstat(fd, &st) != 0 ? errno : !dir && S_ISDIR(st.st_mode) ? EISDIR : 0;
+        if (fd >= 0) ::close(fd);
+        if (error != 0)
+            throw InputError{o.from, (o.from == "--redis" ? std::string(o.key) + ": " : std::string()) + "cannot read " +
+                                         o.value + ": " + std::strerror(error)};
+    }
     endpoint->allow_eviction = globals.allow_eviction;
     const auto timeout = parse_duration_flag("--timeout", globals.timeout);
     if (timeout > limits::timeout) throw InputError{"--timeout", "must be at most " + format_duration(limits::timeout)};
@@ -150,6 +225,11 @@ AcquireOptions parse_acquire_options(const CLI::App& command, const std::string&
         throw InputError{flag, ok.error().message};
     }
     return options;
+}
+
+bool tls_insecure(const Globals& globals) {
+    const RedisEndpoint endpoint = redis_target(globals).endpoint;
+    return endpoint.tls.enabled && endpoint.tls.insecure;
 }
 
 ClientOptions client_options(const Globals& globals, std::shared_ptr<LockObserver> observer,

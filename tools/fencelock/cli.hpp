@@ -42,6 +42,16 @@ struct Globals {
     std::string timeout = "1s";
     /// --allow-eviction: RedisEndpoint::allow_eviction.
     bool allow_eviction = false;
+    /// --tls-ca, --tls-ca-dir, --tls-cert, --tls-key, --tls-server-name, --tls-insecure: the
+    /// TlsOptions of a rediss URL given outside it (each defaults to $FENCELOCK_TLS_CA,
+    /// $FENCELOCK_TLS_CA_DIR, $FENCELOCK_TLS_CERT, $FENCELOCK_TLS_KEY, $FENCELOCK_TLS_SERVER_NAME,
+    /// $FENCELOCK_TLS_INSECURE=1). Empty / false: not given.
+    std::string tls_ca;
+    std::string tls_ca_dir;
+    std::string tls_cert;
+    std::string tls_key;
+    std::string tls_server_name;
+    bool tls_insecure = false;
 };
 
 /// The program: registered commands set `run`, which main() calls after parsing.
@@ -81,12 +91,17 @@ std::chrono::milliseconds stop_grace_flag(std::string_view flag, bool given, con
 ResourceName parse_resource(const std::string& text);
 OwnerToken parse_owner(const std::string& text);
 /// The Redis server and per-call timeout the global options name: --redis, else
-/// $FENCELOCK_REDIS_URL, else redis://127.0.0.1:6379; --timeout. Validated, no I/O.
+/// $FENCELOCK_REDIS_URL, else redis://127.0.0.1:6379; --timeout; the --tls-* options (or their
+/// variables) merged into a rediss URL's TLS options, each given in one place only. Validated;
+/// no I/O but a check that each TLS file (and the CA directory) can be opened for reading.
 struct RedisTarget {
     RedisEndpoint endpoint;
     std::chrono::milliseconds timeout;
 };
 RedisTarget redis_target(const Globals& globals);
+/// True when the global options turn TLS verification off (tls_insecure): inspect and list
+/// say so in every object they print, so nobody mistakes an unverified answer for a verified one.
+bool tls_insecure(const Globals& globals);
 
 /// The client options the global options describe (not validated yet).
 ClientOptions client_options(const Globals& globals, std::shared_ptr<LockObserver> observer = {},

@@ -92,6 +92,7 @@ int run_inspect(const Globals& g, const std::string& r) {
                     {"max_hold_left_ms", h->max_hold_left.count()},
                     {"holder", {{"host", h->host}, {"pid", h->pid}, {"label", h->label}}}});
     }
+    if (tls_insecure(g)) out["tls_insecure"] = true;
     emit(out);
     return exit_ok;
 }

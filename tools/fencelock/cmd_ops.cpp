@@ -46,7 +46,12 @@ int run_list(const Globals& g, const OpsArgs& a) {
     LockAdmin admin(make_client(g));
     auto locks = admin.list_locks(a.pattern, a.limit);
     if (!locks) return redis_failure(locks.error());
-    for (const auto& lock : *locks) emit(holder_json(lock));
+    const bool insecure = tls_insecure(g);
+    for (const auto& lock : *locks) {
+        json line = holder_json(lock);
+        if (insecure) line["tls_insecure"] = true;
+        emit(line);
+    }
     return exit_ok;
 }
 

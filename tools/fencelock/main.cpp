@@ -20,9 +20,12 @@ int main(int argc, char** argv) {
     program.app.fallthrough();
     program.app.set_version_flag("--version", "fencelock " + std::string(fencelock::version()) + " (" + std::string(fencelock::revision()) + ")");
     program.app.add_option("--redis", program.globals.redis_url,
-                           "redis://[user:password@]host:port[/db] or redis-sentinel://[user:password@]host:port[,...][/db]#master; "
-                           "default $FENCELOCK_REDIS_URL, "
-                           "else redis://127.0.0.1:6379")
+                           "redis://[user:password@]host:port[/db], "
+                           "redis-sentinel://[user:password@]host:port[,...][/db][?query]#master, "
+                           "redis-cluster://[user:password@]host:port[,...], unix://[user:password@]/path/redis.sock[?db=N]; "
+                           "rediss://, rediss-sentinel://, rediss-cluster:// for TLS (query: tls_ca, tls_ca_dir, "
+                           "tls_cert, tls_key, tls_server_name, tls_insecure=1, or the --tls-* options); "
+                           "default $FENCELOCK_REDIS_URL, else redis://127.0.0.1:6379")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given wins
     program.app.add_option("--redis-password-file", program.globals.password_file,
                            "read the Redis password from FILE's first line instead of the URL (default: "
@@ -34,6 +37,28 @@ int main(int argc, char** argv) {
     program.app.add_flag("--allow-eviction", program.globals.allow_eviction,
                          "use a Redis whose maxmemory-policy may evict keys (refused by default: an evicted "
                          "key can hand out a fence twice or let a second owner in)");
+    // TLS for a rediss URL, kept out of it (each also accepted in its query, in one place only).
+    const struct {
+        const char* flag;
+        std::string* value;
+        const char* help;
+    } tls_options[] = {
+        {"--tls-ca", &program.globals.tls_ca,
+         "PEM file of the CAs to trust instead of the system's (default $FENCELOCK_TLS_CA)"},
+        {"--tls-ca-dir", &program.globals.tls_ca_dir,
+         "directory of hashed CA certificates to trust (default $FENCELOCK_TLS_CA_DIR)"},
+        {"--tls-cert", &program.globals.tls_cert,
+         "client certificate (PEM), with --tls-key (default $FENCELOCK_TLS_CERT)"},
+        {"--tls-key", &program.globals.tls_key,
+         "the client certificate's private key (PEM), with --tls-cert (default $FENCELOCK_TLS_KEY)"},
+        {"--tls-server-name", &program.globals.tls_server_name,
+         "name to send (SNI) and verify instead of the host connected to (default $FENCELOCK_TLS_SERVER_NAME)"},
+    };
+    for (const auto& o : tls_options)
+        program.app.add_option(o.flag, *o.value, o.help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    program.app.add_flag("--tls-insecure", program.globals.tls_insecure,
+                         "do not verify the server's certificate or name (default: $FENCELOCK_TLS_INSECURE=1); "
+                         "anyone on the path can then read and change the traffic");
     register_lock_commands(program);
     register_bench_command(program);
     register_run_command(program);
