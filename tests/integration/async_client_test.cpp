@@ -23,7 +23,7 @@ using namespace std::chrono_literals;
 class AsyncClientTest : public LockTest {
 protected:
     AsyncLockClient async_client(AsyncOptions async = {}) {
-        auto c = AsyncLockClient::create({.endpoint = *parse_redis_url(redis->url())}, async);
+        auto c = AsyncLockClient::create({.endpoint = *parse_redis_url(client_url())}, async);
         EXPECT_TRUE(c.has_value());
         return std::move(*c);
     }

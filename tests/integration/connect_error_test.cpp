@@ -3,63 +3,19 @@
 // callers act on stays errc::unavailable / auth_failed; error_detail() names the server and the
 // cause in words, error_cause() and the CLI's JSON `code` name the cause for programs. No
 // password reaches any of it, and nothing is written.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
-
-#include <atomic>
-#include <thread>
 
 #include "fencelock/error.hpp"
 #include "integration/lock_fixture.hpp"
 #include "local_servers/child_process.hpp"
+#include "local_servers/silent_server.hpp"
 
 namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
 
-/// A loopback listener that completes TCP connections and then says nothing (`hang_up`
-/// false), or closes each one at once (true): a stalled server, or a TLS port's answer to
-/// plaintext.
-class MuteListener {
-public:
-    explicit MuteListener(bool hang_up) {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof a;
-        if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(fd_, 16) != 0 ||
-            ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-            throw std::runtime_error("MuteListener: no socket");
-        port_ = ntohs(a.sin_port);
-        if (hang_up)
-            closer_ = std::jthread([this](std::stop_token stop) {
-                while (!stop.stop_requested()) {
-                    const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-                    if (c < 0) return;  // shutdown() below
-                    ::close(c);
-                }
-            });
-    }
-    ~MuteListener() {
-        ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
-        if (closer_.joinable()) {
-            closer_.request_stop();
-            closer_.join();
-        }
-        ::close(fd_);
-    }
-    std::uint16_t port() const { return port_; }
-
-private:
-    int fd_ = -1;
-    std::uint16_t port_ = 0;
-    std::jthread closer_;
-};
+using local::SilentServer;
 
 class ConnectErrorTest : public LockTest {
 protected:
@@ -114,13 +70,13 @@ TEST_F(ConnectErrorTest, AnUnknownHostIsANameResolutionFailure) {
 }
 
 TEST_F(ConnectErrorTest, AServerThatAcceptsAndNeverAnswersIsAHandshakeTimeout) {
-    MuteListener mute(false);
+    SilentServer mute;
     const std::string at = "127.0.0.1:" + std::to_string(mute.port());
     expect_failure("redis://" + at, errc::unavailable, "handshake_timeout", at + ": connected, but no reply");
 }
 
 TEST_F(ConnectErrorTest, AServerThatHangsUpUnansweredIsToldApartFromARefusal) {
-    MuteListener closing(true);
+    SilentServer closing(SilentServer::OnAccept::hang_up);
     const std::string at = "127.0.0.1:" + std::to_string(closing.port());
     expect_failure("redis://" + at, errc::unavailable, "handshake_closed", at + ": the server closed the connection");
 }

@@ -416,7 +416,7 @@ TEST_F(DirectHandoffTest, AHotResourceKeepsExclusionAndFencesAcrossThreadsAndPro
     std::vector<std::string> files;
     for (int p = 0; p < processes; ++p) {
         files.push_back(::testing::TempDir() + "hot-hammer-" + std::to_string(::getpid()) + "-" + std::to_string(p));
-        children.push_back(local::start_process({HAMMER_BIN, redis->url(), std::to_string(run_ms), files.back(), name}));
+        children.push_back(local::start_process({HAMMER_BIN, client_url(), std::to_string(run_ms), files.back(), name}));
     }
     const auto grants_before = detail::ReleaseNotifier::grants_taken();
     std::mutex m;

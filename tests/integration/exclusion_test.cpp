@@ -27,7 +27,7 @@ TEST_F(LockTest, ThirtyTwoThreadsAndFourProcessesNeverOverlap) {
     std::vector<std::string> files;
     for (int p = 0; p < processes; ++p) {
         files.push_back(::testing::TempDir() + "hammer-" + std::to_string(::getpid()) + "-" + std::to_string(p));
-        std::vector<std::string> argv{HAMMER_BIN, redis->url(), std::to_string(run_ms), files.back()};
+        std::vector<std::string> argv{HAMMER_BIN, client_url(), std::to_string(run_ms), files.back()};
         argv.insert(argv.end(), names.begin(), names.end());
         children.push_back(start_process(argv));
     }

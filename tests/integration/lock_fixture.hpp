@@ -1,5 +1,7 @@
 #pragma once
 // Integration fixture: a private redis-server per test and clients pointed at it.
+// Under FENCELOCK_TEST_TRANSPORT=tls (the tls.* ctest entries) it is a managed-Redis server
+// (support/managed_redis.hpp) and clients are its fencelock-locks user over rediss://.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -8,6 +10,7 @@
 #include "fencelock/client.hpp"
 #include "fencelock/redis_url.hpp"
 #include "support/eventually.hpp"
+#include "support/managed_redis.hpp"
 #include "local_servers/redis_server.hpp"
 
 namespace fencelock::test_support {
@@ -16,10 +19,17 @@ inline ResourceName resource(std::string_view name) { return *ResourceName::make
 
 class LockTest : public ::testing::Test {
 protected:
-    void SetUp() override { redis = std::make_unique<local::RedisServer>(); }
+    void SetUp() override {
+        redis = tls_under_test() ? std::make_unique<local::RedisServer>(managed_redis_options())
+                                 : std::make_unique<local::RedisServer>();
+    }
+
+    /// The URL clients (and child processes) connect with: redis->url(), or under
+    /// tls_under_test() the rediss:// URL of fencelock-locks with the test CA and client pair.
+    std::string client_url() const { return tls_under_test() ? managed_redis_url(*redis, locks_user) : redis->url(); }
 
     LockClient client(ClientOptions options = {}) {
-        options.endpoint = *parse_redis_url(redis->url());
+        options.endpoint = *parse_redis_url(client_url());
         auto c = LockClient::create(std::move(options));
         EXPECT_TRUE(c.has_value());
         return std::move(*c);

@@ -29,7 +29,7 @@ TEST_F(LockTest, StoppedHolderNoticesTheLossWithinOneRenewalIntervalAfterSigcont
     const auto r = resource("paused:1");
     const std::string out = ::testing::TempDir() + "holder-" + std::to_string(::getpid());
     constexpr long lease_ms = 300;  // renewed every 100 ms
-    std::vector<std::string> argv{LEASE_HOLDER_BIN, redis->url(), r.str(), std::to_string(lease_ms), out};
+    std::vector<std::string> argv{LEASE_HOLDER_BIN, client_url(), r.str(), std::to_string(lease_ms), out};
 #ifdef FENCELOCK_WITH_STORE
     // The records live in a real SQLite store that checks fences.
     const std::string db_file = ::testing::TempDir() + "paused-" + std::to_string(::getpid()) + ".db";

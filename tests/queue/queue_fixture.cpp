@@ -4,6 +4,9 @@
 
 #include <sstream>
 
+#include "fencelock/redis_url.hpp"
+#include "support/managed_redis.hpp"
+
 namespace fencelock::test_support {
 
 using std::chrono::milliseconds;
@@ -43,7 +46,7 @@ std::expected<void, JobFailure> insert_effect(const JobContext& ctx, Transaction
 
 
 void QueueTest::SetUp() {
-    redis = std::make_unique<RedisServer>();
+    redis = tls_under_test() ? std::make_unique<RedisServer>(managed_redis_options()) : std::make_unique<RedisServer>();
     db = std::make_unique<TestDatabase>(GetParam());
     store = std::make_unique<FencedStore>(open_store(db->url(), StoreOptions{.pool_size = 16}));
     auto v = store->init();
@@ -63,6 +66,7 @@ void QueueTest::TearDown() {
 }
 
 RedisEndpoint QueueTest::endpoint() const {
+    if (tls_under_test()) return parse_redis_url(managed_redis_url(*redis, queue_user)).value();
     RedisEndpoint e;
     e.port = redis->port();
     return e;

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -42,10 +44,56 @@ int run_command(const std::vector<std::string>& argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+namespace {
+
+const char* auth_clients(TlsClientAuth auth) {
+    switch (auth) {
+        case TlsClientAuth::required: return "yes";
+        case TlsClientAuth::optional: return "optional";
+        case TlsClientAuth::off: return "no";
+    }
+    return "yes";
+}
+
+void check(const RedisServerOptions& options) {
+    if (!options.tls) return;
+    const RedisTlsOptions& tls = *options.tls;
+    auto require = [](const std::string& value, const char* field) {
+        if (value.empty()) throw std::invalid_argument(std::string("RedisTlsOptions::") + field + " is required");
+    };
+    require(tls.cert_file, "cert_file");
+    require(tls.key_file, "key_file");
+    require(tls.ca_cert_file, "ca_cert_file");
+    if (tls.cli_cert_file.empty() != tls.cli_key_file.empty())
+        throw std::invalid_argument("RedisTlsOptions::cli_cert_file and cli_key_file go together");
+    if (tls.client_auth == TlsClientAuth::required && tls.cli_cert_file.empty())
+        throw std::invalid_argument("RedisTlsOptions::cli_cert_file is required with TlsClientAuth::required");
+}
+
+}  // namespace
+
 RedisServer::RedisServer(std::vector<std::string> extra_args, std::vector<std::string> env)
-    : port_(free_port()), extra_args_(std::move(extra_args)), env_(std::move(env)) {
+    : RedisServer(RedisServerOptions{.extra_args = std::move(extra_args), .env = std::move(env)}) {}
+
+RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
+    check(options_);
+    const bool plaintext = !options_.tls || options_.tls->plaintext_port;
+    if (plaintext) port_ = free_port();
+    while (options_.tls && (tls_port_ == 0 || tls_port_ == port_)) tls_port_ = free_port();
     dir_ = detail::make_temp_dir("redis");
-    start();
+    try {
+        if (options_.unix_socket) unix_path_ = (dir_ / "redis.sock").string();
+        if (!options_.acl_users.empty()) {
+            std::ofstream acl(dir_ / "users.acl");
+            for (const auto& line : options_.acl_users) acl << "user " << line << "\n";
+            if (!acl.flush()) throw std::runtime_error("cannot write " + (dir_ / "users.acl").string());
+        }
+        start();
+    } catch (...) {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir_, ignored);  // no destructor runs for a throwing constructor
+        throw;
+    }
 }
 
 RedisServer::~RedisServer() {
@@ -58,24 +106,31 @@ void RedisServer::start() {
     std::vector<std::string> argv{"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1",
                                   "--save", "", "--appendonly", "no", "--dir", dir_.string(),
                                   "--logfile", (dir_ / "redis.log").string()};
-    argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
-    pid_ = spawn(argv, env_);
+    if (const auto& tls = options_.tls)
+        argv.insert(argv.end(), {"--tls-port", std::to_string(tls_port_), "--tls-cert-file", tls->cert_file,
+                                 "--tls-key-file", tls->key_file, "--tls-ca-cert-file", tls->ca_cert_file,
+                                 "--tls-auth-clients", auth_clients(tls->client_auth)});
+    if (!unix_path_.empty()) argv.insert(argv.end(), {"--unixsocket", unix_path_, "--unixsocketperm", "700"});
+    if (!options_.acl_users.empty()) argv.insert(argv.end(), {"--aclfile", (dir_ / "users.acl").string()});
+    argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+    pid_ = spawn(argv, options_.env);
     if (pid_ < 0) throw std::runtime_error("cannot start redis-server (is it installed?)");
     // Wait for the server to answer; a fresh server needs a few milliseconds.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::string pong;
     while (std::chrono::steady_clock::now() < deadline) {
         int status = 0;
         if (waitpid(pid_, &status, WNOHANG) == pid_) {
             pid_ = -1;
             throw std::runtime_error("redis-server exited at start; see " + (dir_ / "redis.log").string());
         }
-        std::string pong = capture({"redis-cli", "-p", std::to_string(port_), "--no-auth-warning",
-                                    "-e", "PING"});
+        pong = cli({"-e", "PING"});
         if (pong == "PONG" || pong.find("NOAUTH") != std::string::npos) return;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a starting server
     }
     kill();
-    throw std::runtime_error("redis-server did not answer PING within 10s");
+    throw std::runtime_error("redis-server did not answer PING within 10s (redis-cli: " + pong + "); see " +
+                             (dir_ / "redis.log").string());
 }
 
 void RedisServer::kill() {
@@ -90,8 +145,27 @@ void RedisServer::kill() {
 void RedisServer::pause() { ::kill(pid_, SIGSTOP); }
 void RedisServer::resume() { ::kill(pid_, SIGCONT); }
 
+std::vector<std::string> RedisServer::cli_command() const {
+    std::vector<std::string> argv{"redis-cli"};
+    if (const auto& tls = options_.tls) {
+        argv.insert(argv.end(), {"-p", std::to_string(tls_port_), "--tls"});
+        if (!tls->cli_verifies)
+            argv.emplace_back("--insecure");
+        else
+            argv.insert(argv.end(), {"--cacert", tls->cli_ca_file.empty() ? tls->ca_cert_file : tls->cli_ca_file});
+        if (!tls->cli_cert_file.empty())
+            argv.insert(argv.end(), {"--cert", tls->cli_cert_file, "--key", tls->cli_key_file});
+    } else {
+        argv.insert(argv.end(), {"-p", std::to_string(port_)});
+    }
+    argv.emplace_back("--no-auth-warning");
+    if (!options_.cli_user.empty()) argv.insert(argv.end(), {"--user", options_.cli_user});
+    if (!options_.cli_password.empty()) argv.insert(argv.end(), {"-a", options_.cli_password});
+    return argv;
+}
+
 std::string RedisServer::cli(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv{"redis-cli", "-p", std::to_string(port_), "--no-auth-warning"};
+    std::vector<std::string> argv = cli_command();
     argv.insert(argv.end(), args.begin(), args.end());
     return capture(argv);
 }
