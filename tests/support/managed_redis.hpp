@@ -25,11 +25,7 @@ inline bool tls_under_test() {
 inline local::RedisServerOptions managed_redis_options() {
     const local::TlsFiles& f = local::shared_tls_files();
     std::vector<std::string> users{"default off", "fencelock-test-root on >test-root-pw ~* &* +@all"};
-    for (const AclUser& u : shipped_users()) {
-        std::string line = u.name;
-        for (const auto& rule : with_test_password(u)) line += " " + rule;
-        users.push_back(line);
-    }
+    for (auto& line : shipped_acl_lines()) users.push_back(std::move(line));
     return {.tls = local::RedisTlsOptions{.cert_file = f.server_cert,
                                           .key_file = f.server_key,
                                           .ca_cert_file = f.ca_cert,

@@ -49,4 +49,15 @@ inline std::vector<std::string> with_test_password(const AclUser& u) {
     return rules;
 }
 
+/// The users as RedisServerOptions::acl_users lines ("NAME RULES..."), test passwords in place.
+inline std::vector<std::string> shipped_acl_lines() {
+    std::vector<std::string> lines;
+    for (const AclUser& u : shipped_users()) {
+        std::string line = u.name;
+        for (const auto& rule : with_test_password(u)) line += " " + rule;
+        lines.push_back(line);
+    }
+    return lines;
+}
+
 }  // namespace fencelock::test_support

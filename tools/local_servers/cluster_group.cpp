@@ -24,9 +24,9 @@ std::vector<std::string> lines(const std::string& text) {
 // CLUSTER NODES: "id host:port@bus flags master ping pong epoch state slot slot...". The
 // masters that serve slots, as "host:port" -> slot ranges text, sorted: equal between nodes
 // means they agree on the map.
-std::string slot_owners(std::uint16_t port) {
+std::string slot_owners(std::uint16_t port, const std::vector<std::string>& flags = {}) {
     std::vector<std::string> owners;
-    for (const auto& line : lines(cli_at(port, {"CLUSTER", "NODES"}))) {
+    for (const auto& line : lines(cli_at(port, {"CLUSTER", "NODES"}, flags))) {
         std::istringstream in(line);
         std::vector<std::string> f;
         for (std::string w; in >> w;) f.push_back(w);
@@ -45,32 +45,34 @@ std::string slot_owners(std::uint16_t port) {
 
 }  // namespace
 
-bool cluster_ready(const std::vector<std::uint16_t>& ports, int masters) {
+bool cluster_ready(const std::vector<std::uint16_t>& ports, int masters, const std::vector<std::string>& flags) {
     std::optional<std::string> agreed;
     for (std::uint16_t p : ports) {
-        const std::string info = cli_at(p, {"CLUSTER", "INFO"});
+        const std::string info = cli_at(p, {"CLUSTER", "INFO"}, flags);
         if (info.find("Could not connect") != std::string::npos || info.empty()) continue;  // a killed node
         if (info.find("cluster_state:ok") == std::string::npos) return false;
         if (info.find("cluster_slots_assigned:16384") == std::string::npos) return false;
-        const std::string owners = slot_owners(p);
+        const std::string owners = slot_owners(p, flags);
         if (agreed && *agreed != owners) return false;
         agreed = owners;
     }
     return agreed && static_cast<int>(lines(*agreed).size()) == masters;
 }
 
-void wait_cluster_ready(const std::vector<std::uint16_t>& ports, int masters, std::chrono::milliseconds timeout) {
+void wait_cluster_ready(const std::vector<std::uint16_t>& ports, int masters, std::chrono::milliseconds timeout,
+                        const std::vector<std::string>& flags) {
     const auto deadline = Clock::now() + timeout;
-    while (!cluster_ready(ports, masters)) {
+    while (!cluster_ready(ports, masters, flags)) {
         if (Clock::now() > deadline) throw std::runtime_error("the cluster did not reach cluster_state:ok in time");
         std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the nodes gossip on their own clock
     }
 }
 
-std::optional<std::uint16_t> slot_master_port(std::uint16_t port, std::uint16_t slot) {
+std::optional<std::uint16_t> slot_master_port(std::uint16_t port, std::uint16_t slot,
+                                              const std::vector<std::string>& flags) {
     // CLUSTER SLOTS in redis-cli's flat output: first, last, ip, port, id, ... per range. Read
     // CLUSTER NODES instead: one line per node with its ranges.
-    for (const auto& line : lines(cli_at(port, {"CLUSTER", "NODES"}))) {
+    for (const auto& line : lines(cli_at(port, {"CLUSTER", "NODES"}, flags))) {
         std::istringstream in(line);
         std::vector<std::string> f;
         for (std::string w; in >> w;) f.push_back(w);
@@ -137,7 +139,8 @@ void SlotMigration::finish() {
         if (m != to_ && m != from_) (void)cli_at(m, assign);
 }
 
-ClusterGroup::ClusterGroup(ClusterGroupOptions options) : options_(std::move(options)) {
+ClusterGroup::ClusterGroup(ClusterGroupOptions options)
+    : options_(std::move(options)), cli_flags_(options_.tls ? cli_tls_flags(*options_.tls) : std::vector<std::string>{}) {
     const int total = options_.masters * (1 + options_.replicas_per_master);
     for (int i = 0; i < total; ++i) {
         // The bus port defaults to port + 10000, which is out of range for ports above
@@ -146,37 +149,47 @@ ClusterGroup::ClusterGroup(ClusterGroupOptions options) : options_(std::move(opt
                                       "--cluster-node-timeout", std::to_string(options_.node_timeout_ms),
                                       "--cluster-port", std::to_string(free_port()),
                                       "--repl-diskless-sync-delay", "0"};
+        if (const auto& tls = options_.tls) {
+            args.insert(args.end(), {"--tls-cluster", "yes", "--tls-replication", "yes"});
+            if (!tls->cli_cert_file.empty())
+                args.insert(args.end(), {"--tls-client-cert-file", tls->cli_cert_file, "--tls-client-key-file",
+                                         tls->cli_key_file});
+        }
         args.insert(args.end(), options_.server_args.begin(), options_.server_args.end());
         const auto i_env = static_cast<std::size_t>(i);
-        servers_.push_back(std::make_unique<RedisServer>(
-            args, i_env < options_.server_env.size() ? options_.server_env[i_env] : std::vector<std::string>{}));
+        servers_.push_back(std::make_unique<RedisServer>(RedisServerOptions{
+            .extra_args = args,
+            .env = i_env < options_.server_env.size() ? options_.server_env[i_env] : std::vector<std::string>{},
+            .tls = options_.tls,
+            .acl_users = options_.server_acl_users}));
     }
     std::vector<std::string> create{"redis-cli", "--cluster", "create"};
-    for (const auto& s : servers_) create.push_back("127.0.0.1:" + std::to_string(s->port()));
+    for (const std::uint16_t port : ports()) create.push_back("127.0.0.1:" + std::to_string(port));
     for (const char* a : {"--cluster-replicas", "", "--cluster-yes"}) create.emplace_back(a);
     create[create.size() - 2] = std::to_string(options_.replicas_per_master);
+    create.insert(create.end(), cli_flags_.begin(), cli_flags_.end());
     if (run_command(create) != 0) throw std::runtime_error("redis-cli --cluster create failed");
-    wait_cluster_ready(ports(), options_.masters, std::chrono::seconds(60));
+    wait_cluster_ready(ports(), options_.masters, std::chrono::seconds(60), cli_flags_);
 }
 
 ClusterGroup::~ClusterGroup() = default;
 
 std::string ClusterGroup::url() const {
-    std::string url = "redis-cluster://";
+    std::string url = options_.tls ? "rediss-cluster://" : "redis-cluster://";
     for (std::size_t i = 0; i < servers_.size(); ++i)
-        url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(servers_[i]->port());
+        url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(servers_[i]->serving_port());
     return url;
 }
 
 std::vector<std::uint16_t> ClusterGroup::ports() const {
     std::vector<std::uint16_t> out;
-    for (const auto& s : servers_) out.push_back(s->port());
+    for (const auto& s : servers_) out.push_back(s->serving_port());
     return out;
 }
 
 std::size_t ClusterGroup::index_of(std::uint16_t port) const {
     for (std::size_t i = 0; i < servers_.size(); ++i)
-        if (servers_[i]->port() == port) return i;
+        if (servers_[i]->serving_port() == port) return i;
     throw std::out_of_range("no server of the cluster on port " + std::to_string(port));
 }
 
@@ -199,12 +212,12 @@ std::uint16_t ClusterGroup::wait_for_takeover(std::uint16_t dead_port, std::uint
     for (std::uint16_t p : ports())
         if (p != dead_port) asked = p;
     std::optional<std::uint16_t> owner;
-    while (!(owner = slot_master_port(asked, slot)) || *owner == dead_port) {
+    while (!(owner = slot_master_port(asked, slot, cli_flags_)) || *owner == dead_port) {
         if (Clock::now() > deadline) throw std::runtime_error("no node took over from " + std::to_string(dead_port));
         std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the nodes decide on their own clock
     }
     wait_cluster_ready(ports(), options_.masters,
-                       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+                       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()), cli_flags_);
     return *owner;
 }
 

@@ -23,16 +23,28 @@ struct ClusterGroupOptions {
     std::vector<std::string> server_args;
     /// Server i's extra environment ("NAME=value" each; none past the end), e.g. a clock shim.
     std::vector<std::vector<std::string>> server_env;
+    /// TLS everywhere: every node listens on a TLS port only, and the cluster bus and
+    /// replication run over TLS (tls-cluster, tls-replication), each node presenting
+    /// cli_cert_file to the others. The nodes announce their TLS ports. Default none.
+    std::optional<RedisTlsOptions> tls;
+    /// ACL users of every node (RedisServerOptions::acl_users; the default user stays on).
+    std::vector<std::string> server_acl_users;
 };
 
 /// One look over the nodes at `ports` that answer: each says cluster_state:ok, they agree on
 /// the slot map, every slot has a master, and `masters` masters serve slots.
-bool cluster_ready(const std::vector<std::uint16_t>& ports, int masters);
+///
+/// `flags` (here and below): redis-cli's options to reach the nodes (cli_tls_flags for a TLS
+/// cluster); none for a plaintext one.
+bool cluster_ready(const std::vector<std::uint16_t>& ports, int masters, const std::vector<std::string>& flags = {});
 /// Polls cluster_ready() until it holds; throws std::runtime_error after `timeout`.
-void wait_cluster_ready(const std::vector<std::uint16_t>& ports, int masters, std::chrono::milliseconds timeout);
+void wait_cluster_ready(const std::vector<std::uint16_t>& ports, int masters, std::chrono::milliseconds timeout,
+                        const std::vector<std::string>& flags = {});
 /// The port of the master serving `slot`, as the node at `port` sees it (nullopt: none).
-std::optional<std::uint16_t> slot_master_port(std::uint16_t port, std::uint16_t slot);
-/// The node id of the server at `port` (CLUSTER MYID).
+std::optional<std::uint16_t> slot_master_port(std::uint16_t port, std::uint16_t slot,
+                                              const std::vector<std::string>& flags = {});
+/// The node id of the server at `port` (CLUSTER MYID). This, master_ports() and SlotMigration
+/// speak plaintext: the tests that move slots use a plaintext cluster.
 std::string node_id(std::uint16_t port);
 /// The ports of the masters that serve slots, as the node at `port` sees them.
 std::vector<std::uint16_t> master_ports(std::uint16_t port);
@@ -65,9 +77,13 @@ public:
     ClusterGroup(const ClusterGroup&) = delete;
     ClusterGroup& operator=(const ClusterGroup&) = delete;
 
-    /// redis-cluster://127.0.0.1:P1,127.0.0.1:P2,... (every node a seed)
+    /// redis-cluster://127.0.0.1:P1,127.0.0.1:P2,... (every node a seed; rediss-cluster://
+    /// with TLS, the TLS options left to the caller)
     std::string url() const;
+    /// The nodes' serving ports (their TLS ports in a TLS cluster).
     std::vector<std::uint16_t> ports() const;
+    /// redis-cli's options to reach the nodes (empty for a plaintext cluster).
+    const std::vector<std::string>& cli_flags() const { return cli_flags_; }
     std::size_t servers() const { return servers_.size(); }
     /// Servers 0 .. masters-1 were the masters at creation; the rest their replicas.
     RedisServer& server(std::size_t i) { return *servers_.at(i); }
@@ -85,6 +101,7 @@ public:
 
 private:
     ClusterGroupOptions options_;
+    std::vector<std::string> cli_flags_;
     std::vector<std::unique_ptr<RedisServer>> servers_;
 };
 

@@ -44,8 +44,6 @@ int run_command(const std::vector<std::string>& argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-namespace {
-
 const char* auth_clients(TlsClientAuth auth) {
     switch (auth) {
         case TlsClientAuth::required: return "yes";
@@ -54,6 +52,18 @@ const char* auth_clients(TlsClientAuth auth) {
     }
     return "yes";
 }
+
+std::vector<std::string> cli_tls_flags(const RedisTlsOptions& tls) {
+    std::vector<std::string> flags{"--tls"};
+    if (!tls.cli_verifies)
+        flags.emplace_back("--insecure");
+    else
+        flags.insert(flags.end(), {"--cacert", tls.cli_ca_file.empty() ? tls.ca_cert_file : tls.cli_ca_file});
+    if (!tls.cli_cert_file.empty()) flags.insert(flags.end(), {"--cert", tls.cli_cert_file, "--key", tls.cli_key_file});
+    return flags;
+}
+
+namespace {
 
 void check(const RedisServerOptions& options) {
     if (!options.tls) return;
@@ -148,13 +158,9 @@ void RedisServer::resume() { ::kill(pid_, SIGCONT); }
 std::vector<std::string> RedisServer::cli_command() const {
     std::vector<std::string> argv{"redis-cli"};
     if (const auto& tls = options_.tls) {
-        argv.insert(argv.end(), {"-p", std::to_string(tls_port_), "--tls"});
-        if (!tls->cli_verifies)
-            argv.emplace_back("--insecure");
-        else
-            argv.insert(argv.end(), {"--cacert", tls->cli_ca_file.empty() ? tls->ca_cert_file : tls->cli_ca_file});
-        if (!tls->cli_cert_file.empty())
-            argv.insert(argv.end(), {"--cert", tls->cli_cert_file, "--key", tls->cli_key_file});
+        argv.insert(argv.end(), {"-p", std::to_string(tls_port_)});
+        const auto flags = cli_tls_flags(*tls);
+        argv.insert(argv.end(), flags.begin(), flags.end());
     } else {
         argv.insert(argv.end(), {"-p", std::to_string(port_)});
     }

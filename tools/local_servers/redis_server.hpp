@@ -50,6 +50,12 @@ struct RedisTlsOptions {
     bool cli_verifies = true;
 };
 
+/// redis-cli's options to reach a server with `tls`: --tls, --cacert (or --insecure), and the
+/// client certificate when one is set.
+std::vector<std::string> cli_tls_flags(const RedisTlsOptions& tls);
+/// tls-auth-clients' value for `auth`: yes, optional or no.
+const char* auth_clients(TlsClientAuth auth);
+
 struct RedisServerOptions {
     /// Appended to redis-server's command line (e.g. {"--requirepass", "pw"}). Default none.
     std::vector<std::string> extra_args{};
@@ -88,6 +94,8 @@ public:
     std::uint16_t port() const { return port_; }
     /// The TLS port; 0 without TLS.
     std::uint16_t tls_port() const { return tls_port_; }
+    /// The port clients and replicas reach it on: port(), or tls_port() for a TLS-only server.
+    std::uint16_t serving_port() const { return port_ != 0 ? port_ : tls_port_; }
     /// The Unix socket's path; empty without one.
     const std::string& unix_path() const { return unix_path_; }
     /// redis://127.0.0.1:port() (the plaintext port).

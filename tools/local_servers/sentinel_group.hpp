@@ -30,6 +30,17 @@ struct SentinelGroupOptions {
     /// Added to the environment of server i / sentinel i, where given (e.g. a clock shim's).
     std::vector<std::vector<std::string>> server_env;
     std::vector<std::vector<std::string>> sentinel_env;
+    /// TLS everywhere: every server and sentinel listens on a TLS port only, replicas replicate
+    /// and sentinels talk to the servers and to each other over TLS (tls-replication yes),
+    /// presenting cli_cert_file as their client certificate (required with client_auth on).
+    /// Default none: plaintext.
+    std::optional<RedisTlsOptions> tls;
+    /// ACL users of every server (RedisServerOptions::acl_users; the default user stays on, for
+    /// the sentinels and replicas). Default none.
+    std::vector<std::string> server_acl_users;
+    /// requirepass on every sentinel (the sentinels use it with each other too); clients need
+    /// it as sentinel_password. Default none.
+    std::string sentinel_password;
 };
 
 /// A running group as a process that did not start it knows it (a ctest fixture owns the
@@ -38,12 +49,18 @@ struct SentinelGroupShape {
     std::vector<std::uint16_t> sentinel_ports;
     std::string master_name;
     int replicas = 1;
+    /// redis-cli's options (TLS, credentials) for the sentinels and for the servers; empty for
+    /// a plaintext group without sentinel credentials.
+    std::vector<std::string> sentinel_cli_flags{};
+    std::vector<std::string> server_cli_flags{};
 };
 
-/// redis-cli -p PORT ARGS...; stdout without the trailing newline.
-std::string cli_at(std::uint16_t port, const std::vector<std::string>& args);
+/// redis-cli -p PORT FLAGS... ARGS...; stdout without the trailing newline.
+std::string cli_at(std::uint16_t port, const std::vector<std::string>& args,
+                   const std::vector<std::string>& flags = {});
 /// The port the sentinel at `sentinel_port` names as master of `master_name` (nullopt: none).
-std::optional<std::uint16_t> master_port_seen_by(std::uint16_t sentinel_port, const std::string& master_name);
+std::optional<std::uint16_t> master_port_seen_by(std::uint16_t sentinel_port, const std::string& master_name,
+                                                 const std::vector<std::string>& flags = {});
 /// The master port a majority of the sentinels name (nullopt: no majority).
 std::optional<std::uint16_t> majority_master_port(const SentinelGroupShape& group);
 /// One look: a majority names a master whose replicas are all online, and every sentinel
@@ -75,6 +92,7 @@ public:
 private:
     std::uint16_t port_;
     std::filesystem::path dir_;
+    std::vector<std::string> cli_flags_;
     pid_t pid_ = -1;
 };
 
@@ -87,7 +105,8 @@ public:
     SentinelGroup(const SentinelGroup&) = delete;
     SentinelGroup& operator=(const SentinelGroup&) = delete;
 
-    /// redis-sentinel://127.0.0.1:P1,127.0.0.1:P2,...[?query]#master-name
+    /// redis-sentinel://127.0.0.1:P1,127.0.0.1:P2,...[?query]#master-name (rediss-sentinel://
+    /// with TLS; the query is the caller's, TLS options included).
     std::string url(std::string_view query = {}) const;
     const std::string& master_name() const { return options_.master_name; }
     /// The sentinels' ports, the master name and the replica count.
