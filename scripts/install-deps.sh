@@ -10,6 +10,7 @@ packages=(
   libhiredis-dev libpq-dev libpqxx-dev libsqlite3-dev
   prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev openssl  # openssl: the TLS tests make their certificates
+  dpkg-dev  # cpack's .deb packages: dpkg-shlibdeps derives their Depends
   chromium libpng-dev  # the demo timeline's screenshot test
 )
 [ $# -gt 0 ] && packages=("$@")
