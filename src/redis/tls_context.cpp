@@ -47,6 +47,9 @@ std::expected<std::shared_ptr<ssl_ctx_st>, std::string> load(const TlsOptions& t
     // Writes may return after a record; a retried write may start at a moved buffer that holds
     // the same bytes (the caller's output buffer grows meanwhile).
     SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    // One recv(2) per reply rather than two (a record's header, then its body): halves the
+    // read syscalls on a handoff chain. Transport::holds_bytes() accounts for what it buffers.
+    SSL_CTX_set_read_ahead(ctx.get(), 1);
     if (!tls.ca_file.empty() || !tls.ca_dir.empty()) {
         const char* file = tls.ca_file.empty() ? nullptr : tls.ca_file.c_str();
         const char* dir = tls.ca_dir.empty() ? nullptr : tls.ca_dir.c_str();

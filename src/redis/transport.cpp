@@ -100,6 +100,7 @@ struct Transport::State {
     Failure failure;
     std::string last_errno_text;
     bool answered = false;  // the server's first bytes after the handshake were read
+    bool read_starved = false;  // the last SSL_read wanted more bytes: what is buffered is no whole record
 
     ~State() {
         if (ssl != nullptr) SSL_free(ssl);
@@ -293,9 +294,12 @@ Transport::Io Transport::read_some(char* buffer, std::size_t size) {
         const int n = SSL_read(s.ssl, buffer, static_cast<int>(std::min<std::size_t>(size, INT_MAX)));
         if (n > 0) {
             s.answered = true;
+            s.read_starved = false;
             return {Io::Status::ok, static_cast<std::size_t>(n)};
         }
-        return s.tls_outcome(n, false);
+        const Io io = s.tls_outcome(n, false);
+        s.read_starved = io.status == Io::Status::again && s.want == Want::read;
+        return io;
     }
     for (;;) {
         const auto n = ::recv(s.fd, buffer, size, MSG_DONTWAIT);
@@ -340,7 +344,12 @@ Transport::Io Transport::write_some(std::string_view bytes) {
 Transport::Want Transport::want() const noexcept { return state_->want; }
 const Transport::Failure& Transport::last_failure() const noexcept { return state_->failure; }
 
-bool Transport::holds_bytes() const noexcept { return state_->ssl != nullptr && SSL_pending(state_->ssl) > 0; }
+bool Transport::holds_bytes() const noexcept {
+    // With read-ahead, records past the one returned may sit in OpenSSL's buffer unprocessed
+    // (SSL_has_pending); after a read that wanted more, what sits there is a partial record.
+    const State& s = *state_;
+    return s.ssl != nullptr && (SSL_pending(s.ssl) > 0 || (!s.read_starved && SSL_has_pending(s.ssl) == 1));
+}
 
 bool Transport::idle_and_open() {
     State& s = *state_;

@@ -87,7 +87,7 @@ public:
     };
     const Failure& last_failure() const noexcept;
 
-    /// True when bytes were read from the socket and not yet returned (TLS buffers a record):
+    /// True when bytes were read from the socket and not yet returned (TLS buffers records):
     /// poll(2) does not show them, so read_some() before polling.
     bool holds_bytes() const noexcept;
     /// On an idle connection, without blocking: false when the peer closed it or sent bytes
