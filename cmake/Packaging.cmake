@@ -7,9 +7,11 @@
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME fencelock)
 set(CPACK_PACKAGE_VENDOR "fencelock")
-set(CPACK_PACKAGE_CONTACT "fencelock maintainers <fencelock@localhost>")
+# dpkg wants a Maintainer; whoever builds packages for a fleet names themselves here
+# (cmake -DFENCELOCK_PACKAGE_MAINTAINER="Platform team <platform@example.org>").
+set(FENCELOCK_PACKAGE_MAINTAINER "fencelock maintainers" CACHE STRING "the packages' Maintainer field")
+set(CPACK_PACKAGE_CONTACT "${FENCELOCK_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Redis leases with fencing tokens that stay safe when a lease expires")
-set(CPACK_PACKAGE_HOMEPAGE_URL "https://github.com/fencelock/fencelock")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_STRIP_FILES ON)  # executables only: static libraries keep their symbols
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)

@@ -21,7 +21,14 @@ std::string server_name(const ServerAddress& server) {
     return (v6 ? "[" + server.host + "]" : server.host) + ":" + std::to_string(server.port);
 }
 
+namespace {
+thread_local ThreadFailure last_failure;
+}  // namespace
+
+const ThreadFailure& this_threads_last_failure() noexcept { return last_failure; }
+
 std::error_code failed_at(const ServerAddress& server, std::string_view words, std::string_view cause) {
+    last_failure = {std::string(words), std::string(cause)};
     remember_error_detail(errc::unavailable, server_name(server) + ": " + std::string(words), std::string(cause));
     return errc::unavailable;
 }

@@ -21,6 +21,15 @@ std::string server_name(const ServerAddress& server);
 /// Records "<server>: <words>" with `cause` (may be empty) for errc::unavailable and returns it.
 std::error_code failed_at(const ServerAddress& server, std::string_view words, std::string_view cause);
 
+/// The words and cause of this thread's latest failed_at() (or of the helpers below, which
+/// all end there), without the server: for code that reports a failure in its own words.
+/// Unlike error_detail(), no other thread can have replaced it in between, and it is kept
+/// under detail::UnheardFailures too.
+struct ThreadFailure {
+    std::string words, cause;
+};
+const ThreadFailure& this_threads_last_failure() noexcept;
+
 /// Records "<server>: <cause in words> (<errstr>)" for errc::unavailable and returns it.
 std::error_code connect_failed(const ServerAddress& server, std::string_view errstr);
 

@@ -207,11 +207,8 @@ private:
         const ServerAddress at{sentinel.host, sentinel.port};
         auto transport = Transport::open(at, tls_, deadline);
         if (!transport) {
-            // The transport recorded "<sentinel>: <why>" with its cause; keep the words only.
-            std::string detail = error_detail(errc::unavailable);
-            const std::string prefix = server_name(at) + ": ";
-            if (detail.starts_with(prefix)) detail.erase(0, prefix.size());
-            return fail(detail, error_cause(errc::unavailable));
+            const ThreadFailure& why = this_threads_last_failure();
+            return fail(why.words, why.cause);
         }
         wire.emplace(std::move(*transport));
         std::vector<std::vector<std::string>> commands;
