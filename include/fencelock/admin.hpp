@@ -62,6 +62,9 @@ struct ForceReleaseOutcome {
     milliseconds since_renew{0};
     /// The lease length (active only).
     milliseconds lease{0};
+    /// active: the lease was renewed at least once; if not, since_renew counts from its
+    /// acquisition.
+    bool renewed = false;
     /// The audit stream entry id (released only).
     std::string audit_id;
 };

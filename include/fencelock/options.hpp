@@ -101,6 +101,12 @@ struct AcquireOptions {
     /// least 1 ms (WAIT 0 would wait forever), at most limits::timeout, and at most half the
     /// client's command_timeout (checked by the client: validate_for). Default 200 ms.
     milliseconds replica_timeout{200};
+    /// Whether a retryable Redis failure (unavailable, a timeout, not the master, replicas not
+    /// acknowledging) is retried within `wait` like a refusal. false: the first one ends the
+    /// acquisition with its error, while refusals and a promoted master's failover grace are
+    /// still waited out (`fencelock run` without --wait waits for the lock, not for an outage).
+    /// Default true.
+    bool retry_errors = true;
 
     std::expected<void, OptionError> validate() const;
     /// validate(), and the checks that depend on the client: replica_timeout at most half of

@@ -16,8 +16,12 @@ enum class RenewStatus {
 
 enum class ReleaseStatus {
     released,
-    /// Nothing deleted: the lease expired or another owner holds the lock now.
+    /// Nothing deleted: another owner holds the lock now (this lease expired, or was
+    /// force-released, and someone took the lock since).
     not_owner,
+    /// Nothing deleted: nobody holds the lock (this lease expired, or was released or
+    /// force-released, and nobody has taken the lock since).
+    not_held,
 };
 
 /// Why a kept lease was lost (HeldLease::loss(), LeaseLoss, LossEvent).

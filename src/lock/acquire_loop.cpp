@@ -85,7 +85,7 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         queued_.push_back({.kind = Kind::release, .owner = &plan_.owner});
         last_error_ = reply->unreplicated;
         maybe_granted_ = false;
-        if (classify(last_error_) == failure_kind::fatal) {
+        if (classify(last_error_) == failure_kind::fatal || !plan_.retry_errors) {
             queued_.push_back({.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_});
             return next_queued();
         }
@@ -108,7 +108,8 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         else ++failed_;
         last_error_ = reply.error();
         const failure_kind kind = classify(last_error_);
-        if (kind == failure_kind::fatal) {
+        // Not retried: fatal, or any failure but the grace when the caller waits only for the lock.
+        if (kind == failure_kind::fatal || (!plan_.retry_errors && last_error_ != errc::failover_grace)) {
             // A release may have granted us the lease meanwhile: leave_line gives it back.
             if (may_be_in_line_ && plan_.direct_grants) queued_.push_back({.kind = Kind::leave_line, .owner = &plan_.owner});
             queued_.push_back({.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_});

@@ -71,6 +71,8 @@ struct AcquirePlan {
     /// stop a command at once whose lease looked about to end: posix/stop_schedule.hpp).
     std::chrono::milliseconds lease{0};
     bool extend_grants = false;
+    /// AcquireOptions::retry_errors.
+    bool retry_errors = true;
 };
 
 /// One thing for the driver to do. Fields not named for a kind are unused.

@@ -58,7 +58,8 @@ public:
                  .trust_grants = o.replicas == 0,
                  .drift_factor = c.options.clock_drift_factor,
                  .lease = o.lease,
-                 .extend_grants = true},
+                 .extend_grants = true,
+                 .retry_errors = o.retry_errors},
                 rng_) {}
 
     void start() {

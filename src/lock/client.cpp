@@ -83,7 +83,8 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                               .trust_grants = o.replicas == 0,
                               .drift_factor = options.clock_drift_factor,
                               .lease = o.lease,
-                              .extend_grants = true},
+                              .extend_grants = true,
+                              .retry_errors = o.retry_errors},
                              thread_rng());
     const std::string channel = loop.may_wait() ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;

@@ -49,13 +49,13 @@ HeldLease::~HeldLease() {
     auto result = release();
     std::error_code problem;
     if (!result) problem = result.error();
-    else if (*result == ReleaseStatus::not_owner && !was_lost) problem = make_error_code(errc::protocol_error);
+    else if (*result != ReleaseStatus::released && !was_lost) problem = make_error_code(errc::protocol_error);
     if (!problem) return;
     detail::log_event("warn", "lease_release_failed",
                       {{"resource", state_->resource.str()},
                        {"owner", state_->owner.str()},
                        {"fence", state_->fence.load()},
-                       {"error", result ? std::string("not_owner") : problem.message()}});
+                       {"error", result ? std::string(to_string(*result)) : problem.message()}});
     if (state_->keep.on_release_error) {
         try {
             state_->keep.on_release_error(state_->resource, problem);

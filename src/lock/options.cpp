@@ -3,11 +3,12 @@
 #include "common/option_check.hpp"
 
 namespace fencelock {
+using detail::at_least;
 using detail::at_most;
 using detail::bad;
 
 std::expected<void, OptionError> validate_lease(milliseconds lease) {
-    if (lease < milliseconds(10)) return bad("lease", "must be at least 10ms");
+    if (auto r = at_least("lease", lease, milliseconds(10)); !r) return r;
     return at_most("lease", lease, limits::lease);
 }
 
@@ -26,20 +27,20 @@ std::expected<void, OptionError> ClientOptions::validate() const {
     if (pool_size == 0) return bad("pool_size", "must be at least 1");
     if (!(clock_drift_factor >= 0.0 && clock_drift_factor < 0.5))
         return bad("clock_drift_factor", "must be in [0, 0.5)");
-    if (clock_probe_interval < milliseconds(100)) return bad("clock_probe_interval", "must be at least 100ms");
+    if (auto r = at_least("clock_probe_interval", clock_probe_interval, milliseconds(100)); !r) return r;
     if (auto r = at_most("clock_probe_interval", clock_probe_interval, limits::timeout); !r) return r;
     return {};
 }
 
 std::expected<void, OptionError> AcquireOptions::validate() const {
     if (auto r = validate_lease(lease); !r) return r;
-    if (max_hold < lease) return bad("max_hold", "must be >= lease");
+    if (auto r = at_least("max_hold", max_hold, lease, "the lease"); !r) return r;
     if (auto r = at_most("max_hold", max_hold, limits::max_hold); !r) return r;
     if (wait < milliseconds::zero()) return bad("wait", "must not be negative");
     if (auto r = at_most("wait", wait, limits::wait); !r) return r;
     if (auto r = backoff.validate(); !r) return r;
-    if (replicas > 100) return bad("replicas", "must be at most 100");
-    if (replica_timeout < milliseconds(1)) return bad("replica_timeout", "must be at least 1ms");
+    if (replicas > 100) return bad("replicas", "must be at most 100, not " + std::to_string(replicas));
+    if (auto r = at_least("replica_timeout", replica_timeout, milliseconds(1)); !r) return r;
     return at_most("replica_timeout", replica_timeout, limits::timeout);
 }
 

@@ -14,7 +14,12 @@ std::string_view to_string(RenewStatus s) noexcept {
 }
 
 std::string_view to_string(ReleaseStatus s) noexcept {
-    return s == ReleaseStatus::released ? "released" : "not_owner";
+    switch (s) {
+        case ReleaseStatus::released: return "released";
+        case ReleaseStatus::not_owner: return "not_owner";
+        case ReleaseStatus::not_held: return "not_held";
+    }
+    return "unknown";
 }
 
 std::string_view to_string(AcquireResult r) noexcept {

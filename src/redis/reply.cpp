@@ -35,14 +35,30 @@ std::error_code error_from_reply(const std::string& message) {
     const std::error_code code = classify_reply(message);
     // The code is what callers act on; the server's words are kept for people (error_detail),
     // with the finer cause of an ACL or AUTH refusal (error_cause).
-    remember_error_detail(code, message, std::string(reply_cause(message)));
+    remember_error_detail(code, reply_detail(message), std::string(reply_cause(message)));
     return code;
 }
 
 std::string_view reply_cause(const std::string& message) {
     const std::string_view c = code_of(message);
     if (refused_in_script(message)) return "noperm";
+    if (c == "MOVED" || c == "ASK") return "cluster_node";
+    if (c == "READONLY") return "read_only_replica";
     return c == "NOPERM" ? "noperm" : c == "NOAUTH" ? "auth_required" : c == "WRONGPASS" ? "auth_rejected" : "";
+}
+
+// A newcomer's first URL often names a node of a cluster or a replica: the reply alone ("MOVED
+// 1234 10.0.0.2:7000", "READONLY You can't write against a read only replica.") does not say
+// what to change.
+std::string reply_detail(const std::string& message) {
+    const std::string_view cause = reply_cause(message);
+    if (cause == "cluster_node")
+        return message + " (the server is a Redis Cluster node, whose keys live on several masters: "
+                         "use a redis-cluster:// URL)";
+    if (cause == "read_only_replica")
+        return message + " (the server is a read-only replica: use the master's address, or a "
+                         "redis-sentinel:// URL to follow whichever server is master)";
+    return message;
 }
 
 std::error_code classify_reply(const std::string& message) {

@@ -32,8 +32,12 @@ std::error_code error_from_reply(const std::string& message);
 /// The same mapping without recording anything.
 std::error_code classify_reply(const std::string& message);
 /// The error_cause() name of an ACL or AUTH refusal ("noperm", "auth_required",
-/// "auth_rejected"), empty for any other reply.
+/// "auth_rejected"), of a server that is the wrong kind for the URL ("cluster_node": MOVED or
+/// ASK; "read_only_replica": READONLY), empty for any other reply.
 std::string_view reply_cause(const std::string& message);
+/// The reply text as error_detail() records it: the server's words, and for a server of the
+/// wrong kind what to point the URL at instead.
+std::string reply_detail(const std::string& message);
 
 /// True when `reply` (or an element of it) is READONLY, MASTERDOWN or LOADING: the server the
 /// connection reached cannot act as the master now, and a connection that follows a master

@@ -26,7 +26,7 @@ bool is_noscript(const Reply& r) { return r.kind == Reply::Kind::error && r.str.
 std::expected<Reply, std::error_code> script_result(Reply r, std::span<const std::string_view> keys) {
     if (r.kind != Reply::Kind::error) return r;
     const std::error_code code = classify_reply(r.str);
-    std::string text = r.str + " (keys:";
+    std::string text = reply_detail(r.str) + " (keys:";
     for (std::string_view key : keys) text.append(" ").append(key);
     remember_error_detail(code, text + ")", std::string(reply_cause(r.str)));
     return std::unexpected(code);

@@ -170,7 +170,9 @@ private:
     // this server, or a sentinel that still names the dead master) can only push the moment
     // later: a stale answer never shortens the grace a fresher one started.
     void note_master_age(const ServerAddress& master, const MasterView& view) {
-        const auto from = (steady_clock::now() - view.age + grace_).time_since_epoch().count();
+        // A group in its first term has had no other master: grants may start now.
+        const auto owed = view.first_term ? std::chrono::milliseconds::zero() : grace_ - view.age;
+        const auto from = (steady_clock::now() + owed).time_since_epoch().count();
         const std::uint64_t switches = generation_.load();
         std::lock_guard lock(mutex_);
         const bool same = aged_master_ == master && aged_epoch_ == view.epoch && aged_switches_ == switches;

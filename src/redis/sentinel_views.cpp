@@ -15,7 +15,9 @@ MasterView youngest_agreeing_view(const std::vector<std::optional<SentinelAnswer
         youngest.epoch = std::max(youngest.epoch, v.epoch);
         ++agreeing;
     }
-    if (agreeing < sentinel_majority(configured)) youngest.age = std::chrono::milliseconds::zero();
+    const bool majority = agreeing >= sentinel_majority(configured);
+    if (!majority) youngest.age = std::chrono::milliseconds::zero();
+    youngest.first_term = majority && youngest.epoch == 0;
     return youngest;
 }
 

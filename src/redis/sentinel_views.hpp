@@ -30,6 +30,13 @@ namespace fencelock::detail {
 struct MasterView {
     std::chrono::milliseconds age{0};  ///< role-reported-time
     std::uint64_t epoch = 0;           ///< config-epoch
+    /// Set by youngest_agreeing_view only: a majority agree on the master and the newest
+    /// config-epoch among them is 0. Every Sentinel failover (automatic or SENTINEL FAILOVER)
+    /// gives the promoted master an epoch of 1 or more, and a sentinel that missed one can only
+    /// report an older epoch, never a newer one; so under the same assumption as the age rule
+    /// (fewer than half the sentinels err), a majority at epoch 0 proves that this group has
+    /// never failed over: no other master can have granted a lease, and no grace is owed.
+    bool first_term = false;
 };
 
 /// One sentinel's answer: the master it names and, when readable, its view of it.
@@ -43,7 +50,8 @@ constexpr std::size_t sentinel_majority(std::size_t configured) noexcept { retur
 
 /// The youngest view of `master` among `answers` (nullopt entries: no answer), when at least
 /// sentinel_majority(configured) of them name `master` with a readable view; else age zero.
-/// The epoch is the newest among those views.
+/// The epoch is the newest among those views; first_term says whether that epoch is 0 with a
+/// majority agreeing.
 MasterView youngest_agreeing_view(const std::vector<std::optional<SentinelAnswer>>& answers,
                                   const ServerAddress& master, std::size_t configured) noexcept;
 

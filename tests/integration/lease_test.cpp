@@ -22,6 +22,10 @@ TEST_F(LeaseTest, ExpiredLeaseIsTakenOverWithAHigherFenceAndTheOldOwnerCannotTou
     EXPECT_GT(blocked->holder_ttl, 0ms);
 
     ASSERT_TRUE(eventually([&] { return lock_gone(a_client, r); })) << "A's lease never expired";
+    // Nobody holds it now: told apart from another owner holding it (below).
+    auto expired_release = a_client.release(r, a->lease->owner);
+    ASSERT_TRUE(expired_release);
+    EXPECT_EQ(*expired_release, ReleaseStatus::not_held);
     auto b = b_client.try_acquire(r, {.lease = 10s});
     ASSERT_TRUE(b && b->acquired());
     EXPECT_GT(b->lease->fence, a->lease->fence);

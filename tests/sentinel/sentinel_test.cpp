@@ -153,7 +153,7 @@ TEST(Sentinel, CliAcquireAndRunThroughTheSentinelUrl) {
     EXPECT_EQ(released.exit_code, 0) << released.err;
 
     // run, with the URL from the environment as operators set it.
-    auto ran = local::run_process({FENCELOCK_CLI, "run", name + ":run", "--lease", "5s", "--", "sh", "-c", "exit 7"},
+    auto ran = local::run_process({FENCELOCK_CLI, "run", name + ":run", "--json", "--lease", "5s", "--", "sh", "-c", "exit 7"},
                                   {"FENCELOCK_REDIS_URL=" + group.url()});
     EXPECT_EQ(ran.exit_code, 7) << ran.err;
     EXPECT_EQ(ran.out, "") << "stdout is CMD's; run's summary is stderr's last line";
@@ -161,6 +161,15 @@ TEST(Sentinel, CliAcquireAndRunThroughTheSentinelUrl) {
     const json summary = json::parse(last);
     EXPECT_EQ(summary["acquired"], true);
     EXPECT_EQ(summary["released"], true);
+}
+
+// A master name no sentinel knows is named, not a bare "could not connect".
+TEST(Sentinel, CliNamesAMasterNameNoSentinelKnows) {
+    auto& group = SharedSentinelGroup::get();
+    const std::string url = group.url().substr(0, group.url().rfind('#')) + "#no-such-group";
+    auto r = local::run_process({FENCELOCK_CLI, "--redis", url, "acquire", "unknown-group", "--lease", "5s"});
+    EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("no master named 'no-such-group'"), std::string::npos) << r.out << r.err;
 }
 
 TEST(ReplicatedRedis, NoreplicasIsRetryableNamedAndWritesNothing) {

@@ -173,6 +173,24 @@ TEST(AcquireLoop, AFailedWaitOnAGrantReleasesItAndAFatalOneEndsAtOnce) {
     EXPECT_EQ(finish.error, make_error_code(errc::protocol_error));
 }
 
+// retry_errors = false (`run` without --wait): refusals and a promoted master's grace are waited
+// out, but the first Redis failure ends the acquisition with its error.
+TEST(AcquireLoop, WithoutRetriesTheFirstFailureEndsTheWaitButContentionAndTheGraceDoNot) {
+    auto p = plan(5s);
+    p.retry_errors = false;
+    ScriptedAcquire s(p);
+    s.reply(contended(10s)).subscription(true).reply(failure(errc::failover_grace)).reply(failure(errc::unavailable));
+    const auto finish = s.run();
+    EXPECT_EQ(finish.error, make_error_code(errc::unavailable));
+    EXPECT_EQ(s.loop().attempts(), 3u);
+    EXPECT_EQ(s.loop().contended_attempts(), 2u);
+
+    ScriptedAcquire unreplicated_once(p);
+    unreplicated_once.reply(unreplicated(7));
+    EXPECT_EQ(unreplicated_once.run().error, make_error_code(errc::not_replicated));
+    EXPECT_EQ(unreplicated_once.loop().attempts(), 1u) << "not retried within the wait";
+}
+
 TEST(AcquireLoop, AFatalErrorFailsClosedAtOnce) {
     ScriptedAcquire s(plan(5s));
     s.reply(contended(10s)).subscription(true).reply(failure(errc::corrupt_key));

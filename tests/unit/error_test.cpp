@@ -14,6 +14,7 @@ namespace {
 using namespace fencelock;
 using detail::error_from_reply;
 using detail::reply_cause;
+using detail::reply_detail;
 
 std::error_code err(errc e) { return make_error_code(e); }
 
@@ -78,6 +79,20 @@ TEST(ErrorFromReplyCause, ACommandAScriptWasRefusedIsNoperm) {
                           "can't run this command or subcommand"),
               "noperm");
     EXPECT_EQ(reply_cause("ERR Error running script (call to f_1): @user_script:3: -ERR value is not an integer"), "");
+}
+
+// A redis:// URL at a cluster node or at a replica: the cause is named and the detail says
+// what to use instead.
+TEST(ErrorFromReplyCause, AServerOfTheWrongKindIsNamedWithWhatToUseInstead) {
+    EXPECT_EQ(reply_cause("MOVED 3999 127.0.0.1:6381"), "cluster_node");
+    EXPECT_EQ(reply_cause("ASK 3999 127.0.0.1:6381"), "cluster_node");
+    EXPECT_EQ(reply_cause("READONLY You can't write against a read only replica. script: 8f1e2c, on @user_script:30."),
+              "read_only_replica");
+    EXPECT_NE(reply_detail("MOVED 3999 127.0.0.1:6381").find("use a redis-cluster:// URL"), std::string::npos);
+    const std::string replica = reply_detail("READONLY You can't write against a read only replica.");
+    EXPECT_NE(replica.find("read-only replica"), std::string::npos) << replica;
+    EXPECT_NE(replica.find("redis-sentinel://"), std::string::npos) << replica;
+    EXPECT_EQ(reply_detail("WRONGTYPE Operation against a key"), "WRONGTYPE Operation against a key");
 }
 
 TEST(ErrorFromReplyPrefix, OtherCodesStartingWithBusyAreNotServerBusy) {

@@ -35,12 +35,15 @@ TEST(DecodeForceRelease, OwnerMismatchNamesTheHolder) {
 }
 
 TEST(DecodeForceRelease, ActiveCarriesTheLeaseInsteadOfAnAuditId) {
-    const auto out = decode_force_release(A({I(3), S("3f2a"), S("12"), I(900), I(30'000)})).value();
+    const auto out = decode_force_release(A({I(3), S("3f2a"), S("12"), I(900), I(30'000), I(1)})).value();
     EXPECT_EQ(out.status, ForceReleaseStatus::active);
     EXPECT_EQ(out.fence, FencingToken{12});
     EXPECT_EQ(out.since_renew, milliseconds(900));
     EXPECT_EQ(out.lease, milliseconds(30'000));
+    EXPECT_TRUE(out.renewed);
     EXPECT_TRUE(out.audit_id.empty());
+    EXPECT_FALSE(decode_force_release(A({I(3), S("3f2a"), S("12"), I(900), I(30'000), I(0)})).value().renewed)
+        << "never renewed: since_renew counts from the acquisition";
 }
 
 TEST(DecodeForceRelease, MalformedShapesAreProtocolErrors) {
@@ -50,7 +53,9 @@ TEST(DecodeForceRelease, MalformedShapesAreProtocolErrors) {
                              A({I(1), S("o"), S("-3"), I(5), S("id")}),           // negative fence
                              A({I(1), S("o"), S("abc"), I(5), S("id")}),          // fence not a number
                              A({I(1), S("o"), S("12"), S("soon"), S("id")}),      // since_renew not a number
-                             A({I(3), S("o"), S("12"), I(5), S("long")})}) {      // lease not a number
+                             A({I(3), S("o"), S("12"), I(5), S("long"), I(0)}),  // lease not a number
+                             A({I(3), S("o"), S("12"), I(5), I(100)}),            // no renewed flag
+                             A({I(3), S("o"), S("12"), I(5), I(100), I(2)})}) {   // renewed not 0 or 1
         const auto r = decode_force_release(bad);
         ASSERT_FALSE(r.has_value());
         EXPECT_EQ(r.error(), err(errc::protocol_error));

@@ -14,15 +14,16 @@ using detail::decode_leave_line;
 using detail::decode_release;
 using std::chrono::milliseconds;
 
-// --- release: 1 or 0 ------------------------------------------------------------------------
+// --- release: 1, 0 or -1 ---------------------------------------------------------------------
 
-TEST(DecodeRelease, OneAndZero) {
+TEST(DecodeRelease, OneZeroAndMinusOne) {
     EXPECT_EQ(decode_release(I(1)).value(), ReleaseStatus::released);
     EXPECT_EQ(decode_release(I(0)).value(), ReleaseStatus::not_owner);
+    EXPECT_EQ(decode_release(I(-1)).value(), ReleaseStatus::not_held);
 }
 
 TEST(DecodeRelease, AnythingElseIsProtocolError) {
-    for (const Reply& bad : {I(2), I(-1), S("1"), Nil(), A({I(1)}), Status("OK"), A({I(1), S("o"), S("7")}),
+    for (const Reply& bad : {I(2), I(-2), S("1"), Nil(), A({I(1)}), Status("OK"), A({I(1), S("o"), S("7")}),
                              A({I(0), S("o"), S("7"), I(100)}), A({I(1), S(""), S("7"), I(100)}),
                              A({I(1), S("o"), S("x"), I(100)}), A({I(1), S("o"), S("7"), I(0)})})
         EXPECT_EQ(decode_release(bad).error(), err(errc::protocol_error));

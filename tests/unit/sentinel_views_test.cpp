@@ -52,5 +52,18 @@ TEST(SentinelViews, AMajorityDecidesAndItsNewestEpochIsReported) {
     EXPECT_EQ(sentinel_majority(4), 3u);
 }
 
+// A fresh group grants at once: a majority at config epoch 0 has never seen a failover.
+TEST(SentinelViews, AMajorityAtEpochZeroIsTheFirstTerm) {
+    EXPECT_TRUE(youngest_agreeing_view({names(a, 10ms, 0), names(a, 20ms, 0), std::nullopt}, a, 3).first_term);
+    EXPECT_FALSE(youngest_agreeing_view({names(a, 10ms, 0), names(a, 20ms, 1)}, a, 3).first_term)
+        << "one sentinel saw a failover: the newest epoch counts";
+    EXPECT_FALSE(youngest_agreeing_view({names(a, 10ms, 0), std::nullopt, std::nullopt}, a, 3).first_term)
+        << "one of three alone proves nothing";
+    EXPECT_FALSE(youngest_agreeing_view({names(a, 10ms, 0), names(b, 20ms, 0)}, a, 3).first_term)
+        << "a sentinel naming another master does not agree";
+    const Answers unreadable{names(a, 10ms, 0), SentinelAnswer{a, std::nullopt}};
+    EXPECT_FALSE(youngest_agreeing_view(unreadable, a, 3).first_term);
+}
+
 }  // namespace
 }  // namespace fencelock::detail

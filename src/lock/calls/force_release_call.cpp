@@ -10,9 +10,9 @@ namespace {
 
 // The reply's first element.
 constexpr std::int64_t not_held = 0, released = 1, owner_mismatch = 2, active = 3;
-// Element positions after the flag; the last one is the audit id (released) or the lease
-// length (active).
-constexpr std::size_t owner_at = 1, fence_at = 2, since_renew_at = 3, last_at = 4;
+// Element positions after the flag; then the audit id (released) or the lease length and
+// whether the lease was ever renewed (active).
+constexpr std::size_t owner_at = 1, fence_at = 2, since_renew_at = 3, last_at = 4, renewed_at = 5;
 
 }  // namespace
 
@@ -34,7 +34,8 @@ std::expected<ForceReleaseOutcome, std::error_code> decode_force_release(const R
         case released:
         case active: {
             std::int64_t since_renew = 0, lease = 0;
-            if (e.size() != last_at + 1 || !as_int(e[since_renew_at], since_renew)) return malformed_reply();
+            const std::size_t size = flag == released ? last_at + 1 : renewed_at + 1;
+            if (e.size() != size || !as_int(e[since_renew_at], since_renew)) return malformed_reply();
             if (!as_fence(e[fence_at], out.fence)) return malformed_reply();
             out.owner = e[owner_at].str;
             out.since_renew = std::chrono::milliseconds(since_renew);
@@ -42,8 +43,11 @@ std::expected<ForceReleaseOutcome, std::error_code> decode_force_release(const R
                 out.status = ForceReleaseStatus::released;
                 out.audit_id = e[last_at].str;
             } else {
-                if (!as_int(e[last_at], lease)) return malformed_reply();
+                std::int64_t renewed = 0;
+                if (!as_int(e[last_at], lease) || !as_int(e[renewed_at], renewed) || renewed < 0 || renewed > 1)
+                    return malformed_reply();
                 out.status = ForceReleaseStatus::active;
+                out.renewed = renewed == 1;
                 out.lease = std::chrono::milliseconds(lease);
             }
             return out;

@@ -8,10 +8,11 @@
 namespace fencelock::detail {
 
 std::expected<ReleaseReply, std::error_code> decode_release_reply(const Reply& reply) {
-    constexpr std::int64_t not_owner = 0, released = 1;
+    constexpr std::int64_t not_held = -1, not_owner = 0, released = 1;
     if (reply.kind == Reply::Kind::integer) {
         if (reply.integer == released) return ReleaseReply{ReleaseStatus::released};
         if (reply.integer == not_owner) return ReleaseReply{ReleaseStatus::not_owner};
+        if (reply.integer == not_held) return ReleaseReply{ReleaseStatus::not_held};
         return malformed_reply();
     }
     // {1, owner, fence, ttl}: released, and granted to the next waiter.

@@ -22,7 +22,8 @@ struct ReleaseReply {
     std::optional<GrantMessage> granted{};
 };
 
-/// Replies 1 (released), {1, owner, fence, ttl} (released and granted to `owner`) or 0 (not owner).
+/// Replies 1 (released), {1, owner, fence, ttl} (released and granted to `owner`), 0 (not
+/// owner) or -1 (not held).
 std::expected<ReleaseReply, std::error_code> decode_release_reply(const Reply& reply);
 /// The same, the status alone.
 std::expected<ReleaseStatus, std::error_code> decode_release(const Reply& reply);

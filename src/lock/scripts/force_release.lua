@@ -15,8 +15,10 @@
 --   {1, owner, fence, since_renew_ms, audit_id}  released and audited (fence: decimal string)
 --   {0}                                          not held: nothing to do, nothing audited
 --   {2, owner}                                   the holder is not the expected owner
---   {3, owner, fence, since_renew_ms, lease_ms}  refused: renewed within the last lease period,
---                                                so its holder is probably alive
+--   {3, owner, fence, since_renew_ms, lease_ms, renewed}
+--                                                refused: renewed (or, renewed = 0, acquired)
+--                                                within the last lease period, so its holder is
+--                                                probably alive
 --
 -- Why: deleting a lock by hand is the last resort. The activity check stops an operator from
 -- pulling a live holder's lease (its writes would then be rejected as stale only if a new owner
@@ -62,7 +64,7 @@ else
     since_renew, lease_ms = 0, math.max(redis.call('PTTL', KEYS[1]), 0)
 end
 if ARGV[5] ~= '1' and since_renew < lease_ms then
-    return {3, owner, fence, since_renew, lease_ms}
+    return {3, owner, fence, since_renew, lease_ms, fields[2] and 1 or 0}
 end
 -- The audit entry first: XADD is the one write here that can fail (an audit key of the wrong
 -- type, a stream whose IDs are used up), and then nothing was deleted. DEL of the lock hash

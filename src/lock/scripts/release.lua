@@ -25,8 +25,9 @@
 --                             issued, TTL in ms. No message announces it: the releasing client
 --                             hands it to its waiter (one that is giving up gives it back by
 --                             leave_line)
---   0                         not owner: the lease expired or another owner holds the lock;
---                             nothing deleted
+--   0                         not owner: another owner holds the lock; nothing deleted
+--  -1                         not held: nobody holds the lock (the lease expired or was
+--                             released); nothing deleted
 --
 -- Why it is safe: a plain DEL (or GET then DEL) could delete the lock of the owner who took
 -- over after our lease expired. Comparing and deleting in one script cannot.
@@ -43,6 +44,9 @@
 -- The lean path comes before the shared code, whose functions would cost a closure each per run.
 local lease = redis.call('HMGET', KEYS[1], 'owner', 'waiting')
 if lease[1] ~= ARGV[1] then
+    -- Told apart for whoever reads the answer: a lease that ran out with nobody after it, and
+    -- another owner's lock. A damaged hash without an owner counts as held.
+    if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
     return 0
 end
 -- Nobody waited on this lease (see acquire.lua): no line to look at, no message to send. A lease
