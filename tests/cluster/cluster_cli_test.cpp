@@ -13,6 +13,8 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <string>
@@ -76,7 +78,7 @@ public:
     HeldRun(const ResourceName& r, const std::string& lease, const std::string& url)
         : fifo_("/tmp/fencelock-cluster-run-" + std::to_string(::getpid()) + "-" + r.str().substr(r.str().rfind(':') + 1)),
           made_(::mkfifo(fifo_.c_str(), 0600) == 0),
-          run_({"run", r.str(), "--lease", lease, "--", "sh", "-c", "read line < " + fifo_}, url) {}
+          run_({"run", r.str(), "--json", "--lease", lease, "--", "sh", "-c", "read line < " + fifo_}, url) {}
     ~HeldRun() {
         if (!finished_) (void)finish();  // a failed test must not leave run waiting
         std::remove(fifo_.c_str());
@@ -261,7 +263,7 @@ TEST(ClusterCli, ListAndAuditCoverEveryMasterAndForceReleaseIsAudited) {
 TEST(ClusterCli, RunTakesTheUrlFromTheEnvironment) {
     auto& cluster = SharedCluster::get();
     const std::string name = "cluster:" + std::to_string(::getpid()) + ":run";
-    auto ran = local::run_process({FENCELOCK_CLI, "run", name, "--lease", "5s", "--", "sh", "-c", "exit 7"},
+    auto ran = local::run_process({FENCELOCK_CLI, "run", name, "--json", "--lease", "5s", "--", "sh", "-c", "exit 7"},
                                   {"FENCELOCK_REDIS_URL=" + cluster.url()});
     EXPECT_EQ(ran.exit_code, 7) << ran.err;
     EXPECT_EQ(ran.out, "");  // stdout is CMD's; run's summary is stderr's last line
@@ -310,6 +312,21 @@ TEST(ClusterCli, BadEndpointsExitFourAndWriteNothing) {
     const std::string nobody = "redis-cluster://127.0.0.1:" + std::to_string(local::free_port());
     auto down = cli({"acquire", "x", "--lease", "5s", "--wait", "1s"}, nobody);
     EXPECT_EQ(down.exit_code, 4) << down.err;
+
+    // The reverse: a redis:// URL at a cluster node, for a key that node does not serve, says
+    // to use redis-cluster:// (it used to print the bare MOVED).
+    auto& cluster = SharedCluster::get();
+    const std::string r = "moved:" + std::to_string(::getpid());
+    const std::uint16_t owner = cluster.master_of("lock:{" + r + "}");
+    const auto ports = cluster.ports();
+    const auto other = std::ranges::find_if(ports, [&](std::uint16_t p) { return p != owner; });
+    ASSERT_NE(other, ports.end());
+    auto moved = cli({"acquire", r, "--lease", "5s"}, "redis://127.0.0.1:" + std::to_string(*other));
+    EXPECT_EQ(moved.exit_code, 4) << moved.out << moved.err;
+    const json e = json::parse(moved.out, nullptr, false);
+    EXPECT_EQ(e.value("code", ""), "cluster_node") << moved.out;
+    EXPECT_NE(e.value("detail", "").find("use a redis-cluster:// URL"), std::string::npos) << moved.out;
+    EXPECT_EQ(cluster.cli_for("lock:{" + r + "}", {"EXISTS", "lock:{" + r + "}"}), "0");
 }
 #endif
 

@@ -26,11 +26,24 @@ std::ostream* json_out = &std::cout;
 }
 
 void emit(const nlohmann::json& object) {
+    if (json_out == nullptr) return;
     // Resource names are arbitrary bytes: replace invalid UTF-8 rather than throw.
     *json_out << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
 }
 
+void print_records(Format format, const std::vector<Column>& columns, const std::vector<nlohmann::json>& records,
+                   const std::string& none) {
+    if (format == Format::json) {
+        for (const auto& record : records) emit(record);
+        return;
+    }
+    if (records.empty()) std::cout << none << "\n";
+    else print_table(std::cout, columns, records);
+    std::cout.flush();
+}
+
 void json_to_stderr() { json_out = &std::cerr; }
+void json_off() { json_out = nullptr; }
 
 int fail(int exit_code, std::string_view error, std::string_view message, std::string_view field,
          std::string_view code) {
@@ -232,6 +245,23 @@ bool tls_insecure(const Globals& globals) {
     return endpoint.tls.enabled && endpoint.tls.insecure;
 }
 
+/// --label, else $FENCELOCK_LABEL; checked: it is stored with every lease.
+std::string holder_label(const Globals& globals) {
+    std::string label = globals.label;
+    const char* from = "--label";
+    if (label.empty()) {
+        const char* env = std::getenv("FENCELOCK_LABEL");
+        label = env != nullptr ? env : "";
+        from = "$FENCELOCK_LABEL";
+    }
+    if (label.size() > max_label_bytes)
+        throw InputError{from, "is " + std::to_string(label.size()) + " bytes long; at most " +
+                                   std::to_string(max_label_bytes) + " are stored with a lease"};
+    if (std::any_of(label.begin(), label.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+        throw InputError{from, "must not hold control characters (newlines, tabs, NUL)"};
+    return label;
+}
+
 ClientOptions client_options(const Globals& globals, std::shared_ptr<LockObserver> observer,
                              std::size_t connections) {
     const auto [endpoint, timeout] = redis_target(globals);
@@ -239,6 +269,7 @@ ClientOptions client_options(const Globals& globals, std::shared_ptr<LockObserve
                          .connect_timeout = timeout,
                          .command_timeout = timeout,
                          .pool_size = connections,
+                         .holder_label = holder_label(globals),
                          .observer = std::move(observer)};
 }
 

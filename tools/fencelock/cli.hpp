@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fencelock/client.hpp"
+#include "human_output.hpp"
 
 namespace fencelock::cli {
 
@@ -52,11 +53,18 @@ struct Globals {
     std::string tls_key;
     std::string tls_server_name;
     bool tls_insecure = false;
+    /// --label: ClientOptions::holder_label, shown beside host and pid by inspect and list
+    /// (default $FENCELOCK_LABEL). At most max_label_bytes, no control characters.
+    std::string label;
 };
+
+/// The longest --label: holder metadata is stored with every lease.
+inline constexpr std::size_t max_label_bytes = 200;
 
 /// The program: registered commands set `run`, which main() calls after parsing.
 struct Program {
-    CLI::App app{"fencelock: Redis leases with fencing tokens"};
+    // Named, so usage lines say `fencelock` whatever path started the binary (not argv[0]).
+    CLI::App app{"fencelock: Redis leases with fencing tokens", "fencelock"};
     Globals globals;
     std::function<int()> run;
 };
@@ -65,6 +73,14 @@ struct Program {
 void emit(const nlohmann::json& object);
 /// From now on emit() and fail() print their JSON on stderr: `run` leaves stdout to CMD alone.
 void json_to_stderr();
+/// From now on emit() prints nothing, and errors are only their line of text on stderr: `run`
+/// without --json, which is silent on success as flock is.
+void json_off();
+/// Prints `records` in `format` (human_output.hpp): each through emit(), or all as one table on
+/// stdout, with `none` on a line of its own when there are none (a person is not left with an
+/// empty screen; a script gets nothing at all).
+void print_records(Format format, const std::vector<Column>& columns, const std::vector<nlohmann::json>& records,
+                   const std::string& none);
 /// Prints an error object (README, "JSON output": `error`, `code` as a string, `message`,
 /// `field` when a flag or argument is at fault) and a diagnostic on stderr; returns the exit
 /// code. `code` defaults to `error`.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iostream>
 #include <memory>
 
 #include "cli.hpp"
@@ -73,7 +74,36 @@ int run_release(const Globals& g, const std::string& r, const std::string& owner
     return exit_ok;
 }
 
-int run_inspect(const Globals& g, const std::string& r) {
+/// inspect's record for people, from the JSON a script gets.
+void print_inspected(const json& out) {
+    std::vector<std::pair<std::string, std::string>> fields{{"resource", out["resource"]}};
+    if (!out["held"].get<bool>()) {
+        fields.emplace_back("held", "no");
+    } else {
+        const auto ms = [&](const char* key) { return human_duration(out[key].get<std::int64_t>()); };
+        const json& h = out["holder"];
+        const std::string label = h["label"].get<std::string>();
+        const long renewals = out["renewals"].get<long>();
+        fields.insert(fields.end(),
+                      {{"held", "yes, by " + (label.empty() ? std::string() : label + " on ") + h["host"].get<std::string>() +
+                                    " (pid " + std::to_string(h["pid"].get<std::int64_t>()) + ")"},
+                       {"owner", out["owner"]},
+                       {"fence", std::to_string(out["fence"].get<std::uint64_t>())},
+                       {"expires in", ms("pttl_ms") + " (lease " + ms("lease_ms") + ")"},
+                       {"held for", ms("held_for_ms")},
+                       {"last renewal", renewals == 0 ? std::string("never")
+                                                      : ms("since_renew_ms") + " ago (" + std::to_string(renewals) +
+                                                            (renewals == 1 ? " renewal)" : " renewals)")},
+                       {"max hold left", ms("max_hold_left_ms")}});
+    }
+    fields.emplace_back("last fence", std::to_string(out["last_fence"].get<std::uint64_t>()));
+    fields.emplace_back("server clock", human_duration(out["server_clock_offset_ms"].get<std::int64_t>()) +
+                                            " from this host's");
+    if (out.contains("tls_insecure")) fields.emplace_back("tls", "NOT VERIFIED (tls_insecure)");
+    print_fields(std::cout, fields);
+}
+
+int run_inspect(const Globals& g, const std::string& r, const FormatFlags& format) {
     const auto resource = parse_resource(r);
     auto client = make_client(g);
     const auto sent = std::chrono::system_clock::now();
@@ -93,7 +123,8 @@ int run_inspect(const Globals& g, const std::string& r) {
                     {"holder", {{"host", h->host}, {"pid", h->pid}, {"label", h->label}}}});
     }
     if (tls_insecure(g)) out["tls_insecure"] = true;
-    emit(out);
+    if (chosen_format(format) == Format::json) emit(out);
+    else print_inspected(out);
     return exit_ok;
 }
 
@@ -123,10 +154,17 @@ void register_lock_commands(Program& p) {
     cmd->add_option("--owner", (*release)[1], "owner token from acquire")->required();
     cmd->callback([&p, release] { p.run = [&p, release] { return run_release(p.globals, (*release)[0], (*release)[1]); }; });
 
-    auto inspect = std::make_shared<std::string>();
+    struct InspectArgs {
+        std::string resource;
+        FormatFlags format;
+    };
+    auto inspect = std::make_shared<InspectArgs>();
     cmd = p.app.add_subcommand("inspect", "show the holder, TTL and last fence of RESOURCE");
-    cmd->add_option("resource", *inspect, "resource name")->required();
-    cmd->callback([&p, inspect] { p.run = [&p, inspect] { return run_inspect(p.globals, *inspect); }; });
+    cmd->add_option("resource", inspect->resource, "resource name")->required();
+    add_format_flags(*cmd, inspect->format);
+    cmd->callback([&p, inspect] {
+        p.run = [&p, inspect] { return run_inspect(p.globals, inspect->resource, inspect->format); };
+    });
 }
 
 }  // namespace fencelock::cli

@@ -1,5 +1,6 @@
 // Operations: list held locks, force-release a stuck one (audited), read the audit log.
-// list and audit print one JSON object per line (one per lock / entry).
+// list and audit print a table on a terminal, else one JSON object per line (one per lock /
+// entry; human_output.hpp).
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -19,7 +20,45 @@ struct OpsArgs {
     std::size_t limit = 1000;
     std::string resource, reason, owner, operator_name;
     bool even_if_active = false;
+    FormatFlags format;
 };
+
+/// list's table: the holder as people name it (label, host, pid), its times as durations.
+std::vector<Column> lock_columns() {
+    return {field_column("RESOURCE", "resource"),
+            field_column("FENCE", "fence"),
+            duration_column("EXPIRES IN", "pttl_ms"),
+            duration_column("HELD FOR", "held_for_ms"),
+            {"LAST RENEWAL",
+             [](const json& lock) {
+                 if (!lock.contains("renewals")) return std::string("-");
+                 return lock["renewals"].get<std::uint64_t>() == 0
+                            ? std::string("never")
+                            : human_duration(lock["since_renew_ms"].get<std::int64_t>()) + " ago";
+             }},
+            {"HOLDER",
+             [](const json& lock) {
+                 if (!lock.contains("holder")) return "unreadable: " + lock.value("unreadable", std::string("?"));
+                 const json& h = lock["holder"];
+                 const std::string label = h.value("label", "");
+                 return (label.empty() ? "" : label + " on ") + h.value("host", "?") + " pid " +
+                        std::to_string(h.value("pid", std::int64_t{0}));
+             }},
+            field_column("OWNER", "owner")};
+}
+
+std::vector<Column> audit_columns() {
+    return {{"TIME", [](const json& e) { return human_time(e.value("time_ms", std::int64_t{0})); }},
+            field_column("RESOURCE", "resource"),
+            field_column("OPERATOR", "operator"),
+            {"HOLDER WAS",
+             [](const json& e) {
+                 if (e.value("forced_active", false)) return std::string("active (--even-if-active)");
+                 return "idle " + human_duration(e.value("since_renew_ms", std::int64_t{0}));
+             }},
+            field_column("FENCE", "fence"),
+            field_column("REASON", "reason")};
+}
 
 std::string default_operator() {
     const char* user = std::getenv("SUDO_USER");
@@ -47,11 +86,16 @@ int run_list(const Globals& g, const OpsArgs& a) {
     auto locks = admin.list_locks(a.pattern, a.limit);
     if (!locks) return redis_failure(locks.error());
     const bool insecure = tls_insecure(g);
+    std::vector<json> records;
     for (const auto& lock : *locks) {
-        json line = holder_json(lock);
-        if (insecure) line["tls_insecure"] = true;
-        emit(line);
+        records.push_back(holder_json(lock));
+        if (insecure) records.back()["tls_insecure"] = true;
     }
+    const Format format = chosen_format(a.format);
+    if (insecure && format == Format::table)
+        std::cout << "TLS NOT VERIFIED (tls_insecure): anyone on the path may have changed this\n";
+    const std::string none = "no locks held" + (a.pattern == "*" ? std::string() : " matching " + a.pattern);
+    print_records(format, lock_columns(), records, none);
     return exit_ok;
 }
 
@@ -72,7 +116,10 @@ int run_force_release(const Globals& g, const OpsArgs& a, const CLI::App& cmd) {
         out["fence"] = outcome->fence.value();
         out["since_renew_ms"] = outcome->since_renew.count();
     }
-    if (outcome->status == ForceReleaseStatus::active) out["lease_ms"] = outcome->lease.count();
+    if (outcome->status == ForceReleaseStatus::active) {
+        out["lease_ms"] = outcome->lease.count();
+        out["renewed"] = outcome->renewed;
+    }
     if (outcome->status == ForceReleaseStatus::released) {
         out["audit_id"] = outcome->audit_id;
         // The audit trail also goes to the log, for whoever collects stderr.
@@ -82,8 +129,9 @@ int run_force_release(const Globals& g, const OpsArgs& a, const CLI::App& cmd) {
                          .dump(-1, ' ', false, json::error_handler_t::replace)
                   << "\n";
     } else if (outcome->status == ForceReleaseStatus::active) {
-        std::cerr << "fencelock: refused: the lease was renewed " << outcome->since_renew.count()
-                  << " ms ago (lease " << outcome->lease.count()
+        std::cerr << "fencelock: refused: the lease was " << (outcome->renewed ? "renewed " : "acquired ")
+                  << outcome->since_renew.count() << " ms ago" << (outcome->renewed ? "" : " and never renewed")
+                  << " (lease " << outcome->lease.count()
                   << " ms), so its holder is probably alive; pass --even-if-active to delete it anyway\n";
     }
     emit(out);
@@ -97,10 +145,12 @@ int run_audit(const Globals& g, const OpsArgs& a, const CLI::App& cmd) {
     LockAdmin admin(make_client(g));
     auto entries = admin.audit_log(resource, a.limit);
     if (!entries) return redis_failure(entries.error());
+    std::vector<json> records;
     for (const auto& e : *entries)
-        emit({{"id", e.id}, {"resource", e.resource}, {"owner", e.owner}, {"fence", e.fence.value()},
-              {"reason", e.reason}, {"operator", e.operator_name}, {"time_ms", e.time_ms},
-              {"since_renew_ms", e.since_renew.count()}, {"forced_active", e.forced_active}});
+        records.push_back({{"id", e.id}, {"resource", e.resource}, {"owner", e.owner}, {"fence", e.fence.value()},
+                           {"reason", e.reason}, {"operator", e.operator_name}, {"time_ms", e.time_ms},
+                           {"since_renew_ms", e.since_renew.count()}, {"forced_active", e.forced_active}});
+    print_records(chosen_format(a.format), audit_columns(), records, "no audited interventions");
     return exit_ok;
 }
 
@@ -108,9 +158,10 @@ int run_audit(const Globals& g, const OpsArgs& a, const CLI::App& cmd) {
 
 void register_ops_commands(Program& p) {
     auto a = std::make_shared<OpsArgs>();
-    auto* list = p.app.add_subcommand("list", "held locks as JSON lines (age, TTL, last renewal, holder)");
+    auto* list = p.app.add_subcommand("list", "held locks (age, TTL, last renewal, holder): a table, or JSON lines");
     list->add_option("--pattern", a->pattern, "Redis glob on resource names (default *)");
     list->add_option("--limit", a->limit, "at most this many (default 1000)");
+    add_format_flags(*list, a->format);
     list->callback([&p, a] { p.run = [&p, a] { return run_list(p.globals, *a); }; });
 
     auto* force = p.app.add_subcommand("force-release", "delete a stuck lock, with an audit entry");
@@ -121,9 +172,10 @@ void register_ops_commands(Program& p) {
     force->add_flag("--even-if-active", a->even_if_active, "delete even if renewed within the last lease period");
     force->callback([&p, a, force] { p.run = [&p, a, force] { return run_force_release(p.globals, *a, *force); }; });
 
-    auto* audit = p.app.add_subcommand("audit", "audited manual interventions as JSON lines, newest first");
+    auto* audit = p.app.add_subcommand("audit", "audited manual interventions, newest first: a table, or JSON lines");
     audit->add_option("--resource", a->resource, "only this resource");
     audit->add_option("--limit", a->limit, "at most this many (default 1000)");
+    add_format_flags(*audit, a->format);
     audit->callback([&p, a, audit] { p.run = [&p, a, audit] { return run_audit(p.globals, *a, *audit); }; });
 }
 

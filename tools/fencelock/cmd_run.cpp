@@ -1,13 +1,15 @@
 // run: a command wrapped in a lease.
 //
-//   fencelock run R --lease D [--wait D] [--max-hold D] [--grace D] [--report FILE]
-//                 [--replicas N [--replica-timeout D]] -- CMD [ARGS...]
+//   fencelock run R [--lease D] [-n | -w D] [-E N] [--json] [--max-hold D] [--grace D]
+//                 [--report FILE] [--replicas N [--replica-timeout D]] -- CMD [ARGS...]
 //
-// Acquires R (waiting up to --wait), runs CMD in a process group of its own with
-// FENCELOCK_RESOURCE, FENCELOCK_OWNER and FENCELOCK_FENCE added to its environment, renews the
-// lease while CMD runs, releases it when CMD ends and prints one JSON summary as the last line
-// of stderr (after CMD is gone). stdout is CMD's alone: `run R -- pg_dump > dump.sql` holds
-// pg_dump's bytes and nothing else; every JSON object of run, errors included, goes to stderr.
+// As flock(1): waits for R as long as it takes (-n: one attempt, -w D: up to D), runs CMD in a
+// process group of its own with FENCELOCK_RESOURCE, FENCELOCK_OWNER and FENCELOCK_FENCE added
+// to its environment, renews the lease (default 30 s) while CMD runs, releases it when CMD ends
+// and says nothing unless something went wrong, so cron mails nothing for a good run. Errors
+// are a line of text on stderr; with --json, every message of run is a JSON object on stderr
+// and the last line is the summary (after CMD is gone). stdout is CMD's alone: `run R --
+// pg_dump > dump.sql` holds pg_dump's bytes and nothing else.
 // CMD's own stdin/stdout/stderr are fencelock's. When stdin is a terminal whose foreground
 // group is fencelock's, CMD's group becomes the foreground group (CMD can read the terminal
 // and gets ^C) and fencelock takes it back when CMD ends; a ^Z that stops CMD stops fencelock
@@ -20,8 +22,9 @@
 //   CMD's own  CMD ran and the lease was held from its start to its end; 128+N when CMD died
 //              from signal N. (CMD may itself exit 75 or 76: the summary's "lease_lost" and
 //              "cmd_exit_code" tell them apart.)
-//   75         the lock was not acquired within --wait (EX_TEMPFAIL: try again later). CMD
-//              never ran.
+//   75         the lock was not acquired: held by another with -n, or still held when -w ran
+//              out (EX_TEMPFAIL: try again later; -E N changes it, as flock's -E). CMD never
+//              ran. Silent, as flock is; the --json summary says "contended".
 //   76         the lease was lost while CMD ran (a renewal found another owner or the max hold,
 //              renewals failed until the safe-until deadline, or the server's clock stepped).
 //              CMD's tree got SIGTERM and then SIGKILL, never later than the lease's safe-until
@@ -74,6 +77,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "cmd_run.hpp"
 #include "fencelock/limits.hpp"
 #include "observe.hpp"
 #include "posix/child.hpp"
@@ -87,16 +91,6 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 using steady = std::chrono::steady_clock;
-
-constexpr int exit_not_acquired = 75;
-constexpr int exit_lease_lost = 76;
-
-struct RunArgs {
-    std::string resource, lease, wait, max_hold, grace, report;
-    ReplicaFlags replicas;
-    std::vector<std::string> command;
-    ObserveArgs observe;
-};
 
 std::system_error os_error(const char* what) { return {errno, std::generic_category(), what}; }
 
@@ -215,9 +209,10 @@ struct Acquired {
 };
 
 /// LockClient::hold() on a worker thread while this thread keeps reading signals: a SIGINT
-/// during a long --wait stops the attempts (through the stop token) instead of waiting them out.
+/// during a long wait stops the attempts (through the stop token) instead of waiting them out.
+/// `forever`: hold() again each time options.wait runs out, until granted or stopped.
 Acquired acquire(LockClient& client, const ResourceName& resource, const AcquireOptions& options,
-                 KeepOptions keep, int sigfd) {
+                 const KeepOptions& keep, bool forever, int sigfd) {
     Acquired out;
     std::exception_ptr failure;
     std::stop_source stop;
@@ -225,7 +220,19 @@ Acquired acquire(LockClient& client, const ResourceName& resource, const Acquire
     {
         std::jthread worker([&] {
             try {
-                out.result.emplace(client.hold(resource, options, std::move(keep), stop.get_token()));
+                const std::stop_token token = stop.get_token();
+                Result<Holding> got = client.hold(resource, options, keep, token);
+                unsigned attempts = 0, unsuccessful = 0;
+                while (forever && got && !got->acquired() && !token.stop_requested()) {
+                    attempts += got->attempts;
+                    unsuccessful += got->unsuccessful_attempts;
+                    got = client.hold(resource, options, keep, token);
+                }
+                if (got) {
+                    got->attempts += attempts;
+                    got->unsuccessful_attempts += unsuccessful;
+                }
+                out.result.emplace(std::move(got));
             } catch (...) {
                 failure = std::current_exception();
             }
@@ -314,6 +321,8 @@ Supervision supervise(Child& cmd, const HeldLease& lease, int sigfd, int lossfd,
 
 // --- the command -----------------------------------------------------------------------------
 
+}  // namespace
+
 int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     const std::vector<int> inherited = open_fds();
     // Everything is checked before anything is sent to Redis.
@@ -322,6 +331,16 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
         throw InputError{"RESOURCE", "must not contain NUL: CMD receives it in FENCELOCK_RESOURCE"};
     AcquireOptions options = parse_acquire_options(cmd, a.lease, a.wait, a.max_hold);
     if (cmd.count("--max-hold") == 0) options.max_hold = limits::max_hold;
+    // Neither -n nor --wait: wait as long as it takes, in spans of the longest wait allowed.
+    // A Redis failure then ends the wait at once (exit 4): it waits for the lock, not through
+    // an outage; with --wait, failures are retried within it like refusals.
+    const bool forever = !a.nonblock && cmd.count("--wait") == 0;
+    if (forever) {
+        options.wait = limits::wait;
+        options.retry_errors = false;
+    }
+    if (a.conflict_exit_code < 0 || a.conflict_exit_code > 255)
+        throw InputError{"--conflict-exit-code", std::to_string(a.conflict_exit_code) + " is no exit code: 0 to 255"};
     apply_replica_flags(cmd, a.replicas, g, options);
     const milliseconds grace = stop_grace_flag("--grace", cmd.count("--grace") > 0, a.grace, options.lease);
     if (a.command.empty()) throw InputError{"CMD", "missing command after --"};
@@ -331,12 +350,16 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     Signals signals = take_signals(terminal_in_foreground());
     Fd lossfd = make_eventfd();
     // After the mask: the metrics server's threads must not receive our signals either.
-    Observability& observe = process_observability(a.observe);
+    // Without --json, run tells people what went wrong in a line of text; its JSON log then
+    // starts at errors unless --log-level says otherwise.
+    ObserveArgs observe_args = a.observe;
+    if (!a.json && cmd.count("--log-level") == 0) observe_args.log_level = "error";
+    Observability& observe = process_observability(observe_args);
     auto client = make_client(g, observe.lock_observer());
     Fd report = cmd.count("--report") ? open_report(a.report) : Fd{};
 
-    KeepOptions keep{.on_lost = [fd = lossfd.get()](const LeaseLoss&) { notify(fd); }};
-    Acquired acquired = acquire(client, resource, options, std::move(keep), signals.fd.get());
+    const KeepOptions keep{.on_lost = [fd = lossfd.get()](const LeaseLoss&) { notify(fd); }};
+    Acquired acquired = acquire(client, resource, options, keep, forever, signals.fd.get());
     json summary{{"resource", resource.str()}};
     if (!*acquired.result) {
         summary.update({{"acquired", false}, {"error", "redis"}, {"code", redis_error_code(acquired.result->error())},
@@ -351,7 +374,7 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
         summary.update({{"acquired", false},
                         {"result", interrupted ? "interrupted" : "contended"},
                         {"pttl_ms", holding.holder_ttl.count()},
-                        {"exit_code", interrupted ? 128 + acquired.interrupted : exit_not_acquired}});
+                        {"exit_code", interrupted ? 128 + acquired.interrupted : a.conflict_exit_code}});
         if (interrupted) summary["signal"] = signal_name(acquired.interrupted);
         return finish(summary, report);
     }
@@ -401,7 +424,7 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     } else {
         summary["released"] = *released == ReleaseStatus::released;
         // Someone else deleted or took the lock and the keeper had not noticed yet.
-        if (*released == ReleaseStatus::not_owner && !lost) {
+        if (*released != ReleaseStatus::released && !lost) {
             lost = true;
             reason = LossReason::not_owner;
         }
@@ -416,49 +439,6 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
                   << (supervision && supervision->loss_seen ? "; CMD was stopped" : "") << "\n";
     }
     return finish(summary, report);
-}
-
-}  // namespace
-
-void register_run_command(Program& p) {
-    auto args = std::make_shared<RunArgs>();
-    auto* cmd = p.app.add_subcommand("run", "run CMD while holding the lease of RESOURCE");
-    // `run --lease 1s -- sh -c X` must not lock "sh" and run "-c": RESOURCE only takes an
-    // argument seen before `--`. CLI11 validates positionals as it assigns them (when
-    // validate_positionals() is on) and has moved a `--` it met to remaining() by then; the first
-    // verdict is kept because the validator runs again after parsing, when `--` is always there.
-    auto before_mark = std::make_shared<std::optional<std::string>>();
-    auto not_after_mark = [cmd, before_mark](std::string&) -> std::string {
-        if (!*before_mark) {
-            const auto seen = cmd->remaining();
-            *before_mark = std::find(seen.begin(), seen.end(), "--") != seen.end() ? "given after --" : "";
-        }
-        return **before_mark;
-    };
-    cmd->add_option("resource", args->resource, "resource name (before --)")
-        ->required()
-        ->check(CLI::Validator(not_after_mark, "", "before --"));
-    cmd->add_option("command", args->command, "command and its arguments, after --");
-    cmd->validate_positionals();
-    cmd->add_option("--lease", args->lease, "lease length, renewed while CMD runs, e.g. 30s")->required();
-    cmd->add_option("--wait", args->wait, "keep trying to acquire this long (default: one attempt)");
-    cmd->add_option("--max-hold", args->max_hold,
-                    "renewals refused this long after acquisition: CMD is then stopped and run exits 76 "
-                    "(default 720h, the longest allowed)");
-    cmd->add_option("--grace", args->grace,
-                    "CMD gets SIGTERM this long before its lease can end (renewals failing) or at a loss, and "
-                    "SIGKILL when the lease can have ended at the latest (default 10s, less if the lease leaves less; "
-                    "at most lease x 0.99 - lease / 2)");
-    cmd->add_option("--report", args->report, "also write the JSON summary (last line of stderr) to FILE");
-    add_replica_flags(*cmd, args->replicas);
-    add_observe_flags(*cmd, args->observe);
-    cmd->footer(
-        "stdout is CMD's alone; run's JSON (summary, errors) goes to stderr. "
-        "Exit codes: CMD's own when the lease was held throughout (128+N: killed by signal N); "
-        "75 not acquired within --wait; 76 lease lost (CMD stopped); 2 invalid input; 4 Redis failure.");
-    // From the moment run is named, even for a parse error: stdout belongs to CMD.
-    cmd->preparse_callback([](std::size_t) { json_to_stderr(); });
-    cmd->callback([&p, args, cmd] { p.run = [&p, args, cmd] { return run_run(p.globals, *args, *cmd); }; });
 }
 
 }  // namespace fencelock::cli

@@ -34,6 +34,11 @@ int main(int argc, char** argv) {
     program.app.add_option("--timeout", program.globals.timeout,
                            "limit for each Redis call, e.g. 500ms (default 1s)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    program.app.add_option("--label", program.globals.label,
+                           "a label stored with each lease this process takes, shown beside its host and pid by "
+                           "inspect and list, e.g. nightly-backup (default $FENCELOCK_LABEL; at most " +
+                               std::to_string(max_label_bytes) + " bytes)")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     program.app.add_flag("--allow-eviction", program.globals.allow_eviction,
                          "use a Redis whose maxmemory-policy may evict keys (refused by default: an evicted "
                          "key can hand out a fence twice or let a second owner in)");

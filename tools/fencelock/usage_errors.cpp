@@ -49,6 +49,7 @@ std::string field_of(const CLI::ParseError& e, const CLI::App& root) {
     }
     std::size_t end = std::string::npos;
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) end = message.find(" is required");
+    else if (dynamic_cast<const CLI::ExcludesError*>(&e) != nullptr) end = message.find(" excludes ");  // "-n excludes --wait"
     else end = message.find(':');
     if (end == std::string::npos || end == 0) return {};
     const std::string name = message.substr(0, end);

@@ -35,6 +35,50 @@ protected:
     }
 };
 
+// Help for people: usage lines name `fencelock`, not the path it was started by, and --redis
+// names every URL scheme it takes.
+TEST(CliHelp, UsageNamesFencelockAndEveryScheme) {
+    const auto top = run_process({FENCELOCK_CLI, "--help"});
+    EXPECT_EQ(top.exit_code, 0);
+    EXPECT_NE(top.out.find("Usage: fencelock "), std::string::npos) << top.out;
+    for (const char* scheme : {"redis://", "rediss://", "redis-sentinel://", "rediss-sentinel://", "redis-cluster://",
+                               "rediss-cluster://", "unix://"})
+        EXPECT_NE(top.out.find(scheme), std::string::npos) << scheme;
+    const auto sub = run_process({FENCELOCK_CLI, "run", "--help"});
+    EXPECT_NE(sub.out.find("Usage: fencelock run "), std::string::npos) << sub.out;
+    EXPECT_EQ((top.out + sub.out).find(FENCELOCK_CLI), std::string::npos) << "the binary's path";
+}
+
+// A release that deletes nothing says why: nobody holds the lock, or somebody else does.
+TEST_F(CliTest, ReleaseTellsNotHeldFromNotOwner) {
+    auto nobody = fencelock({"release", "order:9", "--owner", "0123456789abcdef"});
+    EXPECT_EQ(nobody.exit_code, 3);
+    EXPECT_EQ(parse_one_object(nobody)["result"], "not_held");
+    ASSERT_EQ(fencelock({"acquire", "order:9", "--lease", "30s"}).exit_code, 0);
+    const std::string before = redis->snapshot();
+    auto other = fencelock({"release", "order:9", "--owner", "0123456789abcdef"});
+    EXPECT_EQ(other.exit_code, 3);
+    EXPECT_EQ(parse_one_object(other)["result"], "not_owner");
+    EXPECT_EQ(redis->snapshot(), before) << "another owner's lock is untouched";
+}
+
+// --label names the holder beside its host and pid; a label too long or with control
+// characters is refused with its numbers, before anything reaches Redis.
+TEST_F(CliTest, LabelIsStoredWithTheLeaseAndChecked) {
+    ASSERT_EQ(fencelock({"--label", "nightly backup", "acquire", "order:7", "--lease", "30s"}).exit_code, 0);
+    const auto listed = fencelock({"list"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_EQ(parse_one_object(listed)["holder"]["label"], "nightly backup");
+    const std::string before = redis->snapshot();
+    const auto too_long = fencelock({"--label", std::string(201, 'x'), "acquire", "order:8", "--lease", "30s"});
+    EXPECT_EQ(too_long.exit_code, 2);
+    EXPECT_NE(too_long.err.find("201 bytes long; at most 200"), std::string::npos) << too_long.err;
+    const auto control = fencelock({"--label", "a\nb", "acquire", "order:8", "--lease", "30s"});
+    EXPECT_EQ(control.exit_code, 2);
+    EXPECT_EQ(parse_one_object(control)["field"], "--label");
+    EXPECT_EQ(redis->snapshot(), before);
+}
+
 TEST_F(CliTest, AcquireRenewReleaseInspectRoundTrip) {
     auto acquired = fencelock({"acquire", "order:1", "--lease", "30s"});
     ASSERT_EQ(acquired.exit_code, 0) << acquired.err;
@@ -259,9 +303,18 @@ TEST_F(CliTest, ForceReleaseRefusesAnActiveLockThenAuditsAForcedOne) {
     const std::string before = redis->snapshot();
     auto refused = fencelock({"force-release", "stuck", "--reason", "looks stuck"});
     EXPECT_EQ(refused.exit_code, 3);
-    EXPECT_EQ(parse_one_object(refused)["result"], "active");
+    const json r = parse_one_object(refused);
+    EXPECT_EQ(r["result"], "active");
+    EXPECT_EQ(r["renewed"], false);
     EXPECT_NE(refused.err.find("--even-if-active"), std::string::npos);
+    // Never renewed: the message says when it was acquired, not "renewed N ms ago".
+    EXPECT_NE(refused.err.find("acquired"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("never renewed"), std::string::npos) << refused.err;
     EXPECT_EQ(redis->snapshot(), before);
+    ASSERT_EQ(fencelock({"renew", "stuck", "--owner", a["owner"], "--lease", "30s"}).exit_code, 0);
+    refused = fencelock({"force-release", "stuck", "--reason", "looks stuck"});
+    EXPECT_EQ(parse_one_object(refused)["renewed"], true);
+    EXPECT_NE(refused.err.find("renewed "), std::string::npos) << refused.err;
 
     auto forced = fencelock({"force-release", "stuck", "--reason", "host gone", "--even-if-active",
                              "--operator", "carol@ops", "--owner", a["owner"]});

@@ -138,15 +138,16 @@ TEST_F(JsonSchemaTest, LockAndOperationsCommands) {
              {{"frobnicate"}, 2, Shape::error, "SUBCOMMAND"},
              {{"help"}, 2, Shape::error, "SUBCOMMAND"},
              {{}, 2, Shape::error, "SUBCOMMAND"},
-             {{"run", "r", "--lease", "5s", "--", "true"}, 0, Shape::outcome, "", true},
-             {{"run", "r", "--lease", "5"}, 2, Shape::error, "--lease", true},
-             {{"run", "r", "--", "true"}, 2, Shape::error, "--lease", true},
+             {{"run", "r", "--json", "--lease", "5s", "--", "true"}, 0, Shape::outcome, "", true},
+             {{"run", "r", "--json", "--", "true"}, 0, Shape::outcome, "", true},  // --lease: 30s
+             {{"run", "r", "--json", "--lease", "5"}, 2, Shape::error, "--lease", true},
+             {{"run", "r", "--json", "-n", "--wait", "1s", "--", "true"}, 2, Shape::error, "--nonblock", true},
          })
         check(c);
     // A Redis failure: its code is a name, not a number.
     const std::string gone = "redis://127.0.0.1:" + std::to_string(local::free_port());
     for (const Case& c : {Case{{"--timeout", "200ms", "--redis", gone, "inspect", "a"}, 4, Shape::error},
-                          Case{{"--timeout", "200ms", "--redis", gone, "run", "a", "--lease", "5s", "--", "true"}, 4,
+                          Case{{"--timeout", "200ms", "--redis", gone, "run", "a", "--json", "--lease", "5s", "--", "true"}, 4,
                                Shape::error, "", true}}) {
         const auto objects = check(c);
         ASSERT_EQ(objects.size(), 1u);

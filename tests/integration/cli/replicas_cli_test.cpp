@@ -27,6 +27,20 @@ protected:
     }
 };
 
+// A redis:// URL at a replica says the server is read-only and what to use instead (it used to
+// read like a Redis failure of no particular kind).
+TEST_F(ReplicasCliTest, AUrlAtAReplicaSaysItIsReadOnly) {
+    const std::string before = master->snapshot();
+    auto r = run_process({FENCELOCK_CLI, "--redis", replica->url(), "acquire", "c0", "--lease", "30s"});
+    EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+    const json e = json::parse(r.out, nullptr, false);
+    EXPECT_EQ(e.value("code", ""), "read_only_replica") << r.out;
+    const std::string detail = e.value("detail", "");
+    EXPECT_NE(detail.find("read-only replica"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("redis-sentinel://"), std::string::npos) << detail;
+    EXPECT_EQ(master->snapshot(), before);
+}
+
 TEST_F(ReplicasCliTest, AcquireWithAReplicaInSyncSucceeds) {
     // --timeout 5s --replica-timeout 2s: replicas in sync answer in milliseconds, but a busy
     // test machine can take longer than the 200 ms default.
@@ -51,7 +65,7 @@ TEST_F(ReplicasCliTest, UnacknowledgedAcquireAndRunExitFourAndLeaveNoLock) {
     EXPECT_EQ(j["kind"], "retryable");
     EXPECT_FALSE(on_master("lock:{c2}"));
 
-    auto ran = fencelock({"run", "c3", "--lease", "30s", "--replicas", "1", "--", "true"});
+    auto ran = fencelock({"run", "c3", "--json", "--lease", "30s", "--replicas", "1", "--", "true"});
     EXPECT_EQ(ran.exit_code, 4) << ran.out << ran.err;
     EXPECT_EQ(ran.out, "") << "run's JSON goes to stderr";
     EXPECT_NE(ran.err.find("\"kind\":\"retryable\""), std::string::npos) << ran.err;
@@ -77,7 +91,7 @@ TEST_F(ReplicasCliTest, BadReplicaFlagsExitTwoAndSendNothing) {
     };
     for (const auto& flags : bad) {
         std::vector<std::string> acquire{"acquire", "r", "--lease", "10s"};
-        std::vector<std::string> run{"run", "r", "--lease", "10s"};
+        std::vector<std::string> run{"run", "r", "--json", "--lease", "10s"};
         std::vector<std::string> worker{"worker", "--queue", "q", "--db", "sqlite:///nonexistent/dir/x.db"};
         for (auto* c : {&acquire, &run, &worker}) c->insert(c->end(), flags.begin(), flags.end());
         run.insert(run.end(), {"--", "true"});

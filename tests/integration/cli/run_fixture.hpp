@@ -49,17 +49,33 @@ protected:
         fs::remove_all(dir, ec);
     }
 
+    /// fencelock --redis URL ARGS..., with `--json` right after `run` when ARGS run: these
+    /// tests read run's summary and error objects.
     std::vector<std::string> cli(std::vector<std::string> args) const {
+        if (auto run = std::find(args.begin(), args.end(), "run"); run != args.end()) args.insert(run + 1, "--json");
+        return cli_as_is(std::move(args));
+    }
+    /// fencelock --redis URL ARGS..., nothing added.
+    std::vector<std::string> cli_as_is(std::vector<std::string> args) const {
         args.insert(args.begin(), {FENCELOCK_CLI, "--redis", redis->url()});
         return args;
     }
-    /// `run RESOURCE FLAGS... -- sh -c SCRIPT sh DIR`
+    /// `run RESOURCE --json FLAGS... -- sh -c SCRIPT sh DIR`: with its summary on stderr.
     std::vector<std::string> run_args(const std::string& r, std::vector<std::string> flags,
                                       const std::string& script) const {
+        return cli(run_words(r, std::move(flags), script));
+    }
+    /// `run RESOURCE FLAGS... -- sh -c SCRIPT sh DIR`, as a script ported from flock runs it.
+    std::vector<std::string> plain_run(const std::string& r, std::vector<std::string> flags,
+                                       const std::string& script) const {
+        return cli_as_is(run_words(r, std::move(flags), script));
+    }
+    std::vector<std::string> run_words(const std::string& r, std::vector<std::string> flags,
+                                       const std::string& script) const {
         std::vector<std::string> args{"run", r};
         args.insert(args.end(), flags.begin(), flags.end());
         args.insert(args.end(), {"--", "sh", "-c", script, "sh", dir.string()});
-        return cli(args);
+        return args;
     }
     /// Starts fencelock in the background; its stdout goes to DIR/fencelock.out, its stderr
     /// (with the summary) to DIR/fencelock.err.

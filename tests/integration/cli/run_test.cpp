@@ -53,7 +53,7 @@ TEST_F(RunTest, StdoutHoldsCmdsBytesAloneAndTheSummaryIsStderrsLastLine) {
 TEST_F(RunTest, ErrorsAndOutcomesWithoutCmdLeaveStdoutEmptyToo) {
     auto holder = client();
     ASSERT_TRUE(holder.try_acquire(resource("taken"), AcquireOptions{.lease = 30s}).value().acquired());
-    for (const auto& args : {run_args("taken", {"--lease", "5s"}, "exit 0"),  // 75
+    for (const auto& args : {run_args("taken", {"--lease", "5s", "-n"}, "exit 0"),  // 75
                              run_args("r", {"--lease", "5"}, "exit 0"),       // 2, found by fencelock
                              run_args("r", {"--lease"}, "exit 0"),            // 2, found by the parser
                              cli({"--timeout", "200ms", "--redis", "redis://127.0.0.1:" + std::to_string(free_port()),
@@ -228,7 +228,7 @@ TEST_F(RunTest, ContendedExits75WithoutRunningCmd) {
     auto holder = client();
     auto held = holder.try_acquire(resource("busy"), AcquireOptions{.lease = 30s});
     ASSERT_TRUE(held && held->acquired());
-    const std::vector<std::vector<std::string>> flag_sets{{"--lease", "5s"}, {"--lease", "5s", "--wait", "1s"}};
+    const std::vector<std::vector<std::string>> flag_sets{{"--lease", "5s", "-n"}, {"--lease", "5s", "--wait", "1s"}};
     for (const auto& flags : flag_sets) {
         auto r = run_process(run_args("busy", flags, R"(touch "$1/ran")"));
         EXPECT_EQ(r.exit_code, 75) << r.err;
@@ -237,7 +237,7 @@ TEST_F(RunTest, ContendedExits75WithoutRunningCmd) {
         EXPECT_EQ(j["result"], "contended");
         EXPECT_EQ(j["exit_code"], 75);
         EXPECT_GT(j["pttl_ms"].get<long>(), 0);
-        if (flags.size() > 2) {
+        if (std::ranges::find(flags, "--wait") != flags.end()) {
             EXPECT_GE(j["attempts"].get<int>(), 2) << "kept trying within --wait";
         }
     }
@@ -317,7 +317,7 @@ TEST_F(RunTest, ReportFileHoldsTheSummary) {
 
     auto holder = client();
     ASSERT_TRUE(holder.try_acquire(resource("rep"), AcquireOptions{.lease = 30s}).value().acquired());
-    r = run_process(run_args("rep", {"--lease", "5s", "--report", path("report.json")}, "exit 0"));
+    r = run_process(run_args("rep", {"--lease", "5s", "-n", "--report", path("report.json")}, "exit 0"));
     EXPECT_EQ(r.exit_code, 75);
     report = json::parse(slurp(path("report.json")), nullptr, false);
     EXPECT_EQ(report, summary(r.err));
@@ -342,7 +342,8 @@ TEST_F(RunTest, BadInputExitsTwoAndChangesNothing) {
         {"run", "--lease", "5s", "--", "sh", "-c", "exit 0"},  // RESOURCE missing before --
         with_cmd({"run", "", "--lease", "5s"}),
         with_cmd({"run", "}r", "--lease", "5s"}),
-        with_cmd({"run", "r"}),
+        with_cmd({"run", "r", "-n", "--wait", "1s"}),
+        with_cmd({"run", "r", "-E", "300"}),
         with_cmd({"run", "r", "--lease", "5"}),
         with_cmd({"run", "r", "--lease", "0s"}),
         with_cmd({"run", "r", "--lease", "5ms"}),
@@ -388,7 +389,8 @@ TEST_F(RunTest, BadInputNamesTheOffendingFlag) {
 
 TEST_F(RunTest, UnreachableRedisExitsFourWithoutRunningCmd) {
     auto r = run_process({FENCELOCK_CLI, "--redis", "redis://127.0.0.1:" + std::to_string(free_port()), "--timeout",
-                          "200ms", "run", "r", "--lease", "5s", "--", "sh", "-c", R"(touch "$1")", "sh", path("ran")});
+                          "200ms", "run", "r", "--json", "--lease", "5s", "--", "sh", "-c", R"(touch "$1")", "sh",
+                          path("ran")});
     EXPECT_EQ(r.exit_code, 4);
     EXPECT_EQ(summary(r.err)["error"], "redis");
     EXPECT_FALSE(fs::exists(path("ran")));

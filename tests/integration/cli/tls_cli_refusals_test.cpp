@@ -120,7 +120,7 @@ TEST_P(TlsCliRefusalTest, AcquireAndRunExitFourNamingTheCauseAndWriteNothing) {
     const std::string before = refusal.server->snapshot();
     const auto acquired = fencelock(refusal.url, {"acquire", "order:1", "--lease", "30s"});
     expect_refused(acquired, acquired.out, GetParam().codes, refusal.port);
-    const auto ran = fencelock(refusal.url, {"run", "order:1", "--lease", "30s", "--", "echo", "ran"});
+    const auto ran = fencelock(refusal.url, {"run", "order:1", "--json", "--lease", "30s", "--", "echo", "ran"});
     expect_refused(ran, ran.err, GetParam().codes, refusal.port);
     EXPECT_EQ(ran.out, "");  // CMD never started
     EXPECT_EQ(refusal.server->snapshot(), before);
