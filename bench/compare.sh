@@ -98,7 +98,7 @@ ensure_fencelock() {
   fencelock_bin="$root/build/tools/fencelock/fencelock"
   if [ ! -x "$fencelock_bin" ]; then
     log "building $fencelock_bin"
-    "$root/scripts/install-deps.sh"
+    "$root/scripts/install-deps.sh" demo
     cmake -S "$root" -B "$root/build" >/dev/null
     cmake --build "$root/build" -j2 --target fencelock >/dev/null
   fi

@@ -11,7 +11,7 @@ model="$PWD/model/lease.pml"
 keep=0
 [ "${1:-}" = "--keep" ] && keep=1
 
-scripts/install-deps.sh spin gcc
+scripts/install-deps.sh --packages spin gcc
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fencelock-model.XXXXXX")
 if [ $keep -eq 1 ]; then echo "check-model: runs kept in $work" >&2; else trap 'rm -rf "$work"' EXIT; fi

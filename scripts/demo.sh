@@ -6,7 +6,7 @@
 # Extra arguments go to `fencelock demo` (e.g. --seed 7 --timeline /tmp/timeline.html --json).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh" demo
 cmake -S "$root" -B "$root/build" >/dev/null
 cmake --build "$root/build" -j2 --target fencelock >/dev/null
 exec "$root/build/tools/fencelock/fencelock" demo "$@"

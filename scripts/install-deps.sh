@@ -1,22 +1,52 @@
 #!/usr/bin/env bash
-# Installs the Debian packages fencelock needs to build, test and run its demo, and only those
-# that are missing: safe to re-run, and quick when everything is there already.
-# With arguments, installs only those packages (scripts/check-model.sh: spin gcc).
+# Installs the Debian packages one task needs, and only those that are missing: safe to re-run,
+# and quick when everything is there already.
+#
+#   scripts/install-deps.sh [TASK...]            default: build
+#   scripts/install-deps.sh --packages PKG...    these packages (scripts/check-model.sh: spin gcc)
+#
+# Tasks, each with what it adds:
+#   build  compile the library and the CLI: the compiler, CMake, and the -dev packages the
+#          build links (hiredis, OpenSSL, libpq, SQLite, prometheus-cpp, fmt, JSON, CLI11)
+#   demo   build, plus redis-server and redis-cli: `fencelock demo` starts its own server (and
+#          for --failover its own sentinels, redis-server --sentinel)
+#   test   demo, plus what the test suite starts or calls: PostgreSQL, GoogleTest, openssl (the
+#          TLS tests make their certificates), dpkg-dev (the .deb packages' test), Chromium and
+#          libpng (the one test that screenshots the demo's timeline), jq (the README's and
+#          STORE.md's examples read fields with it, and run under test)
+#   bench  demo, plus Google Benchmark (bench/store, bench/queue) and redis-benchmark (redis-tools);
+#          bench/compare.sh installs Node.js and the npm peers it compares with itself
+#
+# Needs root (or sudo) only when something is missing; README, "Installing the library", says how
+# to do without.
 set -euo pipefail
 
-packages=(
-  build-essential cmake pkg-config
-  redis-server redis-tools postgresql
-  libhiredis-dev libpq-dev libpqxx-dev libsqlite3-dev
-  prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libssl-dev openssl  # openssl: the TLS tests make their certificates
-  dpkg-dev  # cpack's .deb packages: dpkg-shlibdeps derives their Depends
-  chromium libpng-dev  # the demo timeline's screenshot test
-)
-[ $# -gt 0 ] && packages=("$@")
+build=(build-essential cmake pkg-config libhiredis-dev libssl-dev libpq-dev libsqlite3-dev
+       prometheus-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev)
+servers=(redis-server redis-tools)
+test_only=(postgresql libgtest-dev openssl dpkg-dev chromium libpng-dev jq)
+bench_only=(libbenchmark-dev)
+
+packages=()
+if [ "${1:-}" = "--packages" ]; then
+  shift
+  packages=("$@")
+else
+  [ $# -eq 0 ] && set -- build
+  for task in "$@"; do
+    case "$task" in
+      build) packages+=("${build[@]}") ;;
+      demo)  packages+=("${build[@]}" "${servers[@]}") ;;
+      test)  packages+=("${build[@]}" "${servers[@]}" "${test_only[@]}") ;;
+      bench) packages+=("${build[@]}" "${servers[@]}" "${bench_only[@]}") ;;
+      *) echo "install-deps.sh: unknown task '$task' (build, demo, test, bench; or --packages PKG...)" >&2; exit 2 ;;
+    esac
+  done
+fi
 
 missing=()
 for p in "${packages[@]}"; do
+  [[ " ${missing[*]} " == *" $p "* ]] && continue
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then

@@ -14,7 +14,7 @@
 # cost more than the tests).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh" test
 
 mode="${1:-}"
 [ $# -gt 0 ] && shift
