@@ -194,7 +194,7 @@ Decision decide_transact(const Job& job, FencingToken fence, const StoreResult<T
             // The key recorded under this execution's own fence is this execution's completion
             // (an external command records it with FENCELOCK_IDEMPOTENCY_KEY, as it should), not
             // an earlier one: a fence is issued to one ownership only, and each execution of a
-            // job holds a lease of its own (DESIGN.md, invariants 1 and 2).
+            // job holds a lease of its own (DESIGN.md, "Invariants and why they hold", 1 and 2).
             if (r->first && r->first->fence == fence && r->first->resource == job.resource.str())
                 return make(Verdict::completed, DecisionCause::none, job, fence);
             Decision d = make(Verdict::duplicate, DecisionCause::none, job, fence);

@@ -1,7 +1,7 @@
 #pragma once
 // The per-job protocol's decisions as pure functions: no I/O, no clock; randomness comes from
 // the caller's generator. JobProcessor feeds them with what happened (contended, a Redis
-// error, the handler's result, the store's verdict); tests/queue/decide_test.cpp checks them.
+// error, the handler's result, the store's verdict); tests/unit/queue_decide_test.cpp checks them.
 #include <optional>
 #include <random>
 #include <string>
