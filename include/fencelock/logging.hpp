@@ -43,9 +43,20 @@ struct LogOptions {
 /// without printing it. Not a secret: ids from a small space can be found by trying them.
 std::string resource_hash(std::string_view resource);
 
+namespace detail {
+class RenewalLogLimit;
+}
+
+/// Renewal failures are logged once per lease per change: the first failure of a kind (warn
+/// `lock_renew`), not its repeats (the keeper retries about every 100 ms while Redis fails
+/// over), then a different kind or the first success after failures (warn, with `held_back`:
+/// the repeats left out, and `recovered` on the success). Metrics count every renewal.
 class JsonLogObserver final : public LockObserver, public StoreObserver {
 public:
     explicit JsonLogObserver(LogOptions options = {});
+    ~JsonLogObserver() override;
+    JsonLogObserver(const JsonLogObserver&) = delete;
+    JsonLogObserver& operator=(const JsonLogObserver&) = delete;
 
     void on_acquire(const AcquireEvent& e) noexcept override;
     void on_renew(const RenewEvent& e) noexcept override;
@@ -61,6 +72,7 @@ public:
 
 private:
     LogOptions options_;
+    std::unique_ptr<detail::RenewalLogLimit> renewals_;
 };
 
 /// Forwards every event to several observers (e.g. metrics and logs).

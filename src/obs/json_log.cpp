@@ -4,6 +4,7 @@
 #include "fencelock/error.hpp"
 #include "fencelock/logging.hpp"
 #include "common/log.hpp"
+#include "obs/renewal_log_limit.hpp"
 
 namespace fencelock {
 namespace {
@@ -40,7 +41,10 @@ std::string resource_hash(std::string_view resource) {
     return buf;
 }
 
-JsonLogObserver::JsonLogObserver(LogOptions options) : options_(std::move(options)) {}
+JsonLogObserver::JsonLogObserver(LogOptions options)
+    : options_(std::move(options)), renewals_(std::make_unique<detail::RenewalLogLimit>()) {}
+
+JsonLogObserver::~JsonLogObserver() = default;
 
 void JsonLogObserver::log(LogLevel level, std::string_view event, std::string_view resource,
                           std::initializer_list<LogField> fields) noexcept {
@@ -82,19 +86,51 @@ void JsonLogObserver::on_acquire(const AcquireEvent& e) noexcept {
          {"detail", failed ? error_detail(e.error) : ""}});
 }
 
+namespace {
+
+// Which lease a renewal is about: the owner token is unique per acquisition.
+std::string lease_key(const ResourceName& resource, const OwnerToken& owner) {
+    std::string key = owner.str();
+    key += '\n';
+    key += resource.str();
+    return key;
+}
+
+// Failures of the same kind are repeats: the same status, or the same error code.
+std::string renewal_outcome(const std::expected<RenewStatus, std::error_code>& result) {
+    std::string kind(result_label(result));
+    if (!result) kind += std::string(":") + result.error().category().name() + ":" + std::to_string(result.error().value());
+    return kind;
+}
+
+}  // namespace
+
 void JsonLogObserver::on_renew(const RenewEvent& e) noexcept {
-    const LogLevel level = e.result == RenewStatus::renewed ? LogLevel::debug : LogLevel::warn;
+    detail::RenewalLogLimit::Verdict verdict;
+    try {
+        verdict = renewals_->note(lease_key(e.resource, e.owner), renewal_outcome(e.result));
+    } catch (...) {
+    }
+    if (!verdict.log) return;
+    // A recovery closes a warning: it is logged where the warning was.
+    const LogLevel level = e.result == RenewStatus::renewed && !verdict.recovered ? LogLevel::debug : LogLevel::warn;
     log(level, "lock_renew", e.resource.str(),
         {{"result", std::string(result_label(e.result))},
          {"owner", e.owner.str()},
          {"fence", e.fence ? LogValue(e.fence->value()) : LogValue()},
          {"lease_ms", e.lease.count()},
          {"kept", e.kept},
+         {"recovered", verdict.recovered ? LogValue(true) : LogValue()},
+         {"held_back", verdict.held_back > 0 ? LogValue(verdict.held_back) : LogValue()},
          {"error", e.result ? "" : e.result.error().message()},
          {"detail", e.result ? "" : error_detail(e.result.error())}});
 }
 
 void JsonLogObserver::on_release(const ReleaseEvent& e) noexcept {
+    try {
+        renewals_->forget(lease_key(e.resource, e.owner));
+    } catch (...) {
+    }
     const LogLevel level = e.result == ReleaseStatus::released ? LogLevel::info : LogLevel::warn;
     log(level, "lock_release", e.resource.str(),
         {{"result", std::string(result_label(e.result))},
@@ -105,6 +141,10 @@ void JsonLogObserver::on_release(const ReleaseEvent& e) noexcept {
 }
 
 void JsonLogObserver::on_lease_lost(const LossEvent& e) noexcept {
+    try {
+        renewals_->forget(lease_key(e.resource, e.owner));
+    } catch (...) {
+    }
     log(LogLevel::warn, "lock_lease_lost", e.resource.str(),
         {{"reason", std::string(to_string(e.reason))},
          {"owner", e.owner.str()},

@@ -1,5 +1,4 @@
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
@@ -10,6 +9,7 @@
 
 #include "fencelock/metrics.hpp"
 #include "fencelock/version.hpp"
+#include "obs/redis_health.hpp"
 
 namespace fencelock {
 namespace {
@@ -42,15 +42,6 @@ struct PrometheusMetrics::Families {
           release(prometheus::BuildCounter().Name(p + "lock_release_total").Help("Releases by result").Register(r)),
           fence_rejected(prometheus::BuildCounter().Name(p + "fence_rejected_total")
                              .Help("Writes the store refused because their fence was stale").Register(r)),
-          job_retry(prometheus::BuildCounter().Name(p + "job_retry_total").Help("Jobs put back for a retry, by reason").Register(r)),
-          job_requeue(prometheus::BuildCounter().Name(p + "job_requeue_total").Help("Jobs requeued with a delay").Register(r)),
-          job_aborted(prometheus::BuildCounter().Name(p + "job_aborted_total").Help("Job executions abandoned, by reason").Register(r)),
-          job_duplicate(prometheus::BuildCounter().Name(p + "job_duplicate_total")
-                            .Help("Jobs whose idempotency key was already completed").Register(r)),
-          job_completed(prometheus::BuildCounter().Name(p + "job_completed_total")
-                            .Help("Jobs completed and acknowledged by this process").Register(r)),
-          job_dead(prometheus::BuildCounter().Name(p + "job_dead_total")
-                       .Help("Jobs this process moved to the dead-letter stream").Register(r)),
           redis_errors(prometheus::BuildCounter().Name(p + "redis_errors_total")
                            .Help("Redis calls that failed (transport or server errors), by who sent them").Register(r)),
           clock_behind(prometheus::BuildCounter().Name(p + "clock_behind_total")
@@ -61,10 +52,6 @@ struct PrometheusMetrics::Families {
           acquire_seconds(acquire_duration.Add({}, seconds_buckets())),
           hold_seconds(hold_duration.Add({}, seconds_buckets())),
           fence_rejected_count(fence_rejected.Add({})),
-          requeued(job_requeue.Add({})),
-          duplicates(job_duplicate.Add({})),
-          completed(job_completed.Add({})),
-          dead(job_dead.Add({})),
           clock_behind_count(clock_behind.Add({})),
           clock_skew_seconds(clock_skew.Add({})) {
         // Every label value that is known in advance exists from the start, so dashboards and
@@ -82,9 +69,7 @@ struct PrometheusMetrics::Families {
         for (auto reason : {LossReason::not_owner, LossReason::max_hold_exceeded, LossReason::expired,
                             LossReason::clock_step})
             lease_lost.Add({{"reason", std::string(to_string(reason))}});
-        for (const char* reason : {"contention", "business", "infrastructure"}) job_retry.Add({{"reason", reason}});
-        for (const char* reason : {"lease_lost", "shutdown"}) job_aborted.Add({{"reason", reason}});
-        for (const char* source : {"client", "keeper", "worker"}) redis_errors.Add({{"source", source}});
+        for (const char* source : {"client", "keeper"}) redis_errors.Add({{"source", source}});
     }
 
     Family<Counter>& acquire;
@@ -95,28 +80,53 @@ struct PrometheusMetrics::Families {
     Family<Counter>& lease_lost;
     Family<Counter>& release;
     Family<Counter>& fence_rejected;
-    Family<Counter>& job_retry;
-    Family<Counter>& job_requeue;
-    Family<Counter>& job_aborted;
-    Family<Counter>& job_duplicate;
-    Family<Counter>& job_completed;
-    Family<Counter>& job_dead;
     Family<Counter>& redis_errors;
     Family<Counter>& clock_behind;
     Family<Gauge>& clock_skew;
     Histogram& acquire_seconds;
     Histogram& hold_seconds;
     Counter& fence_rejected_count;
-    Counter& requeued;
-    Counter& duplicates;
-    Counter& completed;
-    Counter& dead;
     Counter& clock_behind_count;
     Gauge& clock_skew_seconds;
 };
 
+// The queue's families, registered only in a process that runs jobs: a lock-only process
+// (fencelock run) exports no job_* series that would read as a worker doing nothing.
+struct PrometheusMetrics::JobFamilies {
+    JobFamilies(prometheus::Registry& r, const std::string& p, Family<Counter>& redis_errors)
+        : job_retry(prometheus::BuildCounter().Name(p + "job_retry_total").Help("Jobs put back for a retry, by reason").Register(r)),
+          job_requeue(prometheus::BuildCounter().Name(p + "job_requeue_total").Help("Jobs requeued with a delay").Register(r)),
+          job_aborted(prometheus::BuildCounter().Name(p + "job_aborted_total").Help("Job executions abandoned, by reason").Register(r)),
+          job_duplicate(prometheus::BuildCounter().Name(p + "job_duplicate_total")
+                            .Help("Jobs whose idempotency key was already completed").Register(r)),
+          job_completed(prometheus::BuildCounter().Name(p + "job_completed_total")
+                            .Help("Jobs completed and acknowledged by this process").Register(r)),
+          job_dead(prometheus::BuildCounter().Name(p + "job_dead_total")
+                       .Help("Jobs this process moved to the dead-letter stream").Register(r)),
+          requeued(job_requeue.Add({})),
+          duplicates(job_duplicate.Add({})),
+          completed(job_completed.Add({})),
+          dead(job_dead.Add({})) {
+        for (const char* reason : {"contention", "business", "infrastructure"}) job_retry.Add({{"reason", reason}});
+        for (const char* reason : {"lease_lost", "shutdown"}) job_aborted.Add({{"reason", reason}});
+        redis_errors.Add({{"source", "worker"}});
+    }
+
+    Family<Counter>& job_retry;
+    Family<Counter>& job_requeue;
+    Family<Counter>& job_aborted;
+    Family<Counter>& job_duplicate;
+    Family<Counter>& job_completed;
+    Family<Counter>& job_dead;
+    Counter& requeued;
+    Counter& duplicates;
+    Counter& completed;
+    Counter& dead;
+};
+
 PrometheusMetrics::PrometheusMetrics(prometheus::Registry& registry, MetricsOptions options)
-    : f_(std::make_unique<Families>(registry, options.name_prefix)), options_(std::move(options)) {
+    : registry_(registry), f_(std::make_unique<Families>(registry, options.name_prefix)), options_(std::move(options)),
+      health_(std::make_unique<detail::RedisHealth>()) {
     for (const auto& type : options_.resource_types) f_->contention.Add({{"resource_type", type}});
     // Which build a process runs, for dashboards that span a rollout: always 1.
     prometheus::BuildGauge()
@@ -146,6 +156,10 @@ void PrometheusMetrics::on_acquire(const AcquireEvent& e) noexcept {
         if (e.contended_attempts > 0)
             f_->contention.Add({{"resource_type", resource_type(e.resource.str())}}).Increment(e.contended_attempts);
         if (e.failed_attempts > 0) f_->redis_errors.Add({{"source", "client"}}).Increment(e.failed_attempts);
+        // Readiness follows how the acquisition ended: a refusal or a wait that ran out is an
+        // answer from Redis, an error is not.
+        if (e.result == AcquireResult::error || e.error) health_->failed("client", e.error);
+        else health_->answered();
         if (e.clock_behind) {
             f_->clock_behind_count.Increment();
             f_->clock_skew_seconds.Set(seconds(*e.clock_behind));
@@ -157,7 +171,8 @@ void PrometheusMetrics::on_acquire(const AcquireEvent& e) noexcept {
 void PrometheusMetrics::on_renew(const RenewEvent& e) noexcept {
     try {
         f_->renew.Add({{"result", std::string(result_label(e.result))}}).Increment();
-        if (!e.result) redis_error(e.kept ? "keeper" : "client");
+        if (!e.result) redis_failed(e.kept ? "keeper" : "client", e.result.error());
+        else health_->answered();
     } catch (...) {
     }
 }
@@ -166,7 +181,8 @@ void PrometheusMetrics::on_release(const ReleaseEvent& e) noexcept {
     try {
         f_->release.Add({{"result", std::string(result_label(e.result))}}).Increment();
         if (e.held_for && e.result == ReleaseStatus::released) f_->hold_seconds.Observe(seconds(*e.held_for));
-        if (!e.result) redis_error("client");
+        if (!e.result) redis_failed("client", e.result.error());
+        else health_->answered();
     } catch (...) {
     }
 }
@@ -183,83 +199,63 @@ void PrometheusMetrics::on_fence_rejected(const FenceRejectedEvent& e) noexcept 
 
 void PrometheusMetrics::fence_rejected(std::string_view) noexcept { f_->fence_rejected_count.Increment(); }
 
-void PrometheusMetrics::redis_error(std::string_view source) noexcept {
+void PrometheusMetrics::redis_error(std::string_view source) noexcept { redis_failed(source, {}); }
+
+void PrometheusMetrics::redis_failed(std::string_view source, std::error_code error) noexcept {
+    health_->failed(source, error);
     try {
         f_->redis_errors.Add({{"source", std::string(source)}}).Increment();
     } catch (...) {
     }
 }
 
-void PrometheusMetrics::job_completed() noexcept { f_->completed.Increment(); }
+void PrometheusMetrics::redis_answered(std::string_view) noexcept { health_->answered(); }
 
-void PrometheusMetrics::job_dead() noexcept { f_->dead.Increment(); }
+Readiness PrometheusMetrics::redis_readiness() const { return health_->state(); }
+
+void PrometheusMetrics::export_job_metrics() {
+    std::call_once(jobs_once_, [&] {
+        jobs_ = std::make_unique<JobFamilies>(registry_, options_.name_prefix, f_->redis_errors);
+    });
+}
+
+// The job counters register their families on first use when no QueueMetricsObserver did.
+PrometheusMetrics::JobFamilies* PrometheusMetrics::jobs() noexcept {
+    try {
+        export_job_metrics();
+    } catch (...) {
+    }
+    return jobs_.get();
+}
+
+void PrometheusMetrics::job_completed() noexcept {
+    if (auto* j = jobs()) j->completed.Increment();
+}
+
+void PrometheusMetrics::job_dead() noexcept {
+    if (auto* j = jobs()) j->dead.Increment();
+}
 
 void PrometheusMetrics::job_retry(std::string_view reason) noexcept {
     try {
-        f_->job_retry.Add({{"reason", std::string(reason)}}).Increment();
+        if (auto* j = jobs()) j->job_retry.Add({{"reason", std::string(reason)}}).Increment();
     } catch (...) {
     }
 }
 
-void PrometheusMetrics::job_requeued() noexcept { f_->requeued.Increment(); }
+void PrometheusMetrics::job_requeued() noexcept {
+    if (auto* j = jobs()) j->requeued.Increment();
+}
 
 void PrometheusMetrics::job_aborted(std::string_view reason) noexcept {
     try {
-        f_->job_aborted.Add({{"reason", std::string(reason)}}).Increment();
+        if (auto* j = jobs()) j->job_aborted.Add({{"reason", std::string(reason)}}).Increment();
     } catch (...) {
     }
 }
 
-void PrometheusMetrics::job_duplicate() noexcept { f_->duplicates.Increment(); }
-
-namespace {
-// What the exposer serves: the registry, read after the samplers ran.
-class SampledRegistry final : public prometheus::Collectable {
-public:
-    explicit SampledRegistry(std::shared_ptr<prometheus::Registry> registry) : registry_(std::move(registry)) {}
-    void add(std::function<void()> sample) {
-        std::lock_guard lock(mutex_);
-        samplers_.push_back(std::move(sample));
-    }
-    std::vector<prometheus::MetricFamily> Collect() const override {
-        {
-            std::lock_guard lock(mutex_);
-            for (const auto& sample : samplers_) sample();
-        }
-        return registry_->Collect();
-    }
-
-private:
-    std::shared_ptr<prometheus::Registry> registry_;
-    mutable std::mutex mutex_;
-    std::vector<std::function<void()>> samplers_;
-};
-}  // namespace
-
-struct MetricsServer::Impl {
-    // The registry (in the collectable) is declared first: the exposer must be destroyed before it.
-    std::shared_ptr<SampledRegistry> collectable;
-    std::unique_ptr<prometheus::Exposer> exposer;
-};
-
-MetricsServer::MetricsServer(const std::string& address, std::shared_ptr<prometheus::Registry> registry)
-    : impl_(std::make_unique<Impl>()) {
-    impl_->collectable = std::make_shared<SampledRegistry>(std::move(registry));
-    try {
-        impl_->exposer = std::make_unique<prometheus::Exposer>(address);
-    } catch (const std::exception& e) {
-        throw std::runtime_error("cannot serve metrics on " + address + ": " + e.what());
-    }
-    impl_->exposer->RegisterCollectable(impl_->collectable);
-}
-
-void MetricsServer::on_scrape(std::function<void()> sample) { impl_->collectable->add(std::move(sample)); }
-
-MetricsServer::~MetricsServer() = default;
-
-unsigned short MetricsServer::port() const {
-    auto ports = impl_->exposer->GetListeningPorts();
-    return ports.empty() ? 0 : static_cast<unsigned short>(ports.front());
+void PrometheusMetrics::job_duplicate() noexcept {
+    if (auto* j = jobs()) j->duplicates.Increment();
 }
 
 }  // namespace fencelock

@@ -12,7 +12,10 @@ namespace fencelock {
 
 QueueMetricsObserver::QueueMetricsObserver(std::shared_ptr<PrometheusMetrics> metrics,
                                            std::shared_ptr<JsonLogObserver> log)
-    : metrics_(std::move(metrics)), log_(std::move(log)) {}
+    : metrics_(std::move(metrics)), log_(std::move(log)) {
+    // This process runs jobs: its job families exist from the start, at zero.
+    if (metrics_) metrics_->export_job_metrics();
+}
 
 // Contention retries are counted apart from business and infrastructure ones: a busy resource
 // is not a failure. Fence rejections are the store's to count (it knows each one without a
@@ -105,6 +108,7 @@ Result<QueueStats> QueueDepthMetrics::sample() {
         for (auto* g : {ready_, delayed_, in_flight_, dead_}) g->Set(std::numeric_limits<double>::quiet_NaN());
         return s;
     }
+    if (errors_) errors_->redis_answered("worker");
     ready_->Set(static_cast<double>(s->ready));
     delayed_->Set(static_cast<double>(s->delayed));
     in_flight_->Set(static_cast<double>(s->in_flight));

@@ -13,6 +13,9 @@
 #include "fencelock/metrics.hpp"
 #include "integration/lock_fixture.hpp"
 #include "support/scrape.hpp"
+#ifdef FENCELOCK_CLI
+#include "integration/cli/run_fixture.hpp"
+#endif
 
 namespace fencelock::test_support {
 namespace {
@@ -180,6 +183,123 @@ TEST_F(LockTest, LogLevelFiltersAndRawIdsAreOptIn) {
     EXPECT_EQ(parse_log_level("warn"), LogLevel::warn);
     EXPECT_EQ(parse_log_level("loud"), std::nullopt);
 }
+
+// A kept lease while Redis is gone: the keeper retries its renewal about every 100 ms, the
+// metrics count each failure, the log says it once.
+TEST_F(LockTest, FailedKeptRenewalsAreLoggedOnceAndCountedEachTime) {
+    CapturedLog captured;
+    auto registry = std::make_shared<prometheus::Registry>();
+    auto metrics = std::make_shared<PrometheusMetrics>(*registry);
+    ClientOptions options{.command_timeout = 200ms};
+    options.observer = std::make_shared<ObserverChain>(std::vector<std::shared_ptr<LockObserver>>{
+        metrics, std::make_shared<JsonLogObserver>(captured.options(LogLevel::warn, false))});
+    auto c = client(options);
+    auto held = c.hold(resource("order:8"), {.lease = 3s});
+    ASSERT_TRUE(held && held->acquired());
+    redis->kill();
+    const auto keeper_errors = [&] {
+        const std::string text = "\n" + prometheus::TextSerializer().Serialize(registry->Collect());
+        return sample(text, "fencelock_redis_errors_total{source=\"keeper\"}");
+    };
+    ASSERT_TRUE(eventually([&] { return keeper_errors() >= 4; }, 10s)) << "the keeper retries";
+    std::lock_guard lock(captured.m);
+    std::vector<std::string> failures;
+    for (const auto& line : captured.lines) {
+        const auto j = nlohmann::json::parse(line);
+        if (j["event"] == "lock_renew" && j["result"] == "error") failures.push_back(line);
+    }
+    ASSERT_GE(failures.size(), 1u);
+    // One per kind of failure: a refused connection and a timeout may both show, not each retry.
+    EXPECT_LE(failures.size(), 2u) << failures.back();
+    EXPECT_LT(failures.size(), static_cast<std::size_t>(keeper_errors()));
+}
+
+// /healthz answers while the process runs; /readyz follows the last Redis round trip: 200
+// while Redis answers, 503 with the reason once a call failed, 200 again after one succeeds.
+TEST_F(LockTest, ReadinessFollowsRedisAndLivenessDoesNot) {
+    auto registry = std::make_shared<prometheus::Registry>();
+    auto metrics = std::make_shared<PrometheusMetrics>(*registry);
+    MetricsServer server("127.0.0.1:0", registry);
+    server.ready_when([metrics] { return metrics->redis_readiness(); });
+    ClientOptions options{.command_timeout = 200ms};
+    options.observer = metrics;
+    auto c = client(options);
+    const auto get = [&](const char* path) { return http_get(server.port(), path); };
+
+    ASSERT_TRUE(c.try_acquire(resource("order:1"), {.lease = 10s}));
+    EXPECT_TRUE(get("/readyz").starts_with("HTTP/1.1 200 OK")) << get("/readyz");
+    EXPECT_TRUE(get("/healthz").starts_with("HTTP/1.1 200 OK"));
+    EXPECT_TRUE(get("/healthz").ends_with("\r\n\r\nok\n"));
+
+    redis->kill();
+    EXPECT_FALSE(c.try_acquire(resource("order:2"), {.lease = 10s}));
+    const std::string down = get("/readyz");
+    EXPECT_TRUE(down.starts_with("HTTP/1.1 503")) << down;
+    EXPECT_NE(down.find("redis unavailable (client)"), std::string::npos) << down;
+    EXPECT_TRUE(get("/healthz").starts_with("HTTP/1.1 200 OK")) << "alive, only not ready";
+    EXPECT_GE(sample("\n" + get("/metrics"), "fencelock_redis_errors_total{source=\"client\"}"), 1)
+        << "/metrics is still served";
+
+    redis->start();
+    ASSERT_TRUE(eventually([&] { return c.try_acquire(resource("order:2"), {.lease = 10s}).has_value(); }, 10s));
+    EXPECT_TRUE(get("/readyz").starts_with("HTTP/1.1 200 OK")) << get("/readyz");
+}
+
+// A not-ready answer runs the scrape samplers once and asks again: a sampler that reaches
+// Redis (a worker's queue depth) turns an idle worker ready without waiting for a job.
+TEST_F(LockTest, ReadinessIsRecheckedAfterTheScrapeSamplersRan) {
+    auto registry = std::make_shared<prometheus::Registry>();
+    auto metrics = std::make_shared<PrometheusMetrics>(*registry);
+    MetricsServer server("127.0.0.1:0", registry);
+    server.ready_when([metrics] { return metrics->redis_readiness(); });
+    std::atomic<bool> redis_back{false};
+    std::atomic<int> samples{0};
+    server.on_scrape([&] {
+        ++samples;
+        if (redis_back) metrics->redis_answered("worker");
+    });
+    metrics->redis_error("worker");
+    EXPECT_TRUE(http_get(server.port(), "/readyz").starts_with("HTTP/1.1 503"));
+    EXPECT_EQ(samples.load(), 1);
+    redis_back = true;
+    EXPECT_TRUE(http_get(server.port(), "/readyz").starts_with("HTTP/1.1 200 OK"));
+    EXPECT_EQ(samples.load(), 2);
+    EXPECT_TRUE(http_get(server.port(), "/readyz").starts_with("HTTP/1.1 200 OK"));
+    EXPECT_EQ(samples.load(), 2) << "a ready answer costs no sample";
+}
+
+#ifdef FENCELOCK_CLI
+// `fencelock run --metrics-addr`: a lock-only process exports no job_* series, answers
+// /healthz, and /readyz turns 503 once its keeper cannot renew against a stopped Redis.
+TEST_F(RunTest, RunServesNoJobSeriesAndReadinessFollowsRedis) {
+    const auto port = static_cast<unsigned short>(local::free_port());
+    // A 10 s lease: after Redis stops, its renewals fail for seconds before it is lost and run
+    // stops CMD and exits, time enough to read /readyz and /healthz.
+    const pid_t run = start(run_args("ready", {"--lease", "10s", "--metrics-addr", "127.0.0.1:" + std::to_string(port)},
+                                     std::string(announce) + "exec sleep 600"));
+    ASSERT_GT(wait_started(), 0);
+    std::string text;
+    ASSERT_TRUE(eventually([&] {
+        text = "\n" + http_get(port, "/metrics");
+        return sample(text, "fencelock_lock_acquire_total{result=\"acquired\"}") == 1;
+    }));
+    EXPECT_NE(text.find("# TYPE fencelock_lock_renew_total counter"), std::string::npos);
+    EXPECT_EQ(text.find("fencelock_job_"), std::string::npos) << text;
+    EXPECT_EQ(text.find("source=\"worker\""), std::string::npos) << text;
+    EXPECT_TRUE(http_get(port, "/readyz").starts_with("HTTP/1.1 200 OK"));
+    EXPECT_TRUE(http_get(port, "/healthz").starts_with("HTTP/1.1 200 OK"));
+
+    redis->kill();
+    std::string readyz;
+    ASSERT_TRUE(eventually([&] {
+        readyz = http_get(port, "/readyz");
+        return readyz.starts_with("HTTP/1.1 503");
+    }, 20s)) << readyz;
+    EXPECT_NE(readyz.find("redis unavailable (keeper)"), std::string::npos) << readyz;
+    EXPECT_TRUE(http_get(port, "/healthz").starts_with("HTTP/1.1 200 OK")) << "alive, only not ready";
+    EXPECT_EQ(wait_exit(run), 76) << "renewals failed until the lease's end: CMD stopped";
+}
+#endif
 
 }  // namespace
 }  // namespace fencelock::test_support

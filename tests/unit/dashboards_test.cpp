@@ -12,16 +12,10 @@
 
 #include "fencelock/metrics.hpp"
 #include "fencelock/queue_metrics.hpp"
+#include "unit/source_text.hpp"
 
 namespace fencelock::test_support {
 namespace {
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 /// Metric family names referenced in PromQL text (histogram series map to their family).
 std::set<std::string> referenced_metrics(const std::string& text) {
@@ -36,16 +30,17 @@ std::set<std::string> referenced_metrics(const std::string& text) {
     return names;
 }
 
-/// Families PrometheusMetrics and QueueDepthMetrics export once they have seen traffic (every
-/// `# TYPE` line). A family whose labels come from traffic (contention per resource type)
-/// appears after its first event.
+/// Families a worker's PrometheusMetrics, QueueMetricsObserver and QueueDepthMetrics export
+/// once they have seen traffic (every `# TYPE` line). A family whose labels come from traffic
+/// (contention per resource type) appears after its first event.
 std::set<std::string> exported_families() {
     auto registry = std::make_shared<prometheus::Registry>();
-    PrometheusMetrics metrics(*registry);
+    auto metrics = std::make_shared<PrometheusMetrics>(*registry);
+    QueueMetricsObserver jobs(metrics, nullptr);                     // the job_* families
     QueueDepthMetrics depth(*registry, QueueOptions{.queue = "q"});  // connects only when sampled
     const auto resource = *ResourceName::make("order:1");
     const auto owner = OwnerToken::generate();
-    metrics.on_acquire({resource, owner, AcquireResult::contended, std::nullopt, 1, std::chrono::microseconds(5),
+    metrics->on_acquire({resource, owner, AcquireResult::contended, std::nullopt, 1, std::chrono::microseconds(5),
                         std::chrono::milliseconds(1000), {}, 1, 0});
     const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
     std::set<std::string> names;
@@ -56,7 +51,7 @@ std::set<std::string> exported_families() {
 }
 
 TEST(Dashboards, AlertRulesReferenceOnlyExportedMetrics) {
-    const std::string rules = read_file(std::string(SOURCE_DIR) + "/ops/prometheus/alerts.yml");
+    const std::string rules = source_text("ops/prometheus/alerts.yml");
     ASSERT_FALSE(rules.empty());
     const auto exported = exported_families();
     const auto used = referenced_metrics(rules);
@@ -70,7 +65,7 @@ TEST(Dashboards, AlertRulesReferenceOnlyExportedMetrics) {
 }
 
 TEST(Dashboards, GrafanaDashboardIsValidJsonAndReferencesOnlyExportedMetrics) {
-    const auto dashboard = nlohmann::json::parse(read_file(std::string(SOURCE_DIR) + "/ops/grafana/fencelock.json"));
+    const auto dashboard = nlohmann::json::parse(source_text("ops/grafana/fencelock.json"));
     const auto exported = exported_families();
     std::set<std::string> used;
     for (const auto& panel : dashboard.at("panels"))

@@ -25,7 +25,8 @@ private:
 }  // namespace
 
 void add_observe_flags(CLI::App& command, ObserveArgs& args) {
-    command.add_option("--metrics-addr", args.metrics_addr, "serve Prometheus /metrics on HOST:PORT");
+    command.add_option("--metrics-addr", args.metrics_addr,
+                       "serve Prometheus /metrics, /healthz and /readyz (Redis reachable) on HOST:PORT");
     command.add_option("--log-level", args.log_level, "JSON log lines on stderr: debug, info, warn (default), error, off");
     command.add_flag("--log-raw-ids", args.log_raw_ids, "log full resource ids instead of their hash");
 }
@@ -50,6 +51,8 @@ Observability::Observability(const ObserveArgs& args) {
     } catch (const std::runtime_error& e) {
         throw InputError{"--metrics-addr", e.what()};
     }
+    // /readyz: whether the last Redis round trip this process reported succeeded.
+    server_->ready_when([metrics = metrics_] { return metrics->redis_readiness(); });
 }
 
 Observability::~Observability() = default;

@@ -1,6 +1,7 @@
 #pragma once
 // Metrics and logs for long-running commands (run, worker): --metrics-addr serves Prometheus
-// /metrics, --log-level and --log-raw-ids shape the JSON log lines on stderr.
+// /metrics, /healthz (liveness) and /readyz (the last Redis round trip succeeded); --log-level
+// and --log-raw-ids shape the JSON log lines on stderr.
 #include <functional>
 #include <memory>
 #include <string>
