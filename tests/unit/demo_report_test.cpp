@@ -3,6 +3,7 @@
 
 #include <tuple>
 
+#include "demo/failover_report.hpp"
 #include "demo/history.hpp"
 #include "demo/timeline.hpp"
 
@@ -91,6 +92,49 @@ TEST(DemoReport, CleanRunHasNoDamage) {
     EXPECT_EQ(r.lost_updates, 0u);
     EXPECT_EQ(r.duplicates, 0u);
     EXPECT_EQ(r.accepted, 2u);
+}
+
+// A failover history: leases before the kill at t = 100, then leases after it, with `fences`.
+History failover_history(std::vector<std::uint64_t> before, std::vector<std::uint64_t> after) {
+    History h;
+    h.faults = {{kill_kind, failover_target, 100, 100}, {promoted_kind, failover_target, 150, 150}};
+    int n = 0;
+    for (auto fence : before) h.operations.push_back(write("r0", "b" + std::to_string(++n), "", 40, 50, 60, fence));
+    for (auto fence : after) h.operations.push_back(write("r0", "a" + std::to_string(++n), "", 190, 200, 210, fence));
+    return h;
+}
+
+TEST(DemoFailoverReport, APlainCounterWentBackAndReissuedFences) {
+    const History h = failover_history({20, 21, 22}, {18, 19, 20, 21, 22, 23});
+    const FailoverReport r = make_failover_report(h, make_report(h, {}), 17, FenceSource::incr_counter);
+    EXPECT_EQ(r.counter_before, 22u);
+    EXPECT_EQ(r.counter_regression, 5);
+    EXPECT_EQ(r.first_fence_after, 18u);
+    EXPECT_EQ(r.fences_issued_twice, 3u) << "20, 21 and 22";
+    EXPECT_EQ(fences_after_failover(r), "went back by 5");
+    EXPECT_EQ(fences_after_failover(make_failover_report(h, make_report(h, {}), 22, FenceSource::incr_counter)),
+              "did not go back");
+}
+
+TEST(DemoFailoverReport, ClockBasedFencesContinueFromThePromotedMastersClock) {
+    // The replica had replicated the counter up to ...251334; the new master's first fence is its
+    // clock, above every fence issued before: its counter is behind, but no fence goes back.
+    const History h = failover_history({1796128988251334, 1796128988888108}, {1796128990606975, 1796128990706975});
+    const FailoverReport r = make_failover_report(h, make_report(h, {}), 1796128988251334, FenceSource::redis_clock);
+    EXPECT_EQ(r.first_fence_after, 1796128990606975u);
+    EXPECT_EQ(r.fences_issued_twice, 0u);
+    EXPECT_EQ(fences_after_failover(r), "clock-based, no fence reissued");
+    EXPECT_EQ(fences_after_failover(r).find("went back"), std::string::npos);
+
+    // A promoted master whose clock lags the old one's by more than the failover took: said so.
+    const History lagging = failover_history({1000, 2000}, {1500, 1600});
+    EXPECT_EQ(fences_after_failover(
+                  make_failover_report(lagging, make_report(lagging, {}), 1000, FenceSource::redis_clock)),
+              "clock-based, 500 us behind");
+    const History repeated = failover_history({1000, 2000}, {2000, 2100});
+    EXPECT_EQ(fences_after_failover(
+                  make_failover_report(repeated, make_report(repeated, {}), 1000, FenceSource::redis_clock)),
+              "clock-based, 1 reissued");
 }
 
 TEST(DemoReport, HistoryLinesRoundTrip) {
