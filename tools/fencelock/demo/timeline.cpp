@@ -50,13 +50,15 @@ double text_width(const std::string& text, int font_size, bool bold = false) {
     return static_cast<double>(chars) * font_size * (bold ? 0.72 : 0.62);
 }
 
+enum class Anchor { start, middle, end };  ///< which point of the text x names
+
 // One line of text. It is moved sideways as far as needed for its estimated extent to stay
 // inside the drawing, so no label is clipped at either edge.
 struct Label {
     double x = 0;
     int y = 0;
     std::string text{};  ///< plain text, escaped when written
-    const char* anchor = "start";  ///< start | middle | end
+    Anchor anchor = Anchor::start;
     int font_size = 11;
     bool bold = false;
     std::string fill{};     ///< empty: the default, black
@@ -65,10 +67,12 @@ struct Label {
 
 std::string label(const Label& l) {
     const double w = text_width(l.text, l.font_size, l.bold);
-    const double before = l.anchor == std::string_view("middle") ? w / 2 : l.anchor == std::string_view("end") ? w : 0;
+    const double before = l.anchor == Anchor::middle ? w / 2 : l.anchor == Anchor::end ? w : 0;  // left of x
     const double x = std::clamp(l.x, edge_gap + before, std::max(edge_gap + before, width - edge_gap - (w - before)));
     return fmt::format("<text x='{:.1f}' y='{}' font-size='{}'{}{}{}>{}{}</text>\n", x, l.y, l.font_size,
-                       l.anchor == std::string_view("start") ? "" : fmt::format(" text-anchor='{}'", l.anchor),
+                       l.anchor == Anchor::start ? ""
+                       : l.anchor == Anchor::middle ? " text-anchor='middle'"
+                                                    : " text-anchor='end'",
                        l.bold ? " font-weight='bold'" : "", l.fill.empty() ? "" : fmt::format(" fill='{}'", l.fill),
                        escape(l.text), l.tooltip.empty() ? "" : "<title>" + l.tooltip + "</title>");
 }
@@ -188,7 +192,7 @@ std::string marks_with_labels(std::vector<Mark> marks) {
         svg += label({.x = (marks[first].x + marks[next - 1].x) / 2,
                       .y = marks[first].y + 10,
                       .text = cluster_label(lost, rejected, culprits),
-                      .anchor = "middle",
+                      .anchor = Anchor::middle,
                       .font_size = 10,
                       .bold = true,
                       .fill = lost > 0 ? lost_colour : culprits > 0 ? culprit_colour : rejected_colour});
@@ -277,19 +281,19 @@ std::string axis(const Scale& s, const TimeAxis& a, int plot_bottom, std::int64_
             "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#eee'/>"
             "<line x1='{0:.1f}' x2='{0:.1f}' y1='{2}' y2='{3}' stroke='black'/>",
             x, top, plot_bottom, plot_bottom + 5);
-        svg += label({.x = x, .y = plot_bottom + 17, .text = tick.label, .anchor = "middle"});
+        svg += label({.x = x, .y = plot_bottom + 17, .text = tick.label, .anchor = Anchor::middle});
     }
     svg += label({.x = edge_gap, .y = plot_bottom + 17, .text = "time"});
     svg += label({.x = static_cast<double>(right_end),
                   .y = plot_bottom + 31,
                   .text = "time since the run started (both runs on one scale)",
-                  .anchor = "end",
+                  .anchor = Anchor::end,
                   .fill = "#666"});
     if (run_ns < a.span_ns) {
         const double x = s.x(s.t0 + run_ns);
         svg += fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#999' stroke-dasharray='2 2'/>",
                            x, top, plot_bottom);
-        svg += label({.x = x - 2, .y = top - 4, .text = "run ended", .anchor = "end", .fill = "#999"});
+        svg += label({.x = x - 2, .y = top - 4, .text = "run ended", .anchor = Anchor::end, .fill = "#999"});
     }
     return svg;
 }
@@ -302,7 +306,7 @@ std::string faults(const History& h, const Scale& s, int workers) {
         if (f.target == failover_target) {  // cut, kill, promoted: a line through every row
             svg += fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='{3}' stroke-dasharray='4 3'/>",
                                x0, top, top + workers * row_height, failover_colour);
-            svg += label({.x = x0, .y = top - 6, .text = f.kind, .anchor = "middle", .fill = failover_colour,
+            svg += label({.x = x0, .y = top - 6, .text = f.kind, .anchor = Anchor::middle, .fill = failover_colour,
                           .tooltip = "failover: " + escape(f.kind)});
         } else if (f.target == "redis") {
             svg += fmt::format(
@@ -310,7 +314,7 @@ std::string faults(const History& h, const Scale& s, int workers) {
                 "paused</title></rect>\n",
                 x0, top, x1 - x0, workers * row_height, redis_pause_colour);
         } else if (const int w = std::atoi(f.target.c_str() + 1); f.kind == "kill") {
-            svg += label({.x = x0, .y = row_y(w) + 26, .text = "\u2716", .anchor = "middle", .font_size = 16,
+            svg += label({.x = x0, .y = row_y(w) + 26, .text = "\u2716", .anchor = Anchor::middle, .font_size = 16,
                           .tooltip = fmt::format("worker {} killed (SIGKILL)", w)});
         } else {
             svg += fmt::format(
