@@ -339,11 +339,11 @@ int run_failover_demo(const FailoverDemoArgs& a) {
     }
     print_table(incr, ours);
     std::cout << "\n  Plain INCR: the promoted master's counter " << fences_after_failover(incr.failover) << ": "
-              << incr.failover.fences_issued_twice << " fences were issued twice and the store accepted "
+              << incr.failover.fences_issued_twice << " fences were issued twice and\n  the store accepted "
               << incr.failover.stale_accepted << " stale writes.\n  fencelock: fences come from Redis's clock (TIME in "
               << "microseconds), so the promoted master's\n  continue from its own clock ("
               << fences_after_failover(ours.failover) << "): " << ours.failover.fences_issued_twice
-              << " fences issued twice, " << ours.failover.stale_accepted << " stale writes accepted, "
+              << " fences issued twice,\n  " << ours.failover.stale_accepted << " stale writes accepted, "
               << ours.failover.stale_rejected << " rejected.\n";
     return cli::exit_ok;
 }
