@@ -1,6 +1,6 @@
 // `fencelock demo --failover`: a Sentinel failover that loses writes sends a plain INCR
-// counter backwards, so it reissues fences; fencelock's fences never repeat, and the store
-// accepts no stale write.
+// counter backwards, so it reissues fences; fencelock's clock-based fences continue from the
+// promoted master's clock, never repeat, and the store accepts no stale write.
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -41,12 +41,21 @@ TEST(DemoFailoverTest, FencelockFencesSurviveAFailoverThatSendsAPlainCounterBack
     // fence issued; the leases taken after promotion then draw fences that were issued already.
     EXPECT_GT(plain["counter_regression"].get<int>(), 0) << "the failover must lose writes";
     EXPECT_GT(plain["fences_issued_twice"].get<int>(), 0);
+    EXPECT_EQ(plain["fence_source"], "incr_counter");
+    EXPECT_EQ(plain["fences_after_failover"], "went back by " + plain["counter_regression"].dump());
     // Whether a frozen worker's write is also *accepted* stale depends on a race the schedule
     // cannot settle: the thawed worker writes at once, but only beats the next new holder (who
     // may draw the same fence) if that one is still thinking; so the demo shows it, the test
     // does not insist on it.
 
     EXPECT_EQ(ours["fences_issued_twice"], 0) << "fencelock's fences never go backwards";
+    // Its promoted master's counter is behind too, but its fences come from the clock, which is
+    // past every fence issued before: no regression to speak of.
+    EXPECT_EQ(ours["fence_source"], "redis_clock");
+    EXPECT_TRUE(ours["counter_regression"].is_null());
+    ASSERT_FALSE(ours["first_fence_after"].is_null());
+    EXPECT_GT(ours["first_fence_after"].get<std::uint64_t>(), ours["counter_before"].get<std::uint64_t>());
+    EXPECT_EQ(ours["fences_after_failover"], "clock-based, no fence reissued");
     EXPECT_EQ(ours["stale_accepted"], 0);
     // Not lost_updates: this demo's workers read without a claim (the write's fence alone
     // guards the record, to show the counter going backwards), so a holder starved past its

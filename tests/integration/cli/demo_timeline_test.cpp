@@ -1,7 +1,7 @@
 // The demo's timeline as a reader sees it: `fencelock demo` writes the page, Debian's headless
 // Chromium renders it, and the screenshot must show each outcome colour of the legend (accepted,
 // rejected, lost update) in the legend and on the runs below it; the page must mark every lost
-// update and every rejected write the report counts.
+// update and every rejected write the report counts, and the stale writes behind lost updates.
 #include <nlohmann/json.hpp>
 #include <png.h>
 
@@ -70,9 +70,9 @@ std::vector<int> rows_with(const Image& image, const std::string& hex, int& pixe
     return rows;
 }
 
-// The legend is the page's first use of the outcome colours and is 36 px tall: a colour seen
-// further below its first row than that is on a run's timeline.
-constexpr int legend_height = 36;
+// The legend is the page's first use of the outcome colours and is 60 px tall (two lines): a
+// colour seen further below its first row than that is on a run's timeline.
+constexpr int legend_height = 60;
 
 std::size_t count(const std::string& text, const std::string& what) {
     std::size_t n = 0;
@@ -105,6 +105,12 @@ TEST(DemoTimelineTest, ScreenshotShowsAcceptedRejectedAndLostWrites) {
               1 + fenced["lost_updates"].get<std::size_t>() + unfenced["lost_updates"].get<std::size_t>());
     EXPECT_EQ(count(html.str(), "class='mark-rejected'"),
               1 + fenced["stale_rejected"].get<std::size_t>() + unfenced["stale_rejected"].get<std::size_t>());
+    // Each lost update has a culprit, the stale write of it and what overwrote it (one culprit
+    // may be behind several); found from the workers' history, so at least one is drawn.
+    const auto culprits = count(html.str(), "class='mark-culprit'") - 1;  // the legend's
+    EXPECT_GE(culprits, 1u);
+    EXPECT_LE(culprits, unfenced["lost_updates"].get<std::size_t>());
+    EXPECT_GT(count(html.str(), "class='overwrite-link'"), 0u);
 
     auto browser = run_process({"timeout", "120", chromium, "--headless", "--no-sandbox", "--disable-gpu",
                                 "--user-data-dir=" + (dir.path() / "profile").string(), "--screenshot=" + shot.string(),

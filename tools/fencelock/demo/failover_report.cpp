@@ -1,5 +1,7 @@
 #include "demo/failover_report.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -35,8 +37,10 @@ std::optional<std::int64_t> failover_moment(const History& history, const char* 
     return std::nullopt;
 }
 
-FailoverReport make_failover_report(const History& history, const Report& base, std::uint64_t counter_after) {
+FailoverReport make_failover_report(const History& history, const Report& base, std::uint64_t counter_after,
+                                    FenceSource source) {
     FailoverReport r;
+    r.source = source;
     r.counter_after = counter_after;
     r.attempted = base.attempted;
     r.accepted = base.accepted;
@@ -49,6 +53,7 @@ FailoverReport make_failover_report(const History& history, const Report& base, 
         if (op.fence == 0) continue;  // contended: no lease, no fence
         ++leases_per_fence[{op.record, op.fence}];
         if (kill && op.acquired_ns < *kill) r.counter_before = std::max(r.counter_before, op.fence);
+        if (kill && op.acquired_ns > *kill) r.first_fence_after = std::min(r.first_fence_after.value_or(op.fence), op.fence);
         if (kill && op.acquired_ns > *kill && op.result == "applied")
             first_write_ns = std::min(first_write_ns.value_or(op.end_ns), op.end_ns);
     }
@@ -61,6 +66,15 @@ FailoverReport make_failover_report(const History& history, const Report& base, 
         if (first_write_ns) r.kill_to_first_write = since(*kill, *first_write_ns);
     }
     return r;
+}
+
+std::string fences_after_failover(const FailoverReport& r) {
+    if (r.source == FenceSource::incr_counter)
+        return r.counter_regression > 0 ? fmt::format("went back by {}", r.counter_regression) : "did not go back";
+    if (r.fences_issued_twice > 0) return fmt::format("clock-based, {} reissued", r.fences_issued_twice);
+    if (r.first_fence_after && *r.first_fence_after <= r.counter_before)
+        return fmt::format("clock-based, {} us behind", r.counter_before - *r.first_fence_after);
+    return "clock-based, no fence reissued";
 }
 
 }  // namespace fencelock::demo

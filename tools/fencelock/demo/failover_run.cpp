@@ -220,7 +220,8 @@ private:
         std::map<std::string, std::string> finals;
         if (auto rec = store_.read(*ResourceName::make(record_)); rec && *rec) finals[record_] = (*rec)->value;
         out.base = make_report(out.history, finals);
-        out.failover = make_failover_report(out.history, out.base, counter_after_);
+        out.failover = make_failover_report(out.history, out.base, counter_after_,
+                                            incr_ ? FenceSource::incr_counter : FenceSource::redis_clock);
         out.frozen = static_cast<int>(frozen_.size());
         return out;
     }
@@ -252,9 +253,14 @@ nlohmann::json ms_or_null(const std::optional<milliseconds>& d) {
 
 nlohmann::json to_json(const RunResult& r) {
     const FailoverReport& f = r.failover;
-    return {{"counter_before", f.counter_before},
+    const bool counter = f.source == FenceSource::incr_counter;
+    return {{"fence_source", counter ? "incr_counter" : "redis_clock"},
+            {"counter_before", f.counter_before},
             {"counter_after", f.counter_after},
-            {"counter_regression", f.counter_regression},
+            // A regression only where fences count on from the counter: null for clock-based ones.
+            {"counter_regression", counter ? nlohmann::json(f.counter_regression) : nlohmann::json(nullptr)},
+            {"first_fence_after", f.first_fence_after ? nlohmann::json(*f.first_fence_after) : nlohmann::json(nullptr)},
+            {"fences_after_failover", fences_after_failover(f)},
             {"fences_issued_twice", f.fences_issued_twice},
             {"attempted", f.attempted},
             {"accepted", f.accepted},
@@ -267,12 +273,15 @@ nlohmann::json to_json(const RunResult& r) {
 }
 
 void print_table(const RunResult& incr, const RunResult& ours) {
-    auto cell = [](const nlohmann::json& v) { return v.is_null() ? std::string("-") : v.dump(); };
+    auto cell = [](const nlohmann::json& v) {
+        return v.is_null() ? std::string("-") : v.is_string() ? v.get<std::string>() : v.dump();
+    };
     const auto a = to_json(incr), b = to_json(ours);
     const std::pair<const char*, const char*> rows[] = {
-        {"counter before the failover", "counter_before"},
+        {"highest fence before the failover", "counter_before"},
         {"counter after promotion", "counter_after"},
-        {"counter regression", "counter_regression"},
+        {"first fence after the failover", "first_fence_after"},
+        {"fences after the failover", "fences_after_failover"},
         {"fences issued twice", "fences_issued_twice"},
         {"writes accepted", "accepted"},
         {"stale writes accepted", "stale_accepted"},
@@ -281,10 +290,10 @@ void print_table(const RunResult& incr, const RunResult& ours) {
         {"kill -> promotion (ms)", "kill_to_promotion_ms"},
         {"kill -> first accepted write (ms)", "kill_to_first_write_ms"}};
     std::cout << "\n  " << std::left << std::setw(36) << "" << std::right << std::setw(20) << "plain INCR fences"
-              << std::setw(20) << "fencelock fences" << "\n";
+              << std::setw(32) << "fencelock fences" << "\n";
     for (const auto& [name, key] : rows)
         std::cout << "  " << std::left << std::setw(36) << name << std::right << std::setw(20) << cell(a[key])
-                  << std::setw(20) << cell(b[key]) << "\n";
+                  << std::setw(32) << cell(b[key]) << "\n";
 }
 
 }  // namespace
@@ -329,10 +338,12 @@ int run_failover_demo(const FailoverDemoArgs& a) {
         return cli::exit_ok;
     }
     print_table(incr, ours);
-    std::cout << "\n  Plain INCR: the promoted master's counter went back " << incr.failover.counter_regression
-              << ", " << incr.failover.fences_issued_twice << " fences were issued twice and the store accepted "
-              << incr.failover.stale_accepted << " stale writes.\n  fencelock: " << ours.failover.fences_issued_twice
-              << " fences issued twice, " << ours.failover.stale_accepted << " stale writes accepted, "
+    std::cout << "\n  Plain INCR: the promoted master's counter " << fences_after_failover(incr.failover) << ": "
+              << incr.failover.fences_issued_twice << " fences were issued twice and\n  the store accepted "
+              << incr.failover.stale_accepted << " stale writes.\n  fencelock: fences come from Redis's clock (TIME in "
+              << "microseconds), so the promoted master's\n  continue from its own clock ("
+              << fences_after_failover(ours.failover) << "): " << ours.failover.fences_issued_twice
+              << " fences issued twice,\n  " << ours.failover.stale_accepted << " stale writes accepted, "
               << ours.failover.stale_rejected << " rejected.\n";
     return cli::exit_ok;
 }

@@ -1,7 +1,8 @@
 #pragma once
 // `fencelock demo --failover`: the same workload twice against a Sentinel-managed master and
 // replica, once with fences from a plain INCR counter and once with fencelock's, failing over
-// mid-run with lost writes. Reports how far the counter went back and what the store accepted.
+// mid-run with lost writes. Reports how far the plain counter went back, where fencelock's
+// clock-based fences continued, and what the store accepted.
 #include <cstdint>
 #include <string>
 

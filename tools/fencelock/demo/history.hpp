@@ -21,6 +21,9 @@ struct Operation {
     std::int64_t end_ns = 0;
     /// applied | stale | not_found | error | aborted (lease lost before writing) | contended
     std::string result;
+    /// The last id in the value the worker read, the write its own builds on ("": the record was
+    /// empty or nothing was read). A write contains every update along this chain and no other.
+    std::string based_on;
 };
 
 struct LeaseLost {
@@ -46,6 +49,17 @@ struct History {
     std::vector<Fault> faults;
 };
 
+/// A lost update, the write that overwrote it without having seen it, and the stale write of
+/// the two: the one whose lease was acquired first, so that it wrote after the other's lease had
+/// superseded its own. That is the overwriter when an old holder's late write replaced a newer
+/// holder's update, or the lost update itself when an old holder's late write landed after the
+/// new holder had read the record, which then wrote over it. A fenced store refuses the culprit.
+struct Overwrite {
+    std::string lost_id;
+    std::string overwriter_id;
+    std::string culprit_id;  ///< lost_id or overwriter_id
+};
+
 /// Figures of one run, the demo's report.
 struct Report {
     std::uint64_t attempted = 0;       ///< operations that sent a write
@@ -55,6 +69,8 @@ struct Report {
     /// The ids of those lost updates (overwritten by a write that read the record before them),
     /// so the timeline can mark each one; lost_updates == lost_ids.size().
     std::set<std::string> lost_ids;
+    /// What overwrote each lost update and which write was stale (find_overwrites).
+    std::vector<Overwrite> overwrites;
     std::uint64_t duplicates = 0;      ///< extra occurrences of an append in the final records
     std::uint64_t leases_lost = 0;
     std::uint64_t aborted = 0;         ///< operations abandoned because the lease was lost first
@@ -62,6 +78,13 @@ struct Report {
     std::uint64_t pauses = 0;
     std::uint64_t kills = 0;
 };
+
+/// For each of `lost_ids` whose overwriter the history shows, the overwrite, in lost_ids' order.
+/// The overwriter is an accepted write to the same record that neither builds on the lost update
+/// (its based_on chain does not reach it) nor is built on by it (then it came first), and, of
+/// those acknowledged after the lost update was sent, the first acknowledged. The culprit is the
+/// one of the two acquired first: judged by acquisition, not fences, which a failover can break.
+std::vector<Overwrite> find_overwrites(const History& history, const std::set<std::string>& lost_ids);
 
 /// Splits a record's value into its appended ids (space separated).
 std::vector<std::string> appended_ids(const std::string& value);

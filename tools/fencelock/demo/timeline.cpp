@@ -6,14 +6,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <set>
 
 namespace fencelock::demo {
 namespace {
 
-constexpr int width = 1100, left = 70, right = 20, row_height = 34, top = 22, axis_height = 36;
+constexpr int width = 1100, row_height = 34, top = 22, axis_height = 36;
+// The least room left of the plot (worker names) and right of it (the last tick's label), and
+// the gap every label keeps from the drawing's edges.
+constexpr int min_left = 70, min_right = 20, edge_gap = 4;
 // Records are told apart by a thin stripe under each bar; these colours stay clear of the
 // outcome colours, which carry the story.
 const char* const record_palette[] = {"#4e79a7", "#9c755f", "#76b7b2", "#edc948", "#ff9da7", "#86bcb6"};
@@ -38,12 +43,62 @@ std::string escape(const std::string& s) {
     return out;
 }
 
-enum class Outcome { accepted, rejected, lost, no_write };
+// A text's width in px, estimated from its characters (UTF-8 code points): sans-serif glyphs
+// average under 0.62 em, bold ones under 0.72 em. Generous, so a label placed by it fits.
+double text_width(const std::string& text, int font_size, bool bold = false) {
+    const auto chars = std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; });
+    return static_cast<double>(chars) * font_size * (bold ? 0.72 : 0.62);
+}
 
-Outcome outcome_of(const Operation& op, const Report& report) {
+enum class Anchor { start, middle, end };  ///< which point of the text x names
+
+// One line of text. It is moved sideways as far as needed for its estimated extent to stay
+// inside the drawing, so no label is clipped at either edge.
+struct Label {
+    double x = 0;
+    int y = 0;
+    std::string text{};  ///< plain text, escaped when written
+    Anchor anchor = Anchor::start;
+    int font_size = 11;
+    bool bold = false;
+    std::string fill{};     ///< empty: the default, black
+    std::string tooltip{};  ///< escaped already; empty: none
+};
+
+std::string label(const Label& l) {
+    const double w = text_width(l.text, l.font_size, l.bold);
+    const double before = l.anchor == Anchor::middle ? w / 2 : l.anchor == Anchor::end ? w : 0;  // left of x
+    const double x = std::clamp(l.x, edge_gap + before, std::max(edge_gap + before, width - edge_gap - (w - before)));
+    return fmt::format("<text x='{:.1f}' y='{}' font-size='{}'{}{}{}>{}{}</text>\n", x, l.y, l.font_size,
+                       l.anchor == Anchor::start ? ""
+                       : l.anchor == Anchor::middle ? " text-anchor='middle'"
+                                                    : " text-anchor='end'",
+                       l.bold ? " font-weight='bold'" : "", l.fill.empty() ? "" : fmt::format(" fill='{}'", l.fill),
+                       escape(l.text), l.tooltip.empty() ? "" : "<title>" + l.tooltip + "</title>");
+}
+
+// The plot's margins, the same for every run so that they share one time scale: room for the
+// longest worker name on the left and half the last tick's label on the right.
+struct Layout {
+    int left = min_left, right = min_right;
+};
+
+Layout make_layout(int workers, const TimeAxis& axis) {
+    Layout l;
+    const double name = text_width(fmt::format("worker {}", std::max(0, workers - 1)), 11);
+    l.left = std::max(min_left, static_cast<int>(std::ceil(edge_gap + name + 8)));
+    if (!axis.ticks.empty())
+        l.right = std::max(min_right, static_cast<int>(std::ceil(text_width(axis.ticks.back().label, 11) / 2 + edge_gap)));
+    return l;
+}
+
+enum class Outcome { accepted, rejected, lost, culprit, no_write };
+
+Outcome outcome_of(const Operation& op, const Report& report, const std::set<std::string>& culprits) {
     if (op.result == "stale") return Outcome::rejected;
     if (op.result != "applied") return Outcome::no_write;
-    return report.lost_ids.contains(op.id) ? Outcome::lost : Outcome::accepted;
+    if (report.lost_ids.contains(op.id)) return Outcome::lost;
+    return culprits.contains(op.id) ? Outcome::culprit : Outcome::accepted;
 }
 
 // The shapes, shared by the legend and the plot so the two always match. `y` is a row's top.
@@ -60,6 +115,11 @@ std::string bar(double x0, double x1, int y, Outcome o, const std::string& toolt
                 "<rect x='{:.1f}' y='{}' width='{:.1f}' height='10' fill='{}' stroke='black' "
                 "stroke-width='1'><title>{}</title></rect>\n",
                 x0, y + 14, w, lost_colour, tooltip);
+        case Outcome::culprit:  // accepted, outlined: the store took it, and it did the damage
+            return fmt::format(
+                "<rect x='{:.1f}' y='{}' width='{:.1f}' height='10' fill='{}' stroke='{}' "
+                "stroke-width='2'><title>{}</title></rect>\n",
+                x0, y + 14, w, accepted_colour, culprit_colour, tooltip);
         case Outcome::accepted:
         case Outcome::no_write:
             return fmt::format(
@@ -70,53 +130,72 @@ std::string bar(double x0, double x1, int y, Outcome o, const std::string& toolt
 }
 
 // Where a write's outcome needs a second look: the moment a stale write hit the store (a red
-// square with a white cross) or a lost update was acknowledged (a magenta diamond).
+// square with a white cross), a lost update was acknowledged (a magenta diamond), or the stale
+// write behind a lost update was accepted (a black circle with a white bar): the write that
+// overwrote it, or the lost update itself when a newer holder had read before it landed.
 struct Mark {
-    Outcome outcome;  ///< rejected or lost
+    Outcome outcome;  ///< rejected, lost or culprit
     double x;
     int y;  ///< the row's top
     std::string tooltip;
 };
 
 std::string shape(const Mark& m) {
-    if (m.outcome == Outcome::rejected)
-        return fmt::format(
-            "<g class='mark-rejected'><title>{}</title><rect x='{:.1f}' y='{}' width='12' height='12' "
-            "fill='{}'/><path d='M{:.1f} {} l8 8 m0 -8 l-8 8' stroke='white' stroke-width='2'/></g>\n",
-            m.tooltip, m.x - 6, m.y + 13, rejected_colour, m.x - 4, m.y + 15);
-    return fmt::format(
-        "<g class='mark-lost'><title>{}</title><path d='M{:.1f} {} l8 8 l-8 8 l-8 -8 z' fill='{}' "
-        "stroke='black' stroke-width='1'/></g>\n",
-        m.tooltip, m.x, m.y + 11, lost_colour);
+    switch (m.outcome) {
+        case Outcome::rejected:
+            return fmt::format(
+                "<g class='mark-rejected'><title>{}</title><rect x='{:.1f}' y='{}' width='12' height='12' "
+                "fill='{}'/><path d='M{:.1f} {} l8 8 m0 -8 l-8 8' stroke='white' stroke-width='2'/></g>\n",
+                m.tooltip, m.x - 6, m.y + 13, rejected_colour, m.x - 4, m.y + 15);
+        case Outcome::culprit:
+            return fmt::format(
+                "<g class='mark-culprit'><title>{}</title><circle cx='{:.1f}' cy='{}' r='7' fill='{}'/>"
+                "<path d='M{:.1f} {} v6' stroke='white' stroke-width='2.5'/></g>\n",
+                m.tooltip, m.x, m.y + 19, culprit_colour, m.x, m.y + 16);
+        default:
+            return fmt::format(
+                "<g class='mark-lost'><title>{}</title><path d='M{:.1f} {} l8 8 l-8 8 l-8 -8 z' fill='{}' "
+                "stroke='black' stroke-width='1'/></g>\n",
+                m.tooltip, m.x, m.y + 11, lost_colour);
+    }
 }
 
-// Marks of one row closer than a label's width share one label above them ("LOST", "3 LOST",
-// "2 REJECTED", "1 LOST 2 REJECTED"), in the lost colour when the cluster lost anything.
+// A cluster's label: one kind alone is "LOST" or "3 LOST"; kinds together are counted each,
+// "1 LOST 2 REJECTED".
+std::string cluster_label(std::size_t lost, std::size_t rejected, std::size_t culprits) {
+    const std::pair<std::size_t, const char*> parts[] = {{lost, "LOST"}, {rejected, "REJECTED"}, {culprits, "CULPRIT"}};
+    const auto kinds = std::count_if(std::begin(parts), std::end(parts), [](const auto& p) { return p.first > 0; });
+    std::string text;
+    for (const auto& [n, word] : parts) {
+        if (n == 0) continue;
+        if (!text.empty()) text += ' ';
+        text += kinds == 1 && n == 1 ? std::string(word) : fmt::format("{} {}", n, word);
+    }
+    return text;
+}
+
+// Marks of one row closer than a label's width share one label above them, in the lost colour
+// when the cluster lost anything, else the culprit's when it holds one.
 std::string marks_with_labels(std::vector<Mark> marks) {
     constexpr double label_gap = 48;
     std::sort(marks.begin(), marks.end(),
               [](const Mark& a, const Mark& b) { return std::pair(a.y, a.x) < std::pair(b.y, b.x); });
     std::string svg;
     for (std::size_t first = 0, next = 0; first < marks.size(); first = next) {
-        std::size_t lost = 0, rejected = 0;
+        std::size_t lost = 0, rejected = 0, culprits = 0;
         for (next = first; next < marks.size() && marks[next].y == marks[first].y &&
                            (next == first || marks[next].x - marks[next - 1].x < label_gap);
              ++next) {
             svg += shape(marks[next]);
-            ++(marks[next].outcome == Outcome::lost ? lost : rejected);
+            ++(marks[next].outcome == Outcome::lost ? lost : marks[next].outcome == Outcome::culprit ? culprits : rejected);
         }
-        auto part = [](std::size_t n, const char* word) {
-            return n == 0 ? std::string() : n == 1 ? std::string(word) : fmt::format("{} {}", n, word);
-        };
-        std::string label = part(lost, "LOST");
-        if (lost > 0 && rejected > 0)
-            label = fmt::format("{} LOST {} REJECTED", lost, rejected);
-        else if (rejected > 0)
-            label = part(rejected, "REJECTED");
-        svg += fmt::format(
-            "<text x='{:.1f}' y='{}' fill='{}' font-size='10' font-weight='bold' text-anchor='middle'>{}</text>\n",
-            (marks[first].x + marks[next - 1].x) / 2, marks[first].y + 10, lost > 0 ? lost_colour : rejected_colour,
-            label);
+        svg += label({.x = (marks[first].x + marks[next - 1].x) / 2,
+                      .y = marks[first].y + 10,
+                      .text = cluster_label(lost, rejected, culprits),
+                      .anchor = Anchor::middle,
+                      .font_size = 10,
+                      .bold = true,
+                      .fill = lost > 0 ? lost_colour : culprits > 0 ? culprit_colour : rejected_colour});
     }
     return svg;
 }
@@ -127,27 +206,39 @@ std::string lease_lost_mark(double x, int y, const std::string& tooltip) {
                        lease_lost_colour, tooltip);
 }
 
+// The legend: one entry per shape, wrapped onto as many lines as the page's width needs.
 std::string legend() {
-    std::string svg =
-        "<svg xmlns='http://www.w3.org/2000/svg' width='1100' height='36' font-family='sans-serif' font-size='12'>\n";
-    int x = 4;
-    auto label = [&](const char* text, int advance) {
-        svg += fmt::format("<text x='{}' y='26'>{}</text>\n", x, text);
-        x += advance;
+    struct Entry {
+        Outcome outcome;
+        const char* text;
+        bool mark;  ///< the plot's mark beside the bar
     };
-    svg += bar(x, x + 30, 0, Outcome::accepted, "accepted write");
-    x += 36, label("write accepted", 120);
-    svg += bar(x, x + 30, 0, Outcome::rejected, "rejected write") +
-           marks_with_labels({{Outcome::rejected, x + 24.0, 0, "stale write rejected"}});
-    x += 36, label("stale write rejected (fencing)", 210);
-    svg += bar(x, x + 30, 0, Outcome::lost, "lost update") +
-           marks_with_labels({{Outcome::lost, x + 24.0, 0, "lost update"}});
-    x += 40, label("lost update: acknowledged, then overwritten", 300);
-    svg += bar(x, x + 30, 0, Outcome::no_write, "no write");
-    x += 36, label("no write (lease lost first)", 190);
-    svg += lease_lost_mark(x + 4, -8, "lease lost");
-    x += 14, label("lease lost", 80);
-    return svg + "</svg>\n";
+    const Entry entries[] = {{Outcome::accepted, "write accepted", false},
+                             {Outcome::rejected, "stale write rejected (fencing)", true},
+                             {Outcome::lost, "lost update: acknowledged, then overwritten", true},
+                             {Outcome::culprit, "culprit: the stale write behind a lost update", true},
+                             {Outcome::no_write, "no write (lease lost first)", false}};
+    constexpr int line_height = 24, swatch = 36, spacing = 22, font_size = 12;
+    std::string items;
+    int x = edge_gap, y = 0;
+    auto next_entry = [&](double entry_width) {
+        if (x > edge_gap && x + entry_width > width - edge_gap) x = edge_gap, y += line_height;
+    };
+    for (const auto& e : entries) {
+        next_entry(swatch + text_width(e.text, font_size) + spacing);
+        items += bar(x, x + 30, y, e.outcome, e.text);
+        if (e.mark) items += marks_with_labels({{e.outcome, x + 24.0, y, e.text}});
+        items += label({.x = x + swatch + 4.0, .y = y + 26, .text = e.text, .font_size = font_size});
+        x += static_cast<int>(swatch + 4 + text_width(e.text, font_size) + spacing);
+    }
+    next_entry(14 + text_width("lease lost", font_size));
+    items += lease_lost_mark(x + 4, y - 8, "lease lost");
+    items += label({.x = x + 14.0, .y = y + 26, .text = "lease lost", .font_size = font_size});
+    const int height = y + line_height + 12;
+    return fmt::format(
+        "<svg xmlns='http://www.w3.org/2000/svg' width='{0}' height='{1}' viewBox='0 0 {0} {1}' "
+        "font-family='sans-serif' font-size='{2}'>\n{3}</svg>\n",
+        width, height, font_size, items);
 }
 
 struct Extent {
@@ -173,32 +264,36 @@ Extent extent_of(const History& h) {
 // One scale for every run: time since the run's own start, over the longest run's span.
 struct Scale {
     std::int64_t t0, span;
+    Layout layout;
     double x(std::int64_t t) const {
-        return left + static_cast<double>(t - t0) / static_cast<double>(span) * (width - left - right);
+        return layout.left + static_cast<double>(t - t0) / static_cast<double>(span) *
+                                 (width - layout.left - layout.right);
     }
 };
 
 std::string axis(const Scale& s, const TimeAxis& a, int plot_bottom, std::int64_t run_ns) {
+    const int left = s.layout.left, right_end = width - s.layout.right;
     std::string svg =
-        fmt::format("<line x1='{0}' x2='{1}' y1='{2}' y2='{2}' stroke='black'/>\n", left, width - right, plot_bottom);
+        fmt::format("<line x1='{0}' x2='{1}' y1='{2}' y2='{2}' stroke='black'/>\n", left, right_end, plot_bottom);
     for (const auto& tick : a.ticks) {
         const double x = s.x(s.t0 + tick.at_ns);
         svg += fmt::format(
             "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#eee'/>"
-            "<line x1='{0:.1f}' x2='{0:.1f}' y1='{2}' y2='{3}' stroke='black'/>"
-            "<text x='{0:.1f}' y='{4}' text-anchor='middle'>{5}</text>\n",
-            x, top, plot_bottom, plot_bottom + 5, plot_bottom + 17, tick.label);
+            "<line x1='{0:.1f}' x2='{0:.1f}' y1='{2}' y2='{3}' stroke='black'/>",
+            x, top, plot_bottom, plot_bottom + 5);
+        svg += label({.x = x, .y = plot_bottom + 17, .text = tick.label, .anchor = Anchor::middle});
     }
-    svg += fmt::format(
-        "<text x='4' y='{}'>time</text><text x='{}' y='{}' text-anchor='end' fill='#666'>time since the "
-        "run started (both runs on one scale)</text>\n",
-        plot_bottom + 17, width - right, plot_bottom + 31);
+    svg += label({.x = edge_gap, .y = plot_bottom + 17, .text = "time"});
+    svg += label({.x = static_cast<double>(right_end),
+                  .y = plot_bottom + 31,
+                  .text = "time since the run started (both runs on one scale)",
+                  .anchor = Anchor::end,
+                  .fill = "#666"});
     if (run_ns < a.span_ns) {
         const double x = s.x(s.t0 + run_ns);
-        svg += fmt::format(
-            "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#999' stroke-dasharray='2 2'/>"
-            "<text x='{0:.1f}' y='{3}' fill='#999' text-anchor='end'>run ended&#160;</text>\n",
-            x, top, plot_bottom, top - 4);
+        svg += fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#999' stroke-dasharray='2 2'/>",
+                           x, top, plot_bottom);
+        svg += label({.x = x - 2, .y = top - 4, .text = "run ended", .anchor = Anchor::end, .fill = "#999"});
     }
     return svg;
 }
@@ -209,20 +304,18 @@ std::string faults(const History& h, const Scale& s, int workers) {
     for (const auto& f : h.faults) {
         const double x0 = s.x(f.start_ns), x1 = std::max(s.x(f.end_ns), x0 + 2);
         if (f.target == failover_target) {  // cut, kill, promoted: a line through every row
-            svg += fmt::format(
-                "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='{5}' stroke-dasharray='4 3'/>"
-                "<text x='{0:.1f}' y='{3}' fill='{5}' text-anchor='middle'>{4}<title>failover: {4}</title></text>\n",
-                x0, top, top + workers * row_height, top - 6, escape(f.kind), failover_colour);
+            svg += fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='{3}' stroke-dasharray='4 3'/>",
+                               x0, top, top + workers * row_height, failover_colour);
+            svg += label({.x = x0, .y = top - 6, .text = f.kind, .anchor = Anchor::middle, .fill = failover_colour,
+                          .tooltip = "failover: " + escape(f.kind)});
         } else if (f.target == "redis") {
             svg += fmt::format(
                 "<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}' opacity='0.35'><title>Redis "
                 "paused</title></rect>\n",
                 x0, top, x1 - x0, workers * row_height, redis_pause_colour);
         } else if (const int w = std::atoi(f.target.c_str() + 1); f.kind == "kill") {
-            svg += fmt::format(
-                "<text x='{:.1f}' y='{}' font-size='16' fill='black'>&#10006;<title>worker {} killed "
-                "(SIGKILL)</title></text>\n",
-                x0 - 5, row_y(w) + 26, w);
+            svg += label({.x = x0, .y = row_y(w) + 26, .text = "\u2716", .anchor = Anchor::middle, .font_size = 16,
+                          .tooltip = fmt::format("worker {} killed (SIGKILL)", w)});
         } else {
             svg += fmt::format(
                 "<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}' opacity='0.6'><title>worker {} paused "
@@ -233,12 +326,71 @@ std::string faults(const History& h, const Scale& s, int workers) {
     return svg;
 }
 
-std::string render_run(const TimelineRun& run, const TimeAxis& time_axis) {
+std::string describe(const Operation& op) {
+    return fmt::format("{} fence {} {}", escape(op.record), op.fence, escape(op.id));
+}
+
+// The lost updates and their culprits: each lost update's mark says what overwrote it and which
+// of the two was the stale write, each culprit's says what it did, and a dashed line joins each
+// lost update to the write that overwrote it.
+struct Damage {
+    std::map<std::string, const Operation*> by_id;  ///< the accepted writes
+    std::map<std::string, Overwrite> of_lost;       ///< lost id -> its overwrite
+    std::map<std::string, std::vector<Overwrite>> by_culprit;
+};
+
+Damage damage_of(const History& h, const Report& report) {
+    Damage d;
+    for (const auto& op : h.operations)
+        if (op.result == "applied") d.by_id.emplace(op.id, &op);
+    for (const auto& o : report.overwrites) {
+        if (!d.by_id.contains(o.lost_id) || !d.by_id.contains(o.overwriter_id)) continue;
+        d.of_lost.emplace(o.lost_id, o);
+        d.by_culprit[o.culprit_id].push_back(o);
+    }
+    return d;
+}
+
+std::string id_and_fence(const Operation& op) { return fmt::format("{} (fence {})", escape(op.id), op.fence); }
+
+std::string lost_tooltip(const Operation& op, const Damage& d) {
+    std::string text = "lost update: " + describe(op) + " was acknowledged, then overwritten";
+    const auto o = d.of_lost.find(op.id);
+    if (o == d.of_lost.end()) return text;
+    const Operation& by = *d.by_id.at(o->second.overwriter_id);
+    text += fmt::format(" by {}, whose worker had read the record before it; ", id_and_fence(by));
+    return text + (o->second.culprit_id == op.id
+                       ? "the stale write was this one: its lease had already passed to " + escape(by.id) + "'s worker"
+                       : "the stale write was " + escape(by.id) + ", from a lease older than this one's");
+}
+
+std::string culprit_tooltip(const Operation& op, const std::vector<Overwrite>& caused, const Damage& d) {
+    std::string text = "culprit: " + describe(op) + ", a stale write the store accepted", newer;
+    std::size_t overwritten = 0;
+    for (const Overwrite& o : caused) {
+        if (o.lost_id == op.id) {  // it was the lost update: a newer holder wrote over it
+            text += fmt::format("; its lease had passed to {}, whose worker read the record before this write "
+                                "and then overwrote it",
+                                id_and_fence(*d.by_id.at(o.overwriter_id)));
+        } else {
+            newer += (newer.empty() ? "" : ", ") + id_and_fence(*d.by_id.at(o.lost_id));
+            ++overwritten;
+        }
+    }
+    if (overwritten == 1) text += "; it overwrote " + newer + ", written under a newer lease, without having read it";
+    if (overwritten > 1)
+        text += fmt::format("; it overwrote {} updates written under newer leases without having read them: {}",
+                            overwritten, newer);
+    return text;
+}
+
+std::string render_run(const TimelineRun& run, const TimeAxis& time_axis, const Layout& layout) {
     const History& h = run.history;
     const Extent e = extent_of(h);
     if (e.t1 <= e.t0) return "<h2>" + escape(run.title) + "</h2><p>(no operations)</p>\n";
-    const Scale s{e.t0, time_axis.span_ns};
+    const Scale s{e.t0, time_axis.span_ns, layout};
     const int plot_bottom = top + e.workers * row_height;
+    const int height = plot_bottom + axis_height;
     auto row_y = [](int worker) { return top + worker * row_height; };
     std::set<std::string> records;
     for (const auto& op : h.operations) records.insert(op.record);
@@ -246,37 +398,48 @@ std::string render_run(const TimelineRun& run, const TimeAxis& time_axis) {
         const auto index = std::distance(records.begin(), records.find(record));
         return record_palette[static_cast<std::size_t>(index) % std::size(record_palette)];
     };
+    const Damage damage = damage_of(h, run.report);
+    std::set<std::string> culprits;
+    for (const auto& [id, caused] : damage.by_culprit) culprits.insert(id);
 
     std::string svg = fmt::format(
-        "<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif' font-size='11'>\n",
-        width, plot_bottom + axis_height);
-    for (int w = 0; w < e.workers; ++w)
-        svg += fmt::format(
-            "<text x='4' y='{0}'>worker {1}</text><line x1='{2}' x2='{4}' y1='{3}' y2='{3}' stroke='#ddd'/>\n",
-            row_y(w) + 23, w, left, row_y(w) + row_height, width - right);
+        "<svg xmlns='http://www.w3.org/2000/svg' width='{0}' height='{1}' viewBox='0 0 {0} {1}' "
+        "font-family='sans-serif' font-size='11'>\n",
+        width, height);
+    for (int w = 0; w < e.workers; ++w) {
+        svg += label({.x = edge_gap, .y = row_y(w) + 23, .text = fmt::format("worker {}", w)});
+        svg += fmt::format("<line x1='{0}' x2='{1}' y1='{2}' y2='{2}' stroke='#ddd'/>\n", layout.left,
+                           width - layout.right, row_y(w) + row_height);
+    }
     svg += axis(s, time_axis, plot_bottom, e.t1 - e.t0) + faults(h, s, e.workers);
-    std::string marks;  // drawn last, over the bars of other operations
-    std::vector<Mark> outcomes;
+    std::string links;  // overwriter to lost update, under the marks
+    std::vector<Mark> marks;
     for (const auto& op : h.operations) {
         if (op.result == "contended") continue;
-        const Outcome o = outcome_of(op, run.report);
+        const Outcome o = outcome_of(op, run.report, culprits);
         const double x0 = s.x(op.acquired_ns), x1 = s.x(op.end_ns);
         const int y = row_y(op.worker);
-        const std::string what = fmt::format("{} fence {} {}", escape(op.record), op.fence, escape(op.id));
-        svg += bar(x0, x1, y, o, what + ": " + escape(op.result));
+        // The fence is in the tooltip only: a number inside a bar is clipped or unreadable.
+        svg += bar(x0, x1, y, o, describe(op) + ": " + escape(op.result));
         svg += fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='3' fill='{}'/>\n", x0, y + 24,
                            std::max(x1 - x0, 1.5), record_colour(op.record));
-        if (x1 - x0 > 28 && o != Outcome::rejected)
-            svg +=
-                fmt::format("<text x='{:.1f}' y='{}' fill='white' font-size='9'>{}</text>\n", x0 + 2, y + 22, op.fence);
-        if (o == Outcome::rejected) outcomes.push_back({o, s.x(op.write_ns), y, "stale write rejected: " + what});
-        if (o == Outcome::lost)
-            outcomes.push_back(
-                {o, s.x(op.write_ns), y, "lost update: " + what + " was acknowledged, then overwritten"});
+        if (o == Outcome::rejected) marks.push_back({o, s.x(op.write_ns), y, "stale write rejected: " + describe(op)});
+        if (o == Outcome::lost) marks.push_back({o, s.x(op.write_ns), y, lost_tooltip(op, damage)});
+        if (const auto c = damage.by_culprit.find(op.id); c != damage.by_culprit.end())  // beside a lost mark
+            marks.push_back({Outcome::culprit, s.x(op.write_ns) + (o == Outcome::lost ? 14 : 0), y,
+                             culprit_tooltip(op, c->second, damage)});
+        if (const auto l = damage.of_lost.find(op.id); l != damage.of_lost.end()) {
+            const Operation& by = *damage.by_id.at(l->second.overwriter_id);
+            links += fmt::format(
+                "<line class='overwrite-link' x1='{:.1f}' y1='{}' x2='{:.1f}' y2='{}' stroke='{}' "
+                "stroke-width='1.5' stroke-dasharray='3 2'><title>{} overwrote {}</title></line>\n",
+                s.x(by.write_ns), row_y(by.worker) + 19, s.x(op.write_ns), y + 19, culprit_colour, escape(by.id),
+                escape(op.id));
+        }
     }
-    marks += marks_with_labels(std::move(outcomes));
+    std::string overlay = links + marks_with_labels(std::move(marks));  // over the bars of other operations
     for (const auto& loss : h.losses)
-        marks += lease_lost_mark(
+        overlay += lease_lost_mark(
             s.x(loss.at_ns), row_y(loss.worker),
             fmt::format("lease lost ({}): {} fence {}", escape(loss.reason), escape(loss.record), loss.fence));
     std::string key;
@@ -284,23 +447,30 @@ std::string render_run(const TimelineRun& run, const TimeAxis& time_axis) {
         key += fmt::format("<span style='border-bottom:3px solid {};margin-right:8px'>{}</span>", record_colour(r),
                            escape(r));
     const Report& rep = run.report;
+    const std::string behind =
+        rep.lost_updates == 0 ? ""
+                              : fmt::format(" ({} stale writes the store accepted behind them, marked CULPRIT)",
+                                            culprits.size());
     return fmt::format(
-        "<h2>{}</h2><p>{} attempted, {} accepted, <b>{} stale writes rejected</b>, <b>{} lost updates</b>, {} "
-        "duplicates, {} leases lost, {} pauses, {} kills</p><p>records: {} &nbsp; &#10006; crash &nbsp; grey band: "
-        "worker paused &nbsp; blue band: Redis paused &nbsp; dashed: failover (cut, kill, promoted)</p>\n{}{}</svg>\n",
-        escape(run.title), rep.attempted, rep.accepted, rep.stale_rejected, rep.lost_updates, rep.duplicates,
-        rep.leases_lost, rep.pauses, rep.kills, key, svg, marks);
+        "<h2>{}</h2><p>{} attempted, {} accepted, <b>{} stale writes rejected</b>, <b>{} lost updates</b>{}, {} "
+        "duplicates, {} leases lost, {} pauses, {} kills</p><p>records: {} &nbsp; &#10006; crash &nbsp; grey band: worker paused &nbsp; blue band: "
+        "Redis paused &nbsp; dashed: failover (cut, kill, promoted) &nbsp; hover a bar for its record, fence and "
+        "outcome</p>\n{}{}</svg>\n",
+        escape(run.title), rep.attempted, rep.accepted, rep.stale_rejected, rep.lost_updates, behind, rep.duplicates, rep.leases_lost, rep.pauses, rep.kills, key, svg, overlay);
 }
 
 }  // namespace
 
 std::string render_timeline(const std::vector<TimelineRun>& runs) {
     std::int64_t longest = 1;
+    int workers = 1;
     for (const auto& run : runs) {
         const Extent e = extent_of(run.history);
         if (e.t1 > e.t0) longest = std::max(longest, e.t1 - e.t0);
+        workers = std::max(workers, e.workers);
     }
     const TimeAxis time_axis = make_time_axis(longest);
+    const Layout layout = make_layout(workers, time_axis);
     std::string html =
         "<!doctype html><html><head><meta charset='utf-8'><title>fencelock demo "
         "timeline</title><style>body{font-family:"
@@ -308,7 +478,7 @@ std::string render_timeline(const std::vector<TimelineRun>& runs) {
         "</style></head><body><h1>fencelock demo</h1><p>Each bar is one read-modify-write under a lease, from "
         "acquiring it to the end of the write (hover for record, fence and outcome).</p>\n" +
         legend();
-    for (const auto& run : runs) html += render_run(run, time_axis);
+    for (const auto& run : runs) html += render_run(run, time_axis, layout);
     return html + "</body></html>\n";
 }
 

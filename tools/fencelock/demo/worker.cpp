@@ -109,7 +109,7 @@ int run_worker(const WorkerArgs& a) {
     for (unsigned n = 0; !stopping && monotonic_ns() < a.until_ns; ++n) {
         const auto record = *ResourceName::make(a.records[rng() % a.records.size()]);
         Operation op{a.worker, record.str(), 0, "w" + std::to_string(a.worker) + "." + std::to_string(a.generation) +
-                                                   "-" + std::to_string(n), monotonic_ns(), 0, 0, ""};
+                                                   "-" + std::to_string(n), monotonic_ns(), 0, 0, "", ""};
         KeepOptions keep;
         keep.on_lost = [&, w = a.worker](const LeaseLoss& loss) {
             history.append(to_json_line(LeaseLost{w, loss.resource.str(), loss.fence.value(), monotonic_ns(),
@@ -151,6 +151,7 @@ int run_worker(const WorkerArgs& a) {
             if (!read || !*read) continue;
             value = (*read)->value;
         }
+        if (const auto seen = appended_ids(value); !seen.empty()) op.based_on = seen.back();
         sleep_ms(rng, a.think_min_ms, a.think_max_ms);  // think
         if (!lock.valid()) {  // the check every careful worker makes...
             op.result = "aborted";
