@@ -103,8 +103,9 @@ int run_purge(const Globals& g, const AdminArgs& a, const CLI::App& cmd) {
         states = {s};
     }
     if (!a.yes)
-        throw InputError{"--yes", "purge deletes every " + (cmd.count("--state") ? a.state + " " : std::string()) +
-                                      "job of queue " + a.queue + " for good; add --yes to confirm"};
+        throw InputError{"--yes", "purge deletes every " +
+                                      (cmd.count("--state") ? a.state : std::string("ready, delayed and dead")) +
+                                      " job of queue " + a.queue + " for good; add --yes to confirm"};
     auto queue = open_queue(std::move(options));
     json out{{"result", "purged"}, {"queue", a.queue}};
     std::size_t total = 0;
