@@ -26,16 +26,21 @@ struct Printed {
 
 TEST_P(HandlerOutputCliTest, EachHandlerLineIsOneJsonLogObjectTaggedWithItsJobAndStream) {
     const std::string d = dir.string();
-    // mixed: both streams and a last line without a newline; long: one 40,000-byte line;
-    // lot: 1 MiB in 100-byte lines, far more than a pipe holds, then a 76-byte line unended.
+    // mixed: both streams, JSON's special characters and a Latin-1 byte, a last line without a
+    // newline; long: one 40,000-byte line; lot: 1 MiB in 100-byte lines, far more than a pipe
+    // holds, then a 76-byte line unended; escape: leaves a process that escaped its group
+    // (env -i clears the tree tag, posix/child.hpp) holding both pipes open for two minutes.
     const std::string script =
         "case \"$FENCELOCK_RESOURCE\" in "
-        "mixed) echo \"out $FENCELOCK_JOB_ID\"; echo \"err $FENCELOCK_JOB_ID\" >&2; printf 'no newline';; "
+        "mixed) echo \"out $FENCELOCK_JOB_ID\"; printf 'tab\\there \"q\" \\351\\n' >&2; "
+        "echo \"err $FENCELOCK_JOB_ID\" >&2; printf 'no newline';; "
         "long) head -c 40000 /dev/zero | tr '\\0' x; echo;; "
         "lot) head -c 1048576 /dev/zero | tr '\\0' y | fold -w 100;; "
+        "escape) env -i setsid sh -c 'echo $$ > " + d + "/escaped.pid; exec sleep 120' & "
+        "while [ ! -s " + d + "/escaped.pid ]; do sleep 0.01; done; echo escaped;; "
         "esac";
     std::map<std::string, std::string> job;  // id -> resource
-    for (const std::string r : {"mixed", "long", "lot"}) {
+    for (const std::string r : {"mixed", "long", "lot", "escape"}) {
         auto e = cli({"queue", "enqueue", "--queue", "hq", "--resource", r, "--key", "key-" + r});
         ASSERT_EQ(e.exit_code, 0) << e.err;
         job[json::parse(e.out)["id"]] = r;
@@ -47,12 +52,14 @@ TEST_P(HandlerOutputCliTest, EachHandlerLineIsOneJsonLogObjectTaggedWithItsJobAn
     auto hq = JobQueue::create(queue_options()).value();
     const bool done = eventually([&] {
         auto s = hq.stats();
-        return s && s->counter("completed") == 3;
-    }, 60s);
+        return s && s->counter("completed") == 4;
+    }, 60s);  // half the escaped process's life: the worker never waits for the pipes' EOF
     ::kill(worker, SIGTERM);
     EXPECT_EQ(local::wait_process(worker), 0);
+    const std::string escaped = slurp(dir / "escaped.pid");
+    if (!escaped.empty()) ::kill(std::stoi(escaped), SIGKILL);
     ASSERT_TRUE(done) << describe(hq.stats().value()) << slurp(dir / "worker.err").substr(0, 4000);
-    EXPECT_EQ(json::parse(slurp(dir / "worker.out"))["completed"], 3);  // stdout: the summary alone
+    EXPECT_EQ(json::parse(slurp(dir / "worker.out"))["completed"], 4);  // stdout: the summary alone
 
     // Every line of stderr is a JSON object (json_lines throws otherwise).
     std::map<std::string, std::vector<Printed>> printed;  // resource -> lines in order
@@ -70,11 +77,13 @@ TEST_P(HandlerOutputCliTest, EachHandlerLineIsOneJsonLogObjectTaggedWithItsJobAn
 
     const auto& mixed = printed["mixed"];
     const std::string id = std::find_if(job.begin(), job.end(), [](auto& j) { return j.second == "mixed"; })->first;
-    ASSERT_EQ(mixed.size(), 3u);
+    ASSERT_EQ(mixed.size(), 4u);
     std::map<std::string, std::vector<std::string>> by_stream;
     for (const auto& p : mixed) by_stream[p.stream].push_back(p.line);
     EXPECT_EQ(by_stream["stdout"], (std::vector<std::string>{"out " + id, "no newline"}));
-    EXPECT_EQ(by_stream["stderr"], (std::vector<std::string>{"err " + id}));
+    EXPECT_EQ(by_stream["stderr"], (std::vector<std::string>{"tab\there \"q\" \xEF\xBF\xBD", "err " + id}));
+    ASSERT_EQ(printed["escape"].size(), 1u);
+    EXPECT_EQ(printed["escape"][0].line, "escaped");
 
     // 40,000 bytes: two 16 KiB pieces that continue, then the rest.
     const auto& long_line = printed["long"];
