@@ -94,14 +94,19 @@ public:
     OutputStream(std::string_view name, JsonLogObserver& log, const JobContext& ctx)
         : name_(name), log_(log), ctx_(ctx) {}
 
-    /// Opens the pipe; returns the write end for CMD (close it once CMD runs), or -1 (errno).
+    /// Opens the pipe; returns the write end for CMD (close it once CMD runs), or none (errno
+    /// says why). Only the worker's end is non-blocking: CMD writes as it always does.
     Fd open() {
         int ends[2];
         if (::pipe2(ends, O_CLOEXEC) != 0) return Fd{};
         read_end_.reset(ends[0]);
-        Fd write_end(ends[1]);
-        if (::fcntl(read_end_.get(), F_SETFL, O_NONBLOCK) != 0) return Fd{};
-        return write_end;
+        if (::fcntl(ends[0], F_SETFL, O_NONBLOCK) != 0) {
+            const int error = errno;
+            ::close(ends[1]);
+            errno = error;
+            return Fd{};
+        }
+        return Fd(ends[1]);
     }
     /// For poll(): -1 once the pipe reached EOF (poll() skips it).
     int fd() const noexcept { return read_end_.get(); }
