@@ -10,6 +10,7 @@
 
 #include "local_servers/child_process.hpp"
 #include "queue_cli_fixture.hpp"
+#include "support/process_state.hpp"
 
 namespace fencelock::test_support {
 namespace {
@@ -108,6 +109,33 @@ TEST_P(HandlerOutputCliTest, EachHandlerLineIsOneJsonLogObjectTaggedWithItsJobAn
     }
     EXPECT_EQ(bytes, 1048576u);
     EXPECT_EQ(lot.back().line.size(), 76u);
+}
+
+// A handler that writes without pause (yes) keeps the pipe full: the worker must still look at
+// its stop signals between reads, stop the handler at the shutdown deadline and exit.
+TEST_P(HandlerOutputCliTest, AHandlerThatNeverPausesWritingIsStillStoppedAtTheShutdownDeadline) {
+    const std::string d = dir.string();
+    ASSERT_EQ(cli({"queue", "enqueue", "--queue", "yq", "--resource", "chatty", "--key", "k"}).exit_code, 0);
+    const pid_t worker = local::start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "yq",
+                                               "--db", db->url(), "--grace", "200ms", "--", "yes", "chatty"},
+                                              d + "/worker.out", d + "/worker.err");
+    const bool writing = eventually([&] { return slurp(dir / "worker.err").find("handler_output") != std::string::npos; }, 30s);
+    ::kill(worker, SIGTERM);
+    const bool ended = eventually([&] { return process_ended(worker); }, 60s);
+    if (!ended) ::kill(worker, SIGKILL);
+    const int code = local::wait_process(worker);
+    ASSERT_TRUE(writing);
+    ASSERT_TRUE(ended) << "the worker never got past the handler's output";
+    EXPECT_EQ(code, 0);
+    const auto summary = json::parse(slurp(dir / "worker.out"));
+    EXPECT_EQ(summary["cancelled"], 1) << summary;
+    std::size_t lines = 0;
+    for (const auto& o : json_lines(slurp(dir / "worker.err")))
+        if (o["event"] == "handler_output") {
+            EXPECT_EQ(o["line"], "chatty");
+            ++lines;
+        }
+    EXPECT_GT(lines, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Redis, HandlerOutputCliTest, ::testing::Values(Backend::sqlite), backend_name);
