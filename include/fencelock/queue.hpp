@@ -16,6 +16,7 @@
 #include <expected>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -90,6 +91,70 @@ struct DeadJob {
     std::int64_t failed_ms = 0;
 };
 
+// The operator's view of a queue's jobs (JobQueue::list, find, retry, discard, purge; see
+// docs/QUEUE.md, "Inspecting and repairing a queue"). A job is in exactly one state at a time:
+//   ready    in the stream, not delivered to any worker yet (or given back for redelivery)
+//   running  delivered to a worker's slot and not yet acknowledged (the group's pending list)
+//   delayed  in the delayed set until its due time (a --delay, or a retry's backoff)
+//   dead     in the dead-letter stream, with the reason it failed
+enum class JobState { ready, running, delayed, dead };
+
+/// "ready", "running", "delayed", "dead".
+std::string_view to_string(JobState state) noexcept;
+/// The state a name spells (as to_string writes it); nullopt for any other text.
+std::optional<JobState> job_state_from_name(std::string_view name) noexcept;
+
+/// A job as an operator sees it: the job and where it is.
+struct QueuedJob {
+    Job job;
+    JobState state = JobState::ready;
+    /// The stream entry holding it (ready, running: the queue's stream; dead: the dead-letter
+    /// stream). Empty for a delayed job.
+    std::string entry_id{};
+    /// delayed: when it falls due, Unix ms of Redis's clock. 0 otherwise.
+    std::int64_t due_ms = 0;
+    /// running: the worker slot (consumer) holding it, how long since that slot last claimed
+    /// or heart-beat it, and how often this entry was delivered. Empty / 0 otherwise.
+    std::string consumer{};
+    std::int64_t idle_ms = 0;
+    std::uint32_t delivery_count = 0;
+    /// dead: why, and when (Unix ms of Redis's clock). Empty / 0 otherwise.
+    std::string reason{};
+    std::int64_t failed_ms = 0;
+};
+
+/// Which page of which state JobQueue::list returns.
+struct ListRequest {
+    /// Required: no default.
+    JobState state = JobState::ready;
+    /// Jobs per page, 1..max_page_size. Default 100.
+    std::size_t limit = 100;
+    /// "" for the first page, else JobPage::next_cursor of the page before. Default "".
+    std::string after{};
+};
+
+/// The largest page list() returns (one script reads a page; bounded work per call).
+inline constexpr std::size_t max_page_size = 1000;
+
+/// Whether `cursor` can be a next_cursor of a page of `state` ("" always can).
+bool valid_cursor(JobState state, std::string_view cursor) noexcept;
+
+/// One page, oldest first (ready, running, dead: by entry id; delayed: by due time). Pages are
+/// read one script call each: a job that changes state between two calls can be missed or seen
+/// twice, never half-written.
+struct JobPage {
+    std::vector<QueuedJob> jobs;
+    /// The cursor of the next page; nullopt when this page is the last.
+    std::optional<std::string> next_cursor;
+};
+
+/// What retry(id) or discard(id) did.
+enum class DeadJobChange {
+    done,       ///< the job was dead and is retried / discarded
+    not_found,  ///< no job of the queue has that id (nothing changed)
+    not_dead,   ///< the job exists but is ready, running or delayed (nothing changed)
+};
+
 /// Producer and operator side of a queue. Thread-safe (calls are serialized on one connection).
 class JobQueue {
 public:
@@ -113,13 +178,44 @@ public:
     /// Moves due delayed jobs to the stream (workers do this themselves; for tools and tests).
     Result<std::size_t> promote_due(std::size_t limit);
 
+    /// Adds many jobs in one pipelined round trip, each as enqueue() would (its own
+    /// deduplication; results in the order of `requests`). Every request is checked before
+    /// anything is sent: one invalid request throws or returns store_errc::invalid_input as
+    /// enqueue() would, and no job is added. A transport failure fails the whole batch (jobs
+    /// before the failure may have been added: send them again, their keys make that safe).
+    Result<std::vector<EnqueueResult>> enqueue_batch(std::span<const EnqueueRequest> requests);
+
+    /// One page of the jobs in `request.state` (JobState above). Throws std::invalid_argument
+    /// for a limit outside 1..max_page_size or a cursor that valid_cursor refuses.
+    Result<JobPage> list(const ListRequest& request);
+    /// The job with this id, in whatever state; nullopt when the queue has none. Reads the
+    /// whole queue in one script: O(jobs), for operators.
+    Result<std::optional<QueuedJob>> find(std::string_view id);
+    /// Puts the dead job `id` back on the stream with its business attempts reset.
+    Result<DeadJobChange> retry(std::string_view id);
+    /// Deletes the dead job `id` and forgets its idempotency key (the key can be enqueued again).
+    Result<DeadJobChange> discard(std::string_view id);
+    /// Deletes every job in `state` (ready, delayed or dead; throws std::invalid_argument for
+    /// running: those are being worked on) and forgets their idempotency keys; returns how
+    /// many. Works in chunks of one script call each: jobs arriving meanwhile may be deleted too.
+    Result<std::size_t> purge(JobState state);
+
     const QueueOptions& options() const noexcept;
 
 private:
+    /// Why retry/discard changed nothing.
+    Result<DeadJobChange> not_dead_or_missing(std::string_view id);
+
     struct Impl;
     explicit JobQueue(std::unique_ptr<Impl> impl) noexcept;
     std::unique_ptr<Impl> impl_;
 };
+
+/// Enqueues one job with no JobQueue kept: connects, enqueues, disconnects (JobQueue::create
+/// and enqueue). For a producer that enqueues now and then; keep a JobQueue for many jobs.
+/// Throws what enqueue throws; invalid `options` come back as OptionError's message in
+/// std::invalid_argument.
+Result<EnqueueResult> enqueue(const QueueOptions& options, const EnqueueRequest& request);
 
 struct WorkerOptions {
     /// Jobs processed concurrently (slots), each with its own Redis connection. Default 1.

@@ -7,9 +7,12 @@ namespace fencelock::detail::queue_scripts {
 extern const ScriptSource complete;
 extern const ScriptSource dead;
 extern const ScriptSource enqueue;
+extern const ScriptSource find;
 extern const ScriptSource heartbeat;
 extern const ScriptSource leave;
+extern const ScriptSource list;
 extern const ScriptSource promote;
+extern const ScriptSource purge;
 extern const ScriptSource reclaim;
 extern const ScriptSource requeue;
 extern const ScriptSource retry_dead;

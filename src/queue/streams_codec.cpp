@@ -74,4 +74,14 @@ std::expected<Job, std::string> decode_job(std::string_view queue, const Reply& 
                .last_error = std::move(err)};
 }
 
+Job job_for_display(std::string_view queue, const Reply& fields) {
+    auto job = decode_job(queue, fields, 0);
+    if (job) return std::move(*job);
+    Job placeholder{.id = "", .queue = std::string(queue), .resource = ResourceName::make("?").value(),
+                    .idempotency_key = "", .payload = "", .last_error = job.error()};
+    for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2)
+        if (fields.elements[i].str == "id") placeholder.id = fields.elements[i + 1].str;
+    return placeholder;
+}
+
 }  // namespace fencelock::detail

@@ -36,6 +36,10 @@ std::vector<std::string> encode_job(const Job& job);
 /// or malformed field.
 std::expected<Job, std::string> decode_job(std::string_view queue, const Reply& fields, std::uint32_t delivery_count);
 
+/// decode_job for showing a job to an operator: an entry that does not decode (one that was
+/// dead-lettered as it came) shows its id, the resource "?" and the decoding error as last_error.
+Job job_for_display(std::string_view queue, const Reply& fields);
+
 /// The raw field/value strings of an entry (for dead-lettering an entry that did not decode).
 std::vector<std::string> raw_fields(const Reply& fields);
 

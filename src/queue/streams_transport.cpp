@@ -1,6 +1,7 @@
 #include "queue/streams_transport.hpp"
 
 #include <charconv>
+#include <tuple>
 
 #include "fencelock/error.hpp"
 #include "queue/scripts.hpp"
@@ -34,6 +35,38 @@ std::uint64_t to_u64(const Reply& r) {
     return v;
 }
 
+/// The reason and failure time a dead-letter entry carries beside the job's fields.
+std::pair<std::string, std::int64_t> dead_fields(const Reply& f) {
+    std::pair<std::string, std::int64_t> out{"", 0};
+    for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
+        if (f.elements[i].str == "reason") out.first = f.elements[i + 1].str;
+        if (f.elements[i].str == "failed_ms") out.second = static_cast<std::int64_t>(to_u64(f.elements[i + 1]));
+    }
+    return out;
+}
+
+/// A job of list.lua / find.lua: {where, consumer, idle_ms, deliveries, fields} from `at` on.
+QueuedJob queued_job(std::string_view queue, JobState state, const Reply& r, std::size_t at) {
+    const Reply& fields = r.elements[at + 4];
+    QueuedJob q{.job = job_for_display(queue, fields), .state = state};
+    if (state == JobState::delayed) {
+        q.due_ms = static_cast<std::int64_t>(to_u64(r.elements[at]));
+    } else {
+        q.entry_id = r.elements[at].str;
+    }
+    if (state == JobState::running) {
+        q.consumer = r.elements[at + 1].str;
+        q.idle_ms = static_cast<std::int64_t>(to_u64(r.elements[at + 2]));
+        q.delivery_count = static_cast<std::uint32_t>(to_u64(r.elements[at + 3]));
+    }
+    if (state == JobState::dead) std::tie(q.reason, q.failed_ms) = dead_fields(fields);
+    return q;
+}
+
+bool is_job_reply(const Reply& r, std::size_t at) {
+    return r.kind == Reply::Kind::array && r.elements.size() == at + 5 && r.elements[at + 4].kind == Reply::Kind::array;
+}
+
 }  // namespace
 
 QResult<void> StreamsTransport::ensure_group(Connection& c) const {
@@ -43,15 +76,29 @@ QResult<void> StreamsTransport::ensure_group(Connection& c) const {
     return {};
 }
 
-QResult<EnqueueResult> StreamsTransport::enqueue(Connection& c, const Job& job, milliseconds delay) const {
-    const std::string delay_ms = std::to_string(delay.count());
-    const auto fields = encode_job(job);
-    std::vector<std::string_view> args{job.id, job.idempotency_key, delay_ms};
-    args.insert(args.end(), fields.begin(), fields.end());
-    auto r = eval(c, queue_scripts::enqueue, {keys_.stream, keys_.delayed, keys_.keys, keys_.stats}, std::move(args));
-    if (!r) return std::unexpected(r.error());
-    if (r->kind != Reply::Kind::array || r->elements.size() != 2) return std::unexpected(unexpected_reply());
-    return EnqueueResult{.id = r->elements[1].str, .duplicate = r->elements[0].integer == 0};
+QResult<std::vector<EnqueueResult>> StreamsTransport::enqueue(Connection& c, std::span<const QueuedRequest> jobs) const {
+    // The strings every call's views point into, kept until the batch is sent.
+    std::vector<std::vector<std::string>> owned;
+    owned.reserve(jobs.size());
+    std::vector<ScriptCall> calls;
+    calls.reserve(jobs.size());
+    for (const auto& [job, delay] : jobs) {
+        auto& strings = owned.emplace_back(encode_job(job));
+        strings.push_back(std::to_string(delay.count()));
+        std::vector<std::string_view> args{job.id, job.idempotency_key, strings.back()};
+        args.insert(args.end(), strings.begin(), strings.end() - 1);
+        calls.push_back(ScriptCall{{keys_.stream, keys_.delayed, keys_.keys, keys_.stats}, std::move(args)});
+    }
+    auto replies = run_script_batch(c, queue_scripts::enqueue, calls);
+    if (!replies) return std::unexpected(replies.error());
+    std::vector<EnqueueResult> out;
+    out.reserve(replies->size());
+    for (auto& r : *replies) {
+        if (!r) return std::unexpected(r.error());
+        if (r->kind != Reply::Kind::array || r->elements.size() != 2) return std::unexpected(unexpected_reply());
+        out.push_back(EnqueueResult{.id = r->elements[1].str, .duplicate = r->elements[0].integer == 0});
+    }
+    return out;
 }
 
 QResult<std::optional<Entry>> StreamsTransport::read(Connection& c, const std::string& consumer,
@@ -172,23 +219,8 @@ QResult<std::vector<DeadJob>> StreamsTransport::dead_jobs(Connection& c, std::si
     for (const auto& e : r->elements) {
         if (e.elements.size() != 2) continue;
         const Reply& f = e.elements[1];
-        std::string reason;
-        std::int64_t failed_ms = 0;
-        for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
-            if (f.elements[i].str == "reason") reason = f.elements[i + 1].str;
-            if (f.elements[i].str == "failed_ms") failed_ms = static_cast<std::int64_t>(to_u64(f.elements[i + 1]));
-        }
-        auto job = decode_job(queue_, f, 0);
-        if (!job) {
-            // A malformed entry that was dead-lettered as it came: show what can be shown.
-            Job placeholder{.id = "", .queue = queue_, .resource = ResourceName::make("?").value(),
-                            .idempotency_key = "", .payload = "", .last_error = job.error()};
-            for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2)
-                if (f.elements[i].str == "id") placeholder.id = f.elements[i + 1].str;
-            out.push_back(DeadJob{std::move(placeholder), std::move(reason), failed_ms});
-            continue;
-        }
-        out.push_back(DeadJob{std::move(*job), std::move(reason), failed_ms});
+        auto [reason, failed_ms] = dead_fields(f);
+        out.push_back(DeadJob{job_for_display(queue_, f), std::move(reason), failed_ms});
     }
     return out;
 }
@@ -198,6 +230,42 @@ QResult<std::size_t> StreamsTransport::retry_dead(Connection& c, const std::opti
     auto r = eval(c, queue_scripts::retry_dead, {keys_.dead, keys_.stream, keys_.stats}, {id.value_or(""), limit});
     if (!r) return std::unexpected(r.error());
     return static_cast<std::size_t>(to_u64(*r));
+}
+
+QResult<JobPage> StreamsTransport::list(Connection& c, JobState state, const std::string& after,
+                                       std::size_t limit) const {
+    const std::string n = std::to_string(limit);
+    auto r = eval(c, queue_scripts::list, {keys_.stream, keys_.delayed, keys_.dead}, {to_string(state), after, n});
+    if (!r) return std::unexpected(r.error());
+    if (r->kind != Reply::Kind::array || r->elements.empty()) return std::unexpected(unexpected_reply());
+    JobPage page;
+    if (!r->elements[0].str.empty()) page.next_cursor = r->elements[0].str;
+    for (std::size_t i = 1; i < r->elements.size(); ++i) {
+        if (!is_job_reply(r->elements[i], 0)) return std::unexpected(unexpected_reply());
+        page.jobs.push_back(queued_job(queue_, state, r->elements[i], 0));
+    }
+    return page;
+}
+
+QResult<std::optional<QueuedJob>> StreamsTransport::find(Connection& c, std::string_view id) const {
+    auto r = eval(c, queue_scripts::find, {keys_.stream, keys_.delayed, keys_.dead}, {id});
+    if (!r) return std::unexpected(r.error());
+    if (r->kind == Reply::Kind::array && r->elements.empty()) return std::optional<QueuedJob>{};
+    if (!is_job_reply(*r, 1)) return std::unexpected(unexpected_reply());
+    const auto state = job_state_from_name(r->elements[0].str);
+    if (!state) return std::unexpected(unexpected_reply());
+    return std::optional<QueuedJob>(queued_job(queue_, *state, *r, 1));
+}
+
+QResult<StreamsTransport::Purged> StreamsTransport::purge(Connection& c, JobState state, const std::string& cursor,
+                                                          std::size_t limit, std::string_view only,
+                                                          std::string_view counter) const {
+    const std::string n = std::to_string(limit);
+    auto r = eval(c, queue_scripts::purge, {keys_.stream, keys_.delayed, keys_.dead, keys_.keys, keys_.stats},
+                  {to_string(state), cursor, n, only, counter});
+    if (!r) return std::unexpected(r.error());
+    if (r->kind != Reply::Kind::array || r->elements.size() != 2) return std::unexpected(unexpected_reply());
+    return Purged{static_cast<std::size_t>(to_u64(r->elements[0])), r->elements[1].str};
 }
 
 }  // namespace fencelock::detail

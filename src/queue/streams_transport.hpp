@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <expected>
 #include <optional>
+#include <span>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -34,7 +35,14 @@ public:
 
     /// XGROUP CREATE stream workers 0 MKSTREAM; an existing group is fine.
     QResult<void> ensure_group(Connection& c) const;
-    QResult<EnqueueResult> enqueue(Connection& c, const Job& job, milliseconds delay) const;
+    /// A job to enqueue and its delay.
+    struct QueuedRequest {
+        Job job;
+        milliseconds delay{0};
+    };
+    /// enqueue.lua once per job, in one pipelined round trip; the results in order. Any failed
+    /// call fails the whole batch (the calls before it may have added their jobs).
+    QResult<std::vector<EnqueueResult>> enqueue(Connection& c, std::span<const QueuedRequest> jobs) const;
     /// XREADGROUP ... COUNT 1 BLOCK block STREAMS stream >. nullopt when nothing came. Creates
     /// the group when it is missing (and then returns nullopt).
     QResult<std::optional<Entry>> read(Connection& c, const std::string& consumer, milliseconds block) const;
@@ -64,6 +72,19 @@ public:
     QResult<QueueStats> stats(Connection& c) const;
     QResult<std::vector<DeadJob>> dead_jobs(Connection& c, std::size_t limit) const;
     QResult<std::size_t> retry_dead(Connection& c, const std::optional<std::string>& id) const;
+    /// list.lua: one page of the jobs in `state` after the cursor `after`.
+    QResult<JobPage> list(Connection& c, JobState state, const std::string& after, std::size_t limit) const;
+    /// find.lua: the job with job id `id`, wherever it is.
+    QResult<std::optional<QueuedJob>> find(Connection& c, std::string_view id) const;
+    struct Purged {
+        std::size_t deleted = 0;
+        /// Where the next call goes on; empty when `state` has nothing more to scan.
+        std::string next_cursor;
+    };
+    /// purge.lua: deletes up to `limit` jobs in `state` (only the job `only` when not empty)
+    /// from `cursor` on, counting them under `counter`.
+    QResult<Purged> purge(Connection& c, JobState state, const std::string& cursor, std::size_t limit,
+                          std::string_view only, std::string_view counter) const;
 
 private:
     QueueKeys keys_;

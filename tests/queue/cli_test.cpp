@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "queue_fixture.hpp"
+#include "queue_cli_fixture.hpp"
 #include "support/scrape.hpp"
 #include "local_servers/child_process.hpp"
 #include "support/process_state.hpp"
@@ -24,20 +24,6 @@ using local::run_process;
 using local::start_process;
 using local::wait_process;
 
-class QueueCliTest : public QueueTest {
-protected:
-    ProcessResult cli(std::vector<std::string> args) {
-        args.insert(args.begin(), {FENCELOCK_CLI, "--redis", redis->url()});
-        return run_process(args);
-    }
-    std::string slurp(const std::filesystem::path& p) const {
-        std::ifstream in(p);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    }
-};
-
 TEST_P(QueueCliTest, EnqueueStatsAndBadInputChangesNothing) {
     auto first = cli({"queue", "enqueue", "--queue", "q1", "--resource", "order-7", "--key", "inv-7", "--payload",
                       R"({"amount":10})"});
@@ -47,7 +33,7 @@ TEST_P(QueueCliTest, EnqueueStatsAndBadInputChangesNothing) {
     EXPECT_EQ(a["id"].get<std::string>().size(), 32u);
     auto again = cli({"queue", "enqueue", "--queue", "q1", "--resource", "order-7", "--key", "inv-7"});
     ASSERT_EQ(again.exit_code, 0);
-    EXPECT_EQ(json::parse(again.out), (json{{"id", a["id"]}, {"duplicate", true}}));
+    EXPECT_EQ(json::parse(again.out), (json{{"id", a["id"]}, {"key", "inv-7"}, {"duplicate", true}}));
 
     const std::string before = redis->snapshot();
     const std::vector<std::vector<std::string>> bad = {

@@ -1,6 +1,8 @@
-// queue enqueue / stats / dead / retry-dead: the worker queue from the command line (the
-// `worker` command is in cmd_worker.cpp). Every input is validated before Redis is contacted,
-// so invalid input (exit 2) never changes anything; Redis failures exit 4.
+// queue stats / dead / retry-dead and the registration of every queue command: the worker
+// queue from the command line (enqueue: cmd_queue_batch.cpp; list, show, retry, discard,
+// purge: cmd_queue_admin.cpp; the `worker` command: cmd_worker.cpp). Every input is validated
+// before Redis is contacted, so invalid input (exit 2) never changes anything; Redis failures
+// exit 4.
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -9,7 +11,6 @@
 #include "cli.hpp"
 #include "cmd_queue.hpp"
 #include "fencelock/queue.hpp"
-#include "store_flags.hpp"
 
 namespace fencelock::cli {
 
@@ -19,7 +20,7 @@ namespace {
 using nlohmann::json;
 
 struct QueueArgs {
-    std::string queue, resource, key, payload = "{}", delay, id;
+    std::string queue, id;
     std::size_t limit = 100;
 };
 
@@ -33,15 +34,13 @@ QueueOptions queue_options(const Globals& g, const std::string& queue) {
     return o;
 }
 
-namespace {
-
 JobQueue open_queue(QueueOptions options) {
     auto q = JobQueue::create(std::move(options));
     if (!q) throw InputError{"--" + q.error().field, q.error().message};
     return std::move(*q);
 }
 
-json job_json(const Job& j) {
+nlohmann::json job_json(const Job& j) {
     return {{"id", j.id},
             {"resource", j.resource.str()},
             {"key", j.idempotency_key},
@@ -53,22 +52,13 @@ json job_json(const Job& j) {
             {"last_error", j.last_error}};
 }
 
-int run_enqueue(const Globals& g, const QueueArgs& a, const CLI::App& cmd) {
-    auto options = queue_options(g, a.queue);
-    auto resource = ResourceName::make(a.resource);
-    if (!resource) throw InputError{"--resource", resource.error().message};
-    require_store_text("--resource", a.resource);
-    if (a.key.empty() || a.key.size() > 256) throw InputError{"--key", "must be 1..256 bytes"};
-    require_store_text("--key", a.key);
-    if (!json::accept(a.payload)) throw InputError{"--payload", "is not valid JSON"};
-    const auto delay = cmd.count("--delay") ? parse_duration_flag("--delay", a.delay) : std::chrono::milliseconds(0);
-    auto queue = open_queue(std::move(options));
-    auto r = queue.enqueue(EnqueueRequest{.resource = *resource, .idempotency_key = a.key, .payload = a.payload,
-                                          .delay = delay});
-    if (!r) return redis_failure(r.error());
-    emit({{"id", r->id}, {"duplicate", r->duplicate}});
-    return exit_ok;
+const std::string& require_job_id(const std::string& field, const std::string& text) {
+    if (text.size() != 32 || text.find_first_not_of("0123456789abcdef") != std::string::npos)
+        throw InputError{field, "must be a job id (32 lowercase hex characters)"};
+    return text;
 }
+
+namespace {
 
 int run_stats(const Globals& g, const QueueArgs& a) {
     auto queue = open_queue(queue_options(g, a.queue));
@@ -103,11 +93,7 @@ int run_dead(const Globals& g, const QueueArgs& a) {
 
 int run_retry_dead(const Globals& g, const QueueArgs& a, const CLI::App& cmd) {
     std::optional<std::string> id;
-    if (cmd.count("--id")) {
-        if (a.id.size() != 32 || a.id.find_first_not_of("0123456789abcdef") != std::string::npos)
-            throw InputError{"--id", "must be a job id (32 lowercase hex characters)"};
-        id = a.id;
-    }
+    if (cmd.count("--id")) id = require_job_id("--id", a.id);
     auto queue = open_queue(queue_options(g, a.queue));
     auto n = queue.retry_dead(id);
     if (!n) return redis_failure(n.error());
@@ -123,13 +109,23 @@ void register_queue_commands(Program& p) {
                       ->require_subcommand(1);
     auto add_queue = [&](CLI::App* c) { c->add_option("--queue", args->queue, "queue name")->required(); };
 
-    auto* enqueue = queue->add_subcommand("enqueue", "add a job (deduplicated by --key)");
-    add_queue(enqueue);
-    enqueue->add_option("--resource", args->resource, "what must not run concurrently")->required();
-    enqueue->add_option("--key", args->key, "idempotency key (1..256 bytes)")->required();
-    enqueue->add_option("--payload", args->payload, "JSON payload (default {})");
-    enqueue->add_option("--delay", args->delay, "ready after this long, e.g. 30s");
-    enqueue->callback([&p, args, enqueue] { p.run = [&p, args, enqueue] { return run_enqueue(p.globals, *args, *enqueue); }; });
+    auto enqueue_args = std::make_shared<EnqueueArgs>();
+    auto* enqueue = queue->add_subcommand(
+        "enqueue", "add a job (deduplicated by --key), or one per JSON line on stdin (--stdin)");
+    enqueue->add_option("--queue", enqueue_args->queue, "queue name")->required();
+    enqueue->add_option("--resource", enqueue_args->resource, "what must not run concurrently (required)");
+    enqueue->add_option("--key", enqueue_args->key,
+                        "idempotency key, 1..256 bytes: a second enqueue with it adds nothing. Default: a fresh "
+                        "random key, printed; the job is then not idempotent (an enqueue retried after a lost "
+                        "reply adds it twice)");
+    enqueue->add_option("--payload", enqueue_args->payload, "JSON payload (default {})");
+    enqueue->add_option("--delay", enqueue_args->delay, "ready after this long, e.g. 30s");
+    enqueue->add_flag("--stdin", enqueue_args->from_stdin,
+                      "one job per line: {\"resource\":R,\"key\"?:K,\"payload\"?:JSON,\"delay_ms\"?:N}; every "
+                      "line is checked first, a bad one enqueues nothing (exit 2, its line number named)");
+    enqueue->callback([&p, enqueue_args, enqueue] {
+        p.run = [&p, enqueue_args, enqueue] { return run_enqueue(p.globals, *enqueue_args, *enqueue); };
+    });
 
     auto* stats = queue->add_subcommand("stats", "sizes and counters of a queue");
     add_queue(stats);
@@ -144,7 +140,9 @@ void register_queue_commands(Program& p) {
     add_queue(retry);
     retry->add_option("--id", args->id, "only this job");
     retry->callback([&p, args, retry] { p.run = [&p, args, retry] { return run_retry_dead(p.globals, *args, *retry); }; });
-    queue->footer("Exit codes: 0 ok; 2 invalid input (nothing changed); 3 retry-dead --id found no such job; "
+    register_queue_admin_commands(p, *queue);
+    queue->footer("Exit codes: 0 ok; 2 invalid input, or purge without --yes (nothing changed); 3 no such job "
+                  "(show, retry, discard, retry-dead --id: not_found) or not a dead one (retry, discard: not_dead); "
                   "4 Redis unavailable.");
 
     register_worker_command(p);

@@ -6,8 +6,10 @@
 // For every job: one attempt at the resource's lease (contended: the job is requeued with a
 // delay, the slot takes the next job); then CMD runs in a process group of its own with the
 // payload on stdin and FENCELOCK_FENCE, FENCELOCK_OWNER, FENCELOCK_RESOURCE, FENCELOCK_JOB_ID and
-// FENCELOCK_IDEMPOTENCY_KEY in its environment; its stdout and stderr go to the worker's stderr
-// (stdout is kept for the worker's JSON summary). CMD's exit status decides:
+// FENCELOCK_IDEMPOTENCY_KEY in its environment. Its stdout and stderr are two pipes the worker
+// reads as they fill: each line becomes one warn `handler_output` object of the worker's JSON
+// log on stderr, tagged with the job (handler_output.hpp), so stderr stays one JSON object per
+// line and stdout is kept for the worker's JSON summary. CMD's exit status decides:
 //   0      completed: the idempotency key is recorded in the store, fenced (JobProcessor's
 //          external mode), and the job acknowledged; a key already recorded counts as duplicate;
 //   75     retry later (EX_TEMPFAIL), not a failure;
@@ -23,6 +25,7 @@
 // --grace, then they are stopped as on lease loss and their jobs stay for redelivery). A
 // second signal stops running CMDs at once. Then one JSON object with the counters; exit 0.
 // Exit 2: invalid input (nothing contacted); 4: Redis or the database unavailable at start.
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -32,6 +35,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -39,6 +43,7 @@
 
 #include "cli.hpp"
 #include "cmd_queue.hpp"
+#include "handler_output.hpp"
 #include "observe.hpp"
 #include "replica_flags.hpp"
 #include "fencelock/queue.hpp"
@@ -82,13 +87,82 @@ int payload_fd(const std::string& payload) {
     return fd;
 }
 
+/// One of CMD's output streams: the read end of its pipe, cut into lines for the worker's log.
+/// Reads never block, so a handler that writes a lot never waits on the worker for long.
+class OutputStream {
+public:
+    OutputStream(std::string_view name, JsonLogObserver& log, const JobContext& ctx)
+        : name_(name), log_(log), ctx_(ctx) {}
+
+    /// Opens the pipe; returns the write end for CMD (close it once CMD runs), or none (errno
+    /// says why). Only the worker's end is non-blocking: CMD writes as it always does.
+    Fd open() {
+        int ends[2];
+        if (::pipe2(ends, O_CLOEXEC) != 0) return Fd{};
+        read_end_.reset(ends[0]);
+        if (::fcntl(ends[0], F_SETFL, O_NONBLOCK) != 0) {
+            const int error = errno;
+            ::close(ends[1]);
+            errno = error;
+            return Fd{};
+        }
+        return Fd(ends[1]);
+    }
+    /// For poll(): -1 once the pipe reached EOF (poll() skips it).
+    int fd() const noexcept { return read_end_.get(); }
+    /// Logs the lines of what the pipe holds now. Stops after `budget` bytes, so a stream that
+    /// never pauses does not keep the caller from its other duties (stops, exit).
+    void drain(std::size_t budget = 256 * 1024) {
+        char buf[64 * 1024];
+        while (read_end_.get() >= 0 && budget > 0) {
+            const ssize_t n = ::read(read_end_.get(), buf, std::min(sizeof buf, budget));
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) return;  // EAGAIN: nothing more for now
+            if (n == 0) {
+                read_end_.reset();  // every writer is gone
+                return;
+            }
+            budget -= static_cast<std::size_t>(n);
+            write(lines_.feed(std::string_view(buf, static_cast<std::size_t>(n))));
+        }
+    }
+    /// Logs the last line even without its newline: CMD's group is gone.
+    void finish() {
+        drain();
+        write(lines_.finish());
+    }
+
+private:
+    void write(const std::vector<OutputLine>& lines) {
+        for (const auto& l : lines) {
+            if (l.text.empty()) continue;  // a blank line says nothing in a log
+            log_.log(LogLevel::warn, "handler_output", ctx_.job.resource.str(),
+                     {{"job_id", ctx_.job.id},
+                      {"fence", ctx_.fence.value()},
+                      {"stream", name_},
+                      {"line", l.text},
+                      {"continues", l.continues ? LogValue(true) : LogValue()}});
+        }
+    }
+
+    std::string_view name_;
+    JsonLogObserver& log_;
+    const JobContext& ctx_;
+    Fd read_end_;
+    LineSplitter lines_;
+};
+
 /// Runs CMD for one job and waits for it; stops its group when `stop` fires (lease lost or
 /// shutdown deadline): SIGTERM, then SIGKILL after `kill_grace`. Runs on the slot's thread,
 /// which waits for CMD: PR_SET_PDEATHSIG fires when the forking thread ends (posix/child.hpp).
 std::expected<void, JobFailure> run_command(const std::vector<std::string>& command, const JobContext& ctx,
-                                            milliseconds kill_grace) {
+                                            milliseconds kill_grace, JsonLogObserver& log) {
     Fd input(payload_fd(ctx.job.payload));
     if (input.get() < 0) return std::unexpected(JobFailure::retry_later(std::string("memfd: ") + std::strerror(errno)));
+    OutputStream out("stdout", log, ctx), err("stderr", log, ctx);
+    Fd out_write = out.open(), err_write = err.open();
+    if (out_write.get() < 0 || err_write.get() < 0)
+        return std::unexpected(JobFailure::retry_later(std::string("pipe: ") + std::strerror(errno)));
     SpawnOptions spawn{.argv = command,
                        .env = environment_with({{"FENCELOCK_FENCE", std::to_string(ctx.fence.value())},
                                                 {"FENCELOCK_OWNER", ctx.owner.str()},
@@ -96,7 +170,8 @@ std::expected<void, JobFailure> run_command(const std::vector<std::string>& comm
                                                 {"FENCELOCK_JOB_ID", ctx.job.id},
                                                 {"FENCELOCK_IDEMPOTENCY_KEY", ctx.job.idempotency_key}}),
                        .stdin_fd = input.get(),
-                       .stdout_to_stderr = true,
+                       .stdout_fd = out_write.get(),
+                       .stderr_fd = err_write.get(),
                        .close_other_fds = true};  // Redis and database sockets stay here
     sigemptyset(&spawn.defaults);
     for (int sig : handled_signals) sigaddset(&spawn.defaults, sig);
@@ -105,6 +180,8 @@ std::expected<void, JobFailure> run_command(const std::vector<std::string>& comm
     // Cannot start: a broken deployment, not the job's fault; it does not burn business attempts.
     if (!cmd)
         return std::unexpected(JobFailure::retry_later("cannot run " + command.front() + ": " + std::strerror(cmd.error())));
+    out_write.reset();  // CMD's group holds the write ends now: EOF once it is gone
+    err_write.reset();
 
     Fd stopped(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     std::stop_callback on_stop(ctx.stop, [fd = stopped.get()] {
@@ -116,8 +193,13 @@ std::expected<void, JobFailure> run_command(const std::vector<std::string>& comm
     for (;;) {
         stop.lease_until(ctx.lease.safe_until());
         stop.act(*cmd);
-        pollfd fds[2] = {{cmd->exit_fd(), POLLIN, 0}, {stopped.get(), POLLIN, 0}};
-        if (::poll(fds, 2, stop.poll_timeout()) < 0 && errno != EINTR) break;
+        pollfd fds[4] = {{cmd->exit_fd(), POLLIN, 0},
+                         {stopped.get(), POLLIN, 0},
+                         {out.fd(), POLLIN, 0},
+                         {err.fd(), POLLIN, 0}};
+        if (::poll(fds, 4, stop.poll_timeout()) < 0 && errno != EINTR) break;
+        if (fds[2].revents != 0) out.drain();
+        if (fds[3].revents != 0) err.drain();
         stop.lease_until(ctx.lease.safe_until());
         if (fds[1].revents != 0) {
             std::uint64_t count = 0;
@@ -129,6 +211,10 @@ std::expected<void, JobFailure> run_command(const std::vector<std::string>& comm
     }
     // Group members that outlived CMD no longer have a lease.
     const int status = cmd->reap().status;
+    // The group is dead now: what it wrote is all in the pipes (a pipe's worth at most), unless
+    // a process that escaped it (posix/child.hpp) holds a write end; drain() never waits for it.
+    out.finish();
+    err.finish();
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
     if (WIFEXITED(status) && WEXITSTATUS(status) == exit_tempfail)
         return std::unexpected(JobFailure::retry_later("CMD exited 75 (retry later)"));
@@ -201,7 +287,9 @@ int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     WorkerStats stats;
     std::thread runner([&] {
         stats = worker->run_external(
-            [&a, kill_grace](const JobContext& ctx) { return run_command(a.command, ctx, kill_grace); },
+            [&a, kill_grace, &observe](const JobContext& ctx) {
+                return run_command(a.command, ctx, kill_grace, *observe.log());
+            },
             stop.get_token());
         const std::uint64_t one = 1;
         (void)!::write(finished.get(), &one, sizeof one);
@@ -257,6 +345,9 @@ void register_worker_command(Program& p) {
     add_replica_flags(*cmd, args->replicas);
     cmd->add_option("command", args->command, "command and its arguments, after --");
     cmd->footer("CMD exit: 0 completes the job, 75 retries later, other fails (dead after --max-attempts). "
+                "CMD output: each line of its stdout and stderr is one warn \"handler_output\" JSON log line on "
+                "the worker's stderr with job_id, fence, stream and line (lines over 16 KiB in pieces marked "
+                "continues; see docs/QUEUE.md); --log-level error or off hides it. "
                 "Worker exit: 0 after a graceful shutdown (SIGTERM/SIGINT); 2 invalid input; 4 Redis or "
                 "database unavailable.");
     cmd->callback([&p, args, cmd] { p.run = [&p, args, cmd] { return run_worker(p.globals, *args, *cmd); }; });

@@ -50,6 +50,10 @@ void set_foreground(pid_t group) noexcept {
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
+/// `fd` when it is above 0-2 (or < 0), else a close-on-exec duplicate above them
+/// (async-signal-safe). The child's own copy: fencelock's stays as it was.
+int above_stdio_kept(int fd) noexcept { return fd < 0 || fd > 2 ? fd : ::fcntl(fd, F_DUPFD_CLOEXEC, 3); }
+
 /// The forked child, up to exec. `report_fd` (O_CLOEXEC) gets errno if exec never happens.
 [[noreturn]] void exec_child(const SpawnOptions& o, bool take_terminal, char* const* argv, char* const* envp,
                              pid_t parent, int report_fd) noexcept {
@@ -65,7 +69,14 @@ void set_foreground(pid_t group) noexcept {
     sigset_t empty;
     sigemptyset(&empty);
     ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-    if (o.stdin_fd >= 0 && ::dup2(o.stdin_fd, 0) < 0) fail_exec(report_fd, errno);
+    // Each source first moved above 0-2, so no dup2 below overwrites another's source.
+    const int in = above_stdio_kept(o.stdin_fd), out = above_stdio_kept(o.stdout_fd),
+              err = above_stdio_kept(o.stderr_fd);
+    if ((o.stdin_fd >= 0 && in < 0) || (o.stdout_fd >= 0 && out < 0) || (o.stderr_fd >= 0 && err < 0))
+        fail_exec(report_fd, errno);
+    if (in >= 0 && ::dup2(in, 0) < 0) fail_exec(report_fd, errno);
+    if (out >= 0 && ::dup2(out, 1) < 0) fail_exec(report_fd, errno);
+    if (err >= 0 && ::dup2(err, 2) < 0) fail_exec(report_fd, errno);
     if (o.stdout_to_stderr && ::dup2(2, 1) < 0) fail_exec(report_fd, errno);
     if (o.close_other_fds) {
         ::close_range(3, static_cast<unsigned>(report_fd) - 1, 0);  // report_fd > 2 (above_stdio)
@@ -135,6 +146,7 @@ std::string fresh_tree_tag() {
 }
 
 std::expected<Child, int> spawn_group(const SpawnOptions& options) {
+    if (options.stdout_fd >= 0 && options.stdout_to_stderr) return std::unexpected(EINVAL);
     std::vector<std::string> args = options.argv, env = options.env;
     // Every descendant inherits the tag, whatever group or parent it ends up with.
     std::string marker = std::string(tree_variable) + "=" + fresh_tree_tag();

@@ -43,7 +43,10 @@ struct SpawnOptions {
     std::vector<std::string> env;   ///< CMD's whole environment ("NAME=value")
     sigset_t defaults{};            ///< set to SIG_DFL in CMD; other ignored signals stay ignored
     int stdin_fd = -1;              ///< CMD's stdin when >= 0 (default: fencelock's)
-    bool stdout_to_stderr = false;  ///< CMD's stdout is fencelock's stderr (default: its stdout)
+    int stdout_fd = -1;             ///< CMD's stdout when >= 0 (default: fencelock's; see below)
+    int stderr_fd = -1;             ///< CMD's stderr when >= 0 (default: fencelock's)
+    /// CMD's stdout is fencelock's stderr (default: its stdout). Not with stdout_fd (EINVAL).
+    bool stdout_to_stderr = false;
     bool close_other_fds = false;   ///< close every descriptor above 2 (default: only O_CLOEXEC ones)
     /// When stdin is a terminal whose foreground process group is fencelock's: make CMD's group
     /// the foreground one before exec (else CMD stops with SIGTTIN at its first read), and take
@@ -110,7 +113,8 @@ bool terminal_in_foreground() noexcept;
 
 /// Starts CMD in a new process group with PR_SET_PDEATHSIG and a group guard (see above), with
 /// an empty signal mask. Returns the Child, or the errno of the failed step (ENOENT / EACCES
-/// when CMD cannot be executed: nothing is left running then).
+/// when CMD cannot be executed, EINVAL for stdout_fd with stdout_to_stderr: nothing is left
+/// running then). The descriptors given stay the caller's to close.
 std::expected<Child, int> spawn_group(const SpawnOptions& options);
 
 /// The stop sequence of a group whose lease may end (posix/stop_schedule.hpp says when):
