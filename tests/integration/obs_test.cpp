@@ -163,7 +163,7 @@ TEST_F(LockTest, JsonLogsParseAndHideResourceIdsAndPasswords) {
         EXPECT_EQ(line.find("wrong-pass-XYZ"), std::string::npos) << line;
     }
     for (const char* expected : {"lock_acquire:acquired", "lock_renew:renewed", "lock_renew:not_owner",
-                                 "lock_lease_lost:not_owner", "lock_release:not_owner", "lock_acquire:error"})
+                                 "lock_lease_lost:not_owner", "lock_release:not_held", "lock_acquire:error"})
         EXPECT_TRUE(events.count(expected)) << expected;
 }
 

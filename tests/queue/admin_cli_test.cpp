@@ -2,6 +2,8 @@
 // paged, single dead jobs repaired, purges confirmed; every refusal leaves Redis as it was.
 #include <nlohmann/json.hpp>
 
+#include <sstream>
+
 #include "queue_cli_fixture.hpp"
 
 namespace fencelock::test_support {
@@ -201,6 +203,32 @@ TEST_P(QueueAdminCliTest, RetryDiscardAndPurgeChangeOnlyWhatTheyName) {
     EXPECT_EQ(json::parse(fresh.out)["duplicate"], false);
     auto kept = cli({"queue", "enqueue", "--queue", "jobs", "--resource", "r-1", "--key", "k-r-1"});
     EXPECT_EQ(json::parse(kept.out)["duplicate"], true);  // the running job keeps its key
+}
+
+// For people: stats as named fields and list as a table with the state's own columns (JSON
+// when piped stays as above: these ask for --table).
+TEST_P(QueueAdminCliTest, StatsAndListReadAsTablesForPeople) {
+    const std::string id = enqueue_cli("order:1", "k-table");
+    const auto stats = cli({"queue", "stats", "--queue", queue_name, "--table"});
+    EXPECT_EQ(stats.exit_code, 0) << stats.err;
+    // "name  value" lines, the names padded to the longest.
+    const auto value_of = [&](const std::string& name) {
+        std::istringstream lines(stats.out);
+        for (std::string line; std::getline(lines, line);)
+            if (line.rfind(name + " ", 0) == 0) return line.substr(line.find_first_not_of(' ', name.size()));
+        return std::string("(no line)");
+    };
+    EXPECT_EQ(value_of("queue"), queue_name) << stats.out;
+    EXPECT_EQ(value_of("ready"), "1") << stats.out;
+    EXPECT_EQ(value_of("dead"), "0") << stats.out;
+    const auto ready = cli({"queue", "list", "--queue", queue_name, "--state", "ready", "--table"});
+    EXPECT_EQ(ready.exit_code, 0) << ready.err;
+    EXPECT_EQ(ready.out.rfind("ID", 0), 0u) << ready.out;
+    for (const std::string part : {std::string("RESOURCE"), std::string("LAST ERROR"), id, std::string("k-table")})
+        EXPECT_NE(ready.out.find(part), std::string::npos) << part << " in\n" << ready.out;
+    EXPECT_EQ(ready.out.find('{'), std::string::npos) << ready.out;
+    EXPECT_EQ(cli({"queue", "list", "--queue", queue_name, "--state", "dead", "--table"}).out,
+              "no dead jobs in queue " + queue_name + "\n");
 }
 
 }  // namespace

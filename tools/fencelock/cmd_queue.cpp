@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <iostream>
 #include <memory>
 
 #include "cli.hpp"
@@ -22,6 +23,7 @@ using nlohmann::json;
 struct QueueArgs {
     std::string queue, id;
     std::size_t limit = 100;
+    FormatFlags format;
 };
 
 }  // namespace
@@ -66,12 +68,19 @@ int run_stats(const Globals& g, const QueueArgs& a) {
     if (!s) return redis_failure(s.error());
     json counters = json::object();
     for (const auto& [name, value] : s->counters) counters[name] = value;
-    emit({{"ready", s->ready},
-          {"delayed", s->delayed},
-          {"in_flight", s->in_flight},
-          {"dead", s->dead},
-          {"completed", s->counter("completed")},
-          {"counters", counters}});
+    const json out{{"ready", s->ready},         {"delayed", s->delayed},
+                   {"in_flight", s->in_flight}, {"dead", s->dead},
+                   {"completed", s->counter("completed")}, {"counters", counters}};
+    if (chosen_format(a.format) == Format::json) {
+        emit(out);
+        return exit_ok;
+    }
+    std::vector<std::pair<std::string, std::string>> fields{{"queue", a.queue}};
+    for (const char* key : {"ready", "delayed", "in_flight", "dead", "completed"})
+        fields.emplace_back(key, out[key].dump());
+    for (const auto& [name, value] : s->counters)
+        if (name != "completed") fields.emplace_back(name, std::to_string(value));
+    print_fields(std::cout, fields);
     return exit_ok;
 }
 
@@ -127,8 +136,9 @@ void register_queue_commands(Program& p) {
         p.run = [&p, enqueue_args, enqueue] { return run_enqueue(p.globals, *enqueue_args, *enqueue); };
     });
 
-    auto* stats = queue->add_subcommand("stats", "sizes and counters of a queue");
+    auto* stats = queue->add_subcommand("stats", "sizes and counters of a queue: a table, or JSON");
     add_queue(stats);
+    add_format_flags(*stats, args->format);
     stats->callback([&p, args] { p.run = [&p, args] { return run_stats(p.globals, *args); }; });
 
     auto* dead = queue->add_subcommand("dead", "list dead-lettered jobs with their reasons");

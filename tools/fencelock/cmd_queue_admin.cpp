@@ -3,6 +3,7 @@
 // a purge needs --yes. Exit 3 when the job named is missing (not_found) or not dead (not_dead).
 #include <nlohmann/json.hpp>
 
+#include <iostream>
 #include <memory>
 
 #include "cli.hpp"
@@ -18,7 +19,26 @@ struct AdminArgs {
     std::string queue, state, after, id;
     std::size_t limit = 100;
     bool yes = false;
+    FormatFlags format;
 };
+
+/// queue list's table: what tells jobs apart at a glance, per state.
+std::vector<Column> job_columns(JobState state) {
+    std::vector<Column> columns{field_column("ID", "id"), field_column("RESOURCE", "resource"),
+                                field_column("KEY", "key")};
+    if (state == JobState::running) {
+        columns.push_back(field_column("CONSUMER", "consumer"));
+        columns.push_back(duration_column("IDLE", "idle_ms"));
+    }
+    if (state == JobState::delayed)
+        columns.push_back({"DUE", [](const json& j) { return human_time(j.value("due_ms", std::int64_t{0})); }});
+    if (state == JobState::dead)
+        columns.push_back({"FAILED", [](const json& j) { return human_time(j.value("failed_ms", std::int64_t{0})); }});
+    columns.push_back(field_column("DELIVERIES", "deliveries"));
+    columns.push_back(field_column(state == JobState::dead ? "REASON" : "LAST ERROR",
+                                   state == JobState::dead ? "reason" : "last_error"));
+    return columns;
+}
 
 JobState parse_state(const std::string& flag, const std::string& text) {
     auto s = job_state_from_name(text);
@@ -53,6 +73,13 @@ int run_list(const Globals& g, const AdminArgs& a) {
     auto queue = open_queue(std::move(options));
     auto page = queue.list(ListRequest{.state = state, .limit = a.limit, .after = a.after});
     if (!page) return redis_failure(page.error());
+    if (chosen_format(a.format) == Format::table) {
+        std::vector<json> jobs;
+        for (const auto& job : page->jobs) jobs.push_back(queued_json(job));
+        print_records(Format::table, job_columns(state), jobs, "no " + a.state + " jobs in queue " + a.queue);
+        if (page->next_cursor) std::cout << "more: --after " << *page->next_cursor << "\n";
+        return exit_ok;
+    }
     for (const auto& job : page->jobs) emit(queued_json(job));
     // The last line always closes the page: a reader knows it saw the whole answer.
     emit({{"queue", a.queue},
@@ -126,12 +153,13 @@ void register_queue_admin_commands(Program& p, CLI::App& queue) {
     auto args = std::make_shared<AdminArgs>();
     auto add_queue = [&](CLI::App* c) { c->add_option("--queue", args->queue, "queue name")->required(); };
 
-    auto* list = queue.add_subcommand("list", "jobs in one state, oldest first, one JSON object each, then the page's "
-                                              "closing object with next_cursor (null on the last page)");
+    auto* list = queue.add_subcommand("list", "jobs in one state, oldest first: a table, or one JSON object each, "
+                                              "then the page's closing object with next_cursor (null on the last page)");
     add_queue(list);
     list->add_option("--state", args->state, "ready, running, delayed or dead")->required();
     list->add_option("--limit", args->limit, "jobs per page, 1..1000 (default 100)");
     list->add_option("--after", args->after, "the next_cursor of the page before");
+    add_format_flags(*list, args->format);
     list->callback([&p, args] { p.run = [&p, args] { return run_list(p.globals, *args); }; });
 
     auto* show = queue.add_subcommand("show", "one job by id, in whatever state (reads the whole queue)");

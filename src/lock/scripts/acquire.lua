@@ -56,7 +56,7 @@
 -- The line: every acquisition, fair or not, yields to a live fair waiter ahead of it, so a
 -- fair waiter cannot be overtaken. A waiter that stops trying (crash, gave up without leaving)
 -- loses its place when its deadline passes, so a dead waiter blocks the lock no longer than
--- ARGV[8]. Both line keys expire with the last place, so they never outlive their waiters.
+-- ARGV[6]. Both line keys expire with the last place, so they never outlive their waiters.
 --
 -- Lean when nobody waits: one EXISTS over the lock and the four line keys tells a free lock
 -- with no line at all, and then the grant costs TIME, GET and SET of the counter, HSET and

@@ -209,7 +209,8 @@ TEST_F(JsonSchemaTest, StoreCommands) {
 TEST_F(JsonSchemaTest, QueueCommands) {
     for (const Case& c : std::vector<Case>{
              {{"queue", "enqueue", "--queue", "q", "--resource", "r", "--key", "k"}, 0, Shape::object},
-             {{"queue", "enqueue", "--queue", "q", "--resource", "r"}, 2, Shape::error, "--key"},
+             {{"queue", "enqueue", "--queue", "q", "--resource", "r"}, 0, Shape::object},  // a random --key
+             {{"queue", "enqueue", "--queue", "q", "--key", "k"}, 2, Shape::error, "--resource"},
              {{"queue", "stats", "--queue", "q"}, 0, Shape::object},
              {{"queue", "stats"}, 2, Shape::error, "--queue"},
              {{"queue", "dead", "--queue", "q"}, 0, Shape::object},

@@ -26,8 +26,8 @@
 -- trusts it, or confirms with acquire.
 --
 -- Every read that could fail (the arguments, the counter, the clock past 2^53 us) happens
--- before the grant's first write and under pcall: if one fails the waiter is only woken, as
--- before direct handoff, and the caller's release still succeeds.
+-- before the grant's first write and under pcall: if one fails the waiter is only woken (it
+-- then takes the lock through acquire), and the caller's release still succeeds.
 
 -- The grant arguments `owner` stored: {lease, max_hold, holder, slot, client, any}, holder being
 -- the '<pid> <host> <label>' text of lib/lease.lua, client the waiter's client id ('' for none)
