@@ -28,7 +28,7 @@ std::string_view to_string(AcquireResult r) noexcept;
 /// RenewStatus::max_hold_exceeded: the label value dashboards and alerts have always used)
 /// or "error".
 std::string_view result_label(const std::expected<RenewStatus, std::error_code>& result) noexcept;
-/// The `result` label and log value of a release: "released", "not_owner" or "error".
+/// The `result` label and log value of a release: "released", "not_owner", "not_held" or "error".
 std::string_view result_label(const std::expected<ReleaseStatus, std::error_code>& result) noexcept;
 
 struct AcquireEvent {

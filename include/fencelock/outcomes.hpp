@@ -41,7 +41,7 @@ enum class LossReason {
 
 /// "renewed", "not_owner", "max_hold_exceeded".
 std::string_view to_string(RenewStatus s) noexcept;
-/// "released", "not_owner".
+/// "released", "not_owner", "not_held".
 std::string_view to_string(ReleaseStatus s) noexcept;
 /// "not_owner", "max_hold_exceeded", "expired": also the lease-lost metric's label values.
 std::string_view to_string(LossReason reason) noexcept;

@@ -85,8 +85,12 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         queued_.push_back({.kind = Kind::release, .owner = &plan_.owner});
         last_error_ = reply->unreplicated;
         maybe_granted_ = false;
-        if (classify(last_error_) == failure_kind::fatal || !plan_.retry_errors) {
+        if (classify(last_error_) == failure_kind::fatal) {
             queued_.push_back({.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_});
+            return next_queued();
+        }
+        if (!plan_.retry_errors) {
+            queue_give_up();  // leaves the line, as at the deadline
             return next_queued();
         }
     } else if (reply) {
@@ -108,8 +112,7 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         else ++failed_;
         last_error_ = reply.error();
         const failure_kind kind = classify(last_error_);
-        // Not retried: fatal, or any failure but the grace when the caller waits only for the lock.
-        if (kind == failure_kind::fatal || (!plan_.retry_errors && last_error_ != errc::failover_grace)) {
+        if (kind == failure_kind::fatal) {
             // A release may have granted us the lease meanwhile: leave_line gives it back.
             if (may_be_in_line_ && plan_.direct_grants) queued_.push_back({.kind = Kind::leave_line, .owner = &plan_.owner});
             queued_.push_back({.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_});
@@ -118,6 +121,13 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         const bool unknown = kind == failure_kind::outcome_unknown;
         maybe_granted_ = maybe_granted_ || unknown;
         may_be_in_line_ = may_be_in_line_ || (plan_.takes_place && unknown);
+        // Not retried when the caller waits for the lock only (retry_errors = false): wound up
+        // as at the deadline, so a place in the line is left and a lease a lost reply may have
+        // granted to a private token is freed.
+        if (!plan_.retry_errors && last_error_ != errc::failover_grace) {
+            queue_give_up();
+            return next_queued();
+        }
     }
     if (now >= deadline_ || stopped) {
         queue_give_up();

@@ -64,7 +64,7 @@ struct PrometheusMetrics::Families {
             renew.Add({{"result", std::string(result_label(r))}});
         using Released = std::expected<ReleaseStatus, std::error_code>;
         for (const Released& r : {Released(ReleaseStatus::released), Released(ReleaseStatus::not_owner),
-                                  Released(std::unexpected(std::error_code{}))})
+                                  Released(ReleaseStatus::not_held), Released(std::unexpected(std::error_code{}))})
             release.Add({{"result", std::string(result_label(r))}});
         for (auto reason : {LossReason::not_owner, LossReason::max_hold_exceeded, LossReason::expired,
                             LossReason::clock_step})

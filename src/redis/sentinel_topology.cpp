@@ -73,7 +73,7 @@ class SentinelTopology final : public Topology {
 public:
     explicit SentinelTopology(const RedisEndpoint& ep)
         : master_name_(ep.master_name), user_(ep.sentinel_user), password_(ep.sentinel_password),
-          grace_(ep.failover_grace), tls_(ep.tls), sentinels_(ep.sentinels), wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+          grace_(ep.failover_grace), trust_epoch_zero_(ep.trust_epoch_zero), tls_(ep.tls), sentinels_(ep.sentinels), wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
         if (wake_fd_ < 0) throw std::system_error(errno, std::system_category(), "eventfd");
     }
 
@@ -170,8 +170,9 @@ private:
     // this server, or a sentinel that still names the dead master) can only push the moment
     // later: a stale answer never shortens the grace a fresher one started.
     void note_master_age(const ServerAddress& master, const MasterView& view) {
-        // A group in its first term has had no other master: grants may start now.
-        const auto owed = view.first_term ? std::chrono::milliseconds::zero() : grace_ - view.age;
+        // A group in its first term has had no other master: grants may start now, when the
+        // endpoint trusts epoch 0 to say so (RedisEndpoint::trust_epoch_zero says when it lies).
+        const auto owed = view.first_term && trust_epoch_zero_ ? std::chrono::milliseconds::zero() : grace_ - view.age;
         const auto from = (steady_clock::now() + owed).time_since_epoch().count();
         const std::uint64_t switches = generation_.load();
         std::lock_guard lock(mutex_);
@@ -318,6 +319,7 @@ private:
     const std::string user_;
     const std::string password_;
     const std::chrono::milliseconds grace_;
+    const bool trust_epoch_zero_;
     const TlsOptions tls_;  ///< the endpoint's: sentinels speak TLS when the master does
     std::mutex mutex_;
     std::vector<HostAndPort> sentinels_;        ///< guarded by mutex_
@@ -339,7 +341,7 @@ std::string key_of(const RedisEndpoint& ep) {
     for (const auto& s : ep.sentinels) key += show(s) + ",";
     for (const std::string* part : {&ep.master_name, &ep.sentinel_user, &ep.sentinel_password})
         key += std::to_string(part->size()) + ":" + *part;
-    key += "grace:" + std::to_string(ep.failover_grace.count());
+    key += "grace:" + std::to_string(ep.failover_grace.count()) + (ep.trust_epoch_zero ? ":epoch0" : "");
     const TlsOptions& t = ep.tls;
     if (t.enabled)
         for (const std::string* part : {&t.ca_file, &t.ca_dir, &t.cert_file, &t.key_file, &t.server_name})

@@ -33,9 +33,12 @@ struct MasterView {
     /// Set by youngest_agreeing_view only: a majority agree on the master and the newest
     /// config-epoch among them is 0. Every Sentinel failover (automatic or SENTINEL FAILOVER)
     /// gives the promoted master an epoch of 1 or more, and a sentinel that missed one can only
-    /// report an older epoch, never a newer one; so under the same assumption as the age rule
-    /// (fewer than half the sentinels err), a majority at epoch 0 proves that this group has
-    /// never failed over: no other master can have granted a lease, and no grace is owed.
+    /// report an older epoch; so a majority at epoch 0 says this group never failed over, as
+    /// far as Sentinel did the failing over. People can make it lie: a server promoted by hand,
+    /// or sentinels whose configuration is created again (`sentinel monitor`, a sentinel.conf
+    /// from a template at each start), start at epoch 0 with a master that succeeded another,
+    /// and such errors hit every sentinel at once. Unlike a young age, which only lengthens the
+    /// grace, a false epoch 0 would cut it: so only RedisEndpoint::trust_epoch_zero acts on it.
     bool first_term = false;
 };
 

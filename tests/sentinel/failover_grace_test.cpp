@@ -33,7 +33,8 @@ using std::chrono::steady_clock;
 
 // A lease long enough to outlast the promotion (2-3 s here), and a grace that covers it.
 constexpr auto lease = 8s;
-const std::string grace_query = "failover_grace=8s";
+// trust_epoch_zero: these groups are fresh, so their first leases need not wait out the grace.
+const std::string grace_query = "failover_grace=8s&trust_epoch_zero=1";
 
 LockClient client_for(const std::string& url) {
     auto c = LockClient::create({.endpoint = *parse_redis_url(url)});
@@ -75,17 +76,21 @@ std::optional<Lease> lease_lost_with_the_master(local::SentinelGroup& group, Loc
     return a->lease;
 }
 
-// A group that has never failed over grants at once, under the default grace (30 s): no other
-// master can have granted a lease. The tests below start their first lease at once on a fresh
-// group too, with an 8 s grace. After a failover the grace is owed again.
+// With trust_epoch_zero a group that has never failed over grants at once, under the default
+// grace (30 s): no other master can have granted a lease. Without it (the default) a fresh
+// group is inside the grace. After a failover the grace is owed again either way.
 TEST(FailoverGrace, AGroupThatNeverFailedOverGrantsAtOnceAndOwesTheGraceAfterAFailover) {
     local::SentinelGroup group;
-    auto c = client_for(group.url());
+    auto conservative = client_for(group.url());
+    auto refused = conservative.try_acquire(*ResourceName::make("grace:default"), {.lease = lease});
+    ASSERT_FALSE(refused.has_value()) << "trust_epoch_zero is opt-in";
+    EXPECT_EQ(refused.error(), errc::failover_grace) << refused.error().message();
+    auto c = client_for(group.url("trust_epoch_zero=1"));
     const auto asked = steady_clock::now();
     auto first = c.try_acquire(*ResourceName::make("grace:first-contact"), {.lease = lease});
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - asked);
     ASSERT_TRUE(first && first->acquired()) << (first ? "contended" : first.error().message());
-    std::cout << "[figures] first acquire on a fresh Sentinel group (default grace 30 s): " << took.count()
+    std::cout << "[figures] first acquire on a fresh Sentinel group (grace 30 s, trust_epoch_zero=1): " << took.count()
               << " ms\n";
     ASSERT_TRUE(kill_master_and_promote(group)) << "a sentinel still names the old master";
     auto after = c.try_acquire(*ResourceName::make("grace:after-failover"), {.lease = lease});

@@ -184,6 +184,14 @@ TEST(AcquireLoop, WithoutRetriesTheFirstFailureEndsTheWaitButContentionAndTheGra
     EXPECT_EQ(finish.error, make_error_code(errc::unavailable));
     EXPECT_EQ(s.loop().attempts(), 3u);
     EXPECT_EQ(s.loop().contended_attempts(), 2u);
+    ASSERT_GE(s.log().size(), 2u);
+    EXPECT_EQ(s.log()[s.log().size() - 2], "leave_line") << "its place in the line is given up, as at the deadline";
+
+    // A lost reply may have granted the lease to a token nobody else knows: it is freed.
+    ScriptedAcquire lost(p);
+    lost.reply(failure(errc::reply_timeout));
+    EXPECT_EQ(lost.run().error, make_error_code(errc::reply_timeout));
+    EXPECT_EQ(lost.log(), (Log{"attempt", "leave_line", "release", "finish error"}));
 
     ScriptedAcquire unreplicated_once(p);
     unreplicated_once.reply(unreplicated(7));

@@ -65,6 +65,14 @@ TEST(SentinelUrl, FailoverGraceDefaultsToTheDefaultLeaseAndIsSetInTheQuery) {
     EXPECT_EQ(both.sentinel_password, "x");
 }
 
+TEST(SentinelUrl, TrustingEpochZeroIsOptIn) {
+    EXPECT_FALSE(parse_redis_url("redis-sentinel://s1#g")->trust_epoch_zero);
+    const RedisEndpoint trusting = parse_redis_url("redis-sentinel://s1?trust_epoch_zero=1#g").value();
+    EXPECT_TRUE(trusting.trust_epoch_zero);
+    EXPECT_NE(trusting.redacted().find("trust_epoch_zero=1"), std::string::npos) << trusting.redacted();
+    EXPECT_FALSE(parse_redis_url("redis-sentinel://s1?trust_epoch_zero=0#g")->trust_epoch_zero);
+}
+
 class SentinelUrlRejects : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SentinelUrlRejects, WithoutLeakingAPassword) {
@@ -96,7 +104,10 @@ INSTANTIATE_TEST_SUITE_P(
         // Bad failover grace: no unit, negative, too long, repeated.
         "redis-sentinel://s1?failover_grace=30#g", "redis-sentinel://s1?failover_grace=-1s#g",
         "redis-sentinel://s1?failover_grace=25h#g", "redis-sentinel://s1?failover_grace=#g",
-        "redis-sentinel://s1?failover_grace=1s&failover_grace=2s&sentinel_password=Pw0rdLeak#g"));
+        "redis-sentinel://s1?failover_grace=1s&failover_grace=2s&sentinel_password=Pw0rdLeak#g",
+        // trust_epoch_zero takes 1 or 0, once; only sentinel URLs know it.
+        "redis-sentinel://s1?trust_epoch_zero=yes#g", "redis-sentinel://s1?trust_epoch_zero=1&trust_epoch_zero=1#g",
+        "redis://h:6379?trust_epoch_zero=1"));
 
 TEST(SentinelUrl, RedactedHidesBothPasswords) {
     const RedisEndpoint ep =

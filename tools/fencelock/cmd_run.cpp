@@ -423,10 +423,11 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
                   << to_string(classify(released.error())) << "]; the lease runs out on its own\n";
     } else {
         summary["released"] = *released == ReleaseStatus::released;
-        // Someone else deleted or took the lock and the keeper had not noticed yet.
+        // The lease ran out (not_held) or someone took the lock (not_owner) and the keeper had
+        // not noticed yet.
         if (*released != ReleaseStatus::released && !lost) {
             lost = true;
-            reason = LossReason::not_owner;
+            reason = *released == ReleaseStatus::not_held ? LossReason::expired : LossReason::not_owner;
         }
     }
     summary["lease_lost"] = lost;
