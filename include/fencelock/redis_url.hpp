@@ -21,8 +21,8 @@
 /// failovers. Its user:password are the master's. Sentinels that want credentials of their own
 /// get them as query parameters `sentinel_user` and `sentinel_password` (percent-encoded, like
 /// the user and password). A sentinel's port defaults to 26379. `failover_grace=DURATION`
-/// (e.g. 30s; 0 turns it off) sets RedisEndpoint::failover_grace; `trust_epoch_zero=1` sets
-/// RedisEndpoint::trust_epoch_zero.
+/// (e.g. 30s; 0 turns it off) sets RedisEndpoint::failover_grace; `trust_first_term=0` clears
+/// RedisEndpoint::trust_first_term.
 ///
 /// The third names seed nodes of a Redis Cluster: the client loads the slot map from the first
 /// seed that answers and sends each command to the master of its key's slot, following MOVED
@@ -99,14 +99,16 @@ struct RedisEndpoint {
     /// least the longest lease any client takes on this group; leases that did replicate are
     /// renewed through the grace as usual. Zero turns it off. Default 30 s (the default lease).
     std::chrono::milliseconds failover_grace{30'000};
-    /// Opt-in: a group whose sentinels (a majority) hold the master at config epoch 0 has never
-    /// failed over, so its first grants owe no failover grace. True only while nobody promoted
-    /// a server by hand and re-created the sentinels' configuration (`sentinel monitor` again,
-    /// a sentinel.conf rebuilt from a template at each start): each resets the epoch to 0 after
-    /// a promotion, and then a lease the old master never replicated could still run while the
-    /// new master grants. Off (the default): a group the sentinels have known for less than the
-    /// grace waits out the rest of it once. URL query `trust_epoch_zero=1`.
-    bool trust_epoch_zero = false;
+    /// A group in its first term owes no failover grace: a majority of sentinels hold the
+    /// master at config epoch 0 (Sentinel never failed it over), and the master confirms from
+    /// its own INFO that it has not been promoted since it started and started with nothing to
+    /// load (so no earlier master, nor a restart after a promotion, can hide behind an epoch 0
+    /// that people re-created). Its first leases are granted at once. A master that cannot say
+    /// (an ACL without +info, Redis before 7.0, appendonly on) or says otherwise, and a group
+    /// after any failover, wait out the rest of the grace as before. False: a group the
+    /// sentinels have known for less than the grace always waits out the rest of it once. URL
+    /// query `trust_first_term=0`. Default true.
+    bool trust_first_term = true;
 
     /// Seed nodes of a Redis Cluster (redis-cluster://), in the order to try them. Empty (the
     /// default): not a cluster endpoint. host and port are the first seed's.

@@ -138,7 +138,7 @@ Problem parse_host_list(std::string_view authority, std::uint16_t default_port, 
 enum class Family { sentinel, tls, socket };
 
 struct Query {
-    std::optional<std::string_view> sentinel_user, sentinel_password, failover_grace, trust_epoch_zero;
+    std::optional<std::string_view> sentinel_user, sentinel_password, failover_grace, trust_first_term;
     std::optional<std::string_view> tls_ca, tls_ca_dir, tls_cert, tls_key, tls_server_name, tls_insecure;
     std::optional<std::string_view> db;
 };
@@ -153,7 +153,7 @@ constexpr Param params[] = {
     {"sentinel_user", &Query::sentinel_user, Family::sentinel},
     {"sentinel_password", &Query::sentinel_password, Family::sentinel},
     {"failover_grace", &Query::failover_grace, Family::sentinel},
-    {"trust_epoch_zero", &Query::trust_epoch_zero, Family::sentinel},
+    {"trust_first_term", &Query::trust_first_term, Family::sentinel},
     {"tls_ca", &Query::tls_ca, Family::tls},
     {"tls_ca_dir", &Query::tls_ca_dir, Family::tls},
     {"tls_cert", &Query::tls_cert, Family::tls},
@@ -231,9 +231,9 @@ Problem apply_sentinel_query(const Query& q, RedisEndpoint& ep) {
         if (*d > limits::lease) return "failover_grace: at most " + format_duration(limits::lease);
         ep.failover_grace = *d;
     }
-    if (q.trust_epoch_zero) {
-        if (*q.trust_epoch_zero != "1" && *q.trust_epoch_zero != "0") return "trust_epoch_zero: must be 1 or 0";
-        ep.trust_epoch_zero = *q.trust_epoch_zero == "1";
+    if (q.trust_first_term) {
+        if (*q.trust_first_term != "1" && *q.trust_first_term != "0") return "trust_first_term: must be 1 or 0";
+        ep.trust_first_term = *q.trust_first_term == "1";
     }
     return std::nullopt;
 }
@@ -309,7 +309,7 @@ std::string RedisEndpoint::redacted() const {
         if (!sentinel_password.empty()) query.push_back("sentinel_password=***");
         if (failover_grace != RedisEndpoint{}.failover_grace)
             query.push_back("failover_grace=" + (failover_grace.count() == 0 ? "0" : format_duration(failover_grace)));
-        if (trust_epoch_zero) query.push_back("trust_epoch_zero=1");
+        if (!trust_first_term) query.push_back("trust_first_term=0");
     }
     // TLS on a socket has no URL of its own: the options still show what connections do.
     if (tls.enabled) {

@@ -6,6 +6,7 @@
 
 #include "common/log.hpp"
 #include "fencelock/error.hpp"
+#include "redis/info_text.hpp"
 
 namespace fencelock::detail {
 
@@ -45,16 +46,8 @@ bool role_is_master(const Reply& reply) {
 
 std::optional<std::string> policy_in_info(const Reply& reply) {
     if (reply.kind != Reply::Kind::string) return std::nullopt;
-    constexpr std::string_view field = "maxmemory_policy:";
-    const std::string_view text = reply.str;
-    for (std::size_t at = text.find(field); at != std::string_view::npos; at = text.find(field, at + 1)) {
-        if (at != 0 && text[at - 1] != '\n') continue;
-        const std::size_t begin = at + field.size();
-        const std::size_t end = text.find_first_of("\r\n", begin);
-        const std::string_view value = text.substr(begin, end == std::string_view::npos ? end : end - begin);
-        if (!value.empty()) return std::string(value);
-    }
-    return std::nullopt;
+    const auto policy = info_field(reply.str, "maxmemory_policy");
+    return policy ? std::optional<std::string>(*policy) : std::nullopt;
 }
 
 namespace {

@@ -69,11 +69,22 @@ std::optional<MasterView> master_view(const Reply& reply, const ServerAddress& m
     return MasterView{std::chrono::milliseconds(*age), *epoch};
 }
 
+struct Login {
+    std::string user;
+    std::string password;  ///< empty: no AUTH
+};
+
+// Start moments of one term, as estimated at different times from different sentinels, differ
+// by when each sentinel learned of it and by clock drift: up to about a second on one machine.
+// A larger difference is another term (note_master_age).
+constexpr std::chrono::seconds term_start_jitter{1};
+
 class SentinelTopology final : public Topology {
 public:
     explicit SentinelTopology(const RedisEndpoint& ep)
-        : master_name_(ep.master_name), user_(ep.sentinel_user), password_(ep.sentinel_password),
-          grace_(ep.failover_grace), trust_epoch_zero_(ep.trust_epoch_zero), tls_(ep.tls), sentinels_(ep.sentinels), wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+        : master_name_(ep.master_name), sentinel_login_{ep.sentinel_user, ep.sentinel_password},
+          master_login_{ep.user, ep.password}, grace_(ep.failover_grace), trust_first_term_(ep.trust_first_term),
+          tls_(ep.tls), sentinels_(ep.sentinels), wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
         if (wake_fd_ < 0) throw std::system_error(errno, std::system_category(), "eventfd");
     }
 
@@ -104,8 +115,10 @@ public:
                 continue;
             }
             remember(order[i], answer->master);
-            if (grace_ > std::chrono::milliseconds::zero())
-                note_master_age(answer->master, agreeing_view(*answer, order, i));
+            if (grace_ > std::chrono::milliseconds::zero()) {
+                const MasterView view = agreeing_view(*answer, order, i);
+                note_master_age(answer->master, view, first_term_confirmed(answer->master, view));
+            }
             return answer->master;
         }
         remember_error_detail(errc::unavailable, "no sentinel named a master for '" + master_name_ + "': " + why,
@@ -133,7 +146,7 @@ private:
         std::optional<Wire> wire;
         std::vector<std::vector<std::string>> argv = {{"SENTINEL", "get-master-addr-by-name", master_name_}};
         if (grace_ > std::chrono::milliseconds::zero()) argv.push_back({"SENTINEL", "MASTER", master_name_});
-        const auto replies = sentinel_commands(wire, sentinel, argv, &failure, &cause);
+        const auto replies = commands_at(wire, sentinel, sentinel_login_, argv, &failure, &cause);
         if (!replies) return std::nullopt;
         auto master = master_in(replies->front());
         if (!master) {
@@ -163,51 +176,71 @@ private:
         return youngest_agreeing_view(answers, first.master, order.size());
     }
 
-    // The master may grant from `grace` after it became master. Estimates for the same master,
-    // config epoch and +switch-master count are each no earlier than the truth (each is the
-    // youngest of a majority), so the earliest stands. Anything
-    // else (another master, a newer epoch, a switch heard since: a failover, even one back to
-    // this server, or a sentinel that still names the dead master) can only push the moment
-    // later: a stale answer never shortens the grace a fresher one started.
-    void note_master_age(const ServerAddress& master, const MasterView& view) {
-        // A group in its first term has had no other master: grants may start now, when the
-        // endpoint trusts epoch 0 to say so (RedisEndpoint::trust_epoch_zero says when it lies).
-        const auto owed = view.first_term && trust_epoch_zero_ ? std::chrono::milliseconds::zero() : grace_ - view.age;
-        const auto from = (steady_clock::now() + owed).time_since_epoch().count();
+    // The master may grant from `grace` after it became master, or at once in a confirmed first
+    // term. One term is one master, config epoch and count of +switch-master heard, with a
+    // start moment (now minus the view's age) no later than the recorded one by
+    // term_start_jitter: each estimate of a term errs late, so the earliest stands. Anything
+    // else can only push the moment later: another master, a newer epoch, a switch heard
+    // since, a sentinel that still names the dead master, and a start moment clearly later
+    // than the recorded one. The last is how a term Sentinel never announced looks (a hand
+    // promotion away and back with the sentinels re-created: same address, epoch 0, no switch
+    // message); a majority of restarted sentinels look the same, and cost a stall.
+    void note_master_age(const ServerAddress& master, const MasterView& view, bool first_term) {
+        const auto now = steady_clock::now();
+        const auto owed = first_term ? std::chrono::milliseconds::zero() : grace_ - view.age;
+        const auto from = (now + owed).time_since_epoch().count();
+        const steady_clock::time_point start = now - view.age;
         const std::uint64_t switches = generation_.load();
         std::lock_guard lock(mutex_);
-        const bool same = aged_master_ == master && aged_epoch_ == view.epoch && aged_switches_ == switches;
+        const bool same = aged_master_ == master && aged_epoch_ == view.epoch && aged_switches_ == switches &&
+                          start <= aged_start_ + term_start_jitter;
         if (same) {
             if (from < grants_from_.load()) grants_from_.store(from);
             return;
         }
-        if (from > grants_from_.load()) {
-            grants_from_.store(from);
+        if (from > grants_from_.load() || !aged_master_) {
+            grants_from_.store(std::max(from, grants_from_.load()));
             aged_master_ = master;
             aged_epoch_ = view.epoch;
-        } else if (!aged_master_) {
-            aged_master_ = master;
-            aged_epoch_ = view.epoch;
+            aged_start_ = start;
         }
         aged_switches_ = switches;
     }
 
-    // Connects `wire` to `sentinel` (short timeouts; TLS as for the master) and sends AUTH (with
-    // sentinel credentials) and `argv` back to back; the replies to `argv`, or nullopt on a
-    // transport failure or when AUTH or argv's first command is refused. On success `wire`
-    // stays connected. `failure` and `cause`, when given, get why not (cause only when it has
-    // a name).
-    std::optional<std::vector<Reply>> sentinel_commands(std::optional<Wire>& wire, const HostAndPort& sentinel,
-                                                        const std::vector<std::vector<std::string>>& argv,
-                                                        std::string* failure = nullptr,
-                                                        std::string* cause = nullptr) const {
+    // Whether the sentinels' epoch 0 (view.first_term) is the truth, by the master's own word
+    // (started_fresh, sentinel_views.hpp), asked on a connection of its own with the master's
+    // credentials, only while it could matter (inside the grace). Asked at every resolve():
+    // a yes is true only of the moment it was given (a hand promotion leaves the epoch and the
+    // switch count as they were), and the cost is one round trip per new connection during a
+    // group's first grace. No answer (refused, timed out): not confirmed, the grace as before.
+    bool first_term_confirmed(const ServerAddress& master, const MasterView& view) const {
+        if (!trust_first_term_ || !view.first_term || view.age >= grace_) return false;
+        // The caller's error detail is about the connection it goes on to make, not this one.
+        const UnheardFailures unheard;
+        std::optional<Wire> wire;
+        const auto info = commands_at(wire, {master.host, master.port}, master_login_,
+                                      {{"INFO", "replication"}, {"INFO", "persistence"}});
+        return info && (*info)[0].kind == Reply::Kind::string && (*info)[1].kind == Reply::Kind::string &&
+               started_fresh((*info)[0].str, (*info)[1].str);
+    }
+
+    // Connects `wire` to `at` (short timeouts; TLS as for the master) and sends AUTH (with
+    // `login`, when it has a password) and `argv` back to back; the replies to `argv`, or
+    // nullopt on a transport failure or when AUTH or argv's first command is refused. On
+    // success `wire` stays connected. `failure` and `cause`, when given, get why not (cause
+    // only when it has a name).
+    std::optional<std::vector<Reply>> commands_at(std::optional<Wire>& wire, const HostAndPort& server,
+                                                  const Login& login,
+                                                  const std::vector<std::vector<std::string>>& argv,
+                                                  std::string* failure = nullptr,
+                                                  std::string* cause = nullptr) const {
         const auto fail = [&](std::string what, std::string_view named) -> std::optional<std::vector<Reply>> {
             if (failure) *failure = std::move(what);
             if (cause && !named.empty()) *cause = named;
             return std::nullopt;
         };
         const auto deadline = steady_clock::now() + sentinel_query_timeout;
-        const ServerAddress at{sentinel.host, sentinel.port};
+        const ServerAddress at{server.host, server.port};
         auto transport = Transport::open(at, tls_, deadline);
         if (!transport) {
             const ThreadFailure& why = this_threads_last_failure();
@@ -215,10 +248,10 @@ private:
         }
         wire.emplace(std::move(*transport));
         std::vector<std::vector<std::string>> commands;
-        if (!password_.empty()) {
+        if (!login.password.empty()) {
             commands.push_back({"AUTH"});
-            if (!user_.empty()) commands.back().push_back(user_);
-            commands.back().push_back(password_);
+            if (!login.user.empty()) commands.back().push_back(login.user);
+            commands.back().push_back(login.password);
         }
         commands.insert(commands.end(), argv.begin(), argv.end());
         for (const auto& command : commands) wire->append(command);
@@ -260,7 +293,7 @@ private:
             }
             for (const HostAndPort& sentinel : order) {
                 std::optional<Wire> wire;
-                if (!sentinel_commands(wire, sentinel, {{"SUBSCRIBE", "+switch-master"}})) continue;
+                if (!commands_at(wire, sentinel, sentinel_login_, {{"SUBSCRIBE", "+switch-master"}})) continue;
                 listen(*wire);
                 if (stopping_.load()) return;
             }
@@ -316,10 +349,10 @@ private:
     }
 
     const std::string master_name_;
-    const std::string user_;
-    const std::string password_;
+    const Login sentinel_login_;
+    const Login master_login_;  ///< for first_term_confirmed() only
     const std::chrono::milliseconds grace_;
-    const bool trust_epoch_zero_;
+    const bool trust_first_term_;
     const TlsOptions tls_;  ///< the endpoint's: sentinels speak TLS when the master does
     std::mutex mutex_;
     std::vector<HostAndPort> sentinels_;        ///< guarded by mutex_
@@ -328,6 +361,7 @@ private:
     std::optional<ServerAddress> aged_master_;  ///< guarded by mutex_: grants_from_ is about it
     std::uint64_t aged_epoch_ = 0;              ///< guarded by mutex_
     std::uint64_t aged_switches_ = 0;           ///< guarded by mutex_: generation_ then
+    steady_clock::time_point aged_start_;       ///< guarded by mutex_: when that master became master
     std::atomic<steady_clock::rep> grants_from_{0};
     std::atomic<bool> stopping_{false};
     const int wake_fd_;
@@ -341,7 +375,9 @@ std::string key_of(const RedisEndpoint& ep) {
     for (const auto& s : ep.sentinels) key += show(s) + ",";
     for (const std::string* part : {&ep.master_name, &ep.sentinel_user, &ep.sentinel_password})
         key += std::to_string(part->size()) + ":" + *part;
-    key += "grace:" + std::to_string(ep.failover_grace.count()) + (ep.trust_epoch_zero ? ":epoch0" : "");
+    // The master's credentials too: first_term_confirmed() logs in with them.
+    for (const std::string* part : {&ep.user, &ep.password}) key += std::to_string(part->size()) + ":" + *part;
+    key += "grace:" + std::to_string(ep.failover_grace.count()) + (ep.trust_first_term ? ":first-term" : "");
     const TlsOptions& t = ep.tls;
     if (t.enabled)
         for (const std::string* part : {&t.ca_file, &t.ca_dir, &t.cert_file, &t.key_file, &t.server_name})

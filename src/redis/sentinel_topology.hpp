@@ -28,9 +28,10 @@
 //     forward, is too old), so the youngest age among a majority of sentinels that name the
 //     same master counts (redis/sentinel_views.hpp); fewer agreeing: the whole grace. Estimates
 //     are kept per master and config epoch, so a failover that comes back to the same server
-//     starts a new grace. With RedisEndpoint::trust_epoch_zero, a group that has never failed
-//     over (a majority name the master at config epoch 0: MasterView::first_term) owes no
-//     grace: there was no earlier master.
+//     starts a new grace. A group in its first term owes none (RedisEndpoint::trust_first_term):
+//     a majority name the master at config epoch 0 (MasterView::first_term), and the master,
+//     asked once over a connection of its own, confirms with INFO that it has been master
+//     since it started with nothing to load (started_fresh): there was no earlier master.
 #include <chrono>
 #include <memory>
 

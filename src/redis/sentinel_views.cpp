@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "redis/info_text.hpp"
+
 namespace fencelock::detail {
 
 MasterView youngest_agreeing_view(const std::vector<std::optional<SentinelAnswer>>& answers,
@@ -19,6 +21,15 @@ MasterView youngest_agreeing_view(const std::vector<std::optional<SentinelAnswer
     if (!majority) youngest.age = std::chrono::milliseconds::zero();
     youngest.first_term = majority && youngest.epoch == 0;
     return youngest;
+}
+
+bool started_fresh(std::string_view replication, std::string_view persistence) noexcept {
+    const auto is = [](std::string_view info, std::string_view name, std::string_view value) {
+        return info_field(info, name) == value;
+    };
+    return is(replication, "role", "master") && is(replication, "second_repl_offset", "-1") &&
+           is(persistence, "loading", "0") && is(persistence, "async_loading", "0") &&
+           is(persistence, "rdb_last_load_keys_loaded", "0") && is(persistence, "aof_enabled", "0");
 }
 
 }  // namespace fencelock::detail

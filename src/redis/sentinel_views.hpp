@@ -16,10 +16,23 @@
 // the sentinels err early, every majority holds one that does not, and the youngest age of a
 // majority is no older than the truth. Fewer agreeing answers than a majority: age zero, the
 // whole grace (fail closed: a stall, never an overlap).
+//
+// The first term. A majority at config epoch 0 says Sentinel never failed this group over, but
+// people can make epoch 0 lie on every sentinel at once: promote a server by hand, or create
+// the sentinels' configuration again after a promotion (`sentinel monitor` anew, a
+// sentinel.conf rendered from a template at each start). So epoch 0 waives the grace only when
+// the master confirms it from its own state (started_fresh): no promotion since it started
+// (a promotion, by Sentinel, FAILOVER or REPLICAOF NO ONE, keeps the old replication id as
+// master_replid2 and sets second_repl_offset) and nothing loaded at start (a restart from an
+// RDB or AOF file erases that evidence, and could follow a recent promotion). What remains
+// is a server promoted, then restarted with nothing to load, with the sentinels re-created,
+// all within one grace: a restart that lost every key, which loses leases with or without
+// Sentinel (docs/DESIGN.md, "The failover grace").
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "redis/topology.hpp"
@@ -38,7 +51,8 @@ struct MasterView {
     /// or sentinels whose configuration is created again (`sentinel monitor`, a sentinel.conf
     /// from a template at each start), start at epoch 0 with a master that succeeded another,
     /// and such errors hit every sentinel at once. Unlike a young age, which only lengthens the
-    /// grace, a false epoch 0 would cut it: so only RedisEndpoint::trust_epoch_zero acts on it.
+    /// grace, a false epoch 0 would cut it: so it counts only with the master's own word
+    /// (started_fresh) and RedisEndpoint::trust_first_term.
     bool first_term = false;
 };
 
@@ -57,5 +71,13 @@ constexpr std::size_t sentinel_majority(std::size_t configured) noexcept { retur
 /// majority agreeing.
 MasterView youngest_agreeing_view(const std::vector<std::optional<SentinelAnswer>>& answers,
                                   const ServerAddress& master, std::size_t configured) noexcept;
+
+/// Whether the master's own INFO replication and INFO persistence texts say it has been master
+/// since it started, started with nothing to load, and has not been promoted since:
+/// role:master, second_repl_offset:-1, loading:0 and async_loading:0 (a load under way counts
+/// its keys from 0), rdb_last_load_keys_loaded:0 (Redis 7.0 and later; a server that does not
+/// say is not fresh) and aof_enabled:0 (an AOF made only of commands loads without counting
+/// keys). Anything unreadable: false.
+bool started_fresh(std::string_view info_replication, std::string_view info_persistence) noexcept;
 
 }  // namespace fencelock::detail

@@ -33,8 +33,9 @@ using std::chrono::steady_clock;
 
 // A lease long enough to outlast the promotion (2-3 s here), and a grace that covers it.
 constexpr auto lease = 8s;
-// trust_epoch_zero: these groups are fresh, so their first leases need not wait out the grace.
-const std::string grace_query = "failover_grace=8s&trust_epoch_zero=1";
+// These groups are fresh (first term, confirmed by the master), so their first leases need not
+// wait out the grace.
+const std::string grace_query = "failover_grace=8s";
 
 LockClient client_for(const std::string& url) {
     auto c = LockClient::create({.endpoint = *parse_redis_url(url)});
@@ -58,6 +59,20 @@ bool kill_master_and_promote(local::SentinelGroup& group) {
         30s);
 }
 
+// Server `to` promoted by hand (REPLICAOF NO ONE), `from` made its replica, and every
+// sentinel's configuration created anew around `to` (`sentinel remove`, `sentinel monitor`):
+// a majority then names it at config epoch 0, as if the group were new, and no
+// +switch-master is sent. True once a majority names it.
+bool promote_by_hand_behind_new_sentinels(local::SentinelGroup& group, std::size_t to, std::size_t from) {
+    const auto port = std::to_string(group.server(to).port());
+    bool ok = group.server(to).cli({"REPLICAOF", "NO", "ONE"}) == "OK" &&
+              group.server(from).cli({"REPLICAOF", "127.0.0.1", port}) == "OK";
+    for (std::size_t i = 0; ok && i < group.sentinels(); ++i)
+        ok = group.sentinel(i).cli({"SENTINEL", "REMOVE", group.master_name()}) == "OK" &&
+             group.sentinel(i).cli({"SENTINEL", "MONITOR", group.master_name(), "127.0.0.1", port, "2"}) == "OK";
+    return ok && eventually([&] { return group.master() == std::optional<std::size_t>(to); }, 30s);
+}
+
 // A takes a lease that reaches the master only (replication is cut first); then the master
 // dies and the replica, which never saw it, is promoted. A's lease, or nullopt (with a failure
 // recorded) when the setup did not work.
@@ -76,26 +91,63 @@ std::optional<Lease> lease_lost_with_the_master(local::SentinelGroup& group, Loc
     return a->lease;
 }
 
-// With trust_epoch_zero a group that has never failed over grants at once, under the default
-// grace (30 s): no other master can have granted a lease. Without it (the default) a fresh
-// group is inside the grace. After a failover the grace is owed again either way.
+// A group that has never failed over grants at once under the default grace (30 s): no other
+// master can have granted a lease. With trust_first_term=0 a fresh group is inside the grace.
+// After a failover the grace is owed again either way.
 TEST(FailoverGrace, AGroupThatNeverFailedOverGrantsAtOnceAndOwesTheGraceAfterAFailover) {
     local::SentinelGroup group;
-    auto conservative = client_for(group.url());
-    auto refused = conservative.try_acquire(*ResourceName::make("grace:default"), {.lease = lease});
-    ASSERT_FALSE(refused.has_value()) << "trust_epoch_zero is opt-in";
+    auto conservative = client_for(group.url("trust_first_term=0"));
+    auto refused = conservative.try_acquire(*ResourceName::make("grace:conservative"), {.lease = lease});
+    ASSERT_FALSE(refused.has_value()) << "trust_first_term=0 waits out the grace on a fresh group";
     EXPECT_EQ(refused.error(), errc::failover_grace) << refused.error().message();
-    auto c = client_for(group.url("trust_epoch_zero=1"));
+    // From the client's creation: the sentinels asked, the master confirming, the connection.
     const auto asked = steady_clock::now();
+    auto c = client_for(group.url());
     auto first = c.try_acquire(*ResourceName::make("grace:first-contact"), {.lease = lease});
-    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - asked);
+    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - asked);
     ASSERT_TRUE(first && first->acquired()) << (first ? "contended" : first.error().message());
-    std::cout << "[figures] first acquire on a fresh Sentinel group (grace 30 s, trust_epoch_zero=1): " << took.count()
-              << " ms\n";
+    std::cout << "[figures] first acquire on a fresh Sentinel group, from the client's creation (default grace "
+                 "30 s): " << took.count() / 1000.0 << " ms\n";
     ASSERT_TRUE(kill_master_and_promote(group)) << "a sentinel still names the old master";
     auto after = c.try_acquire(*ResourceName::make("grace:after-failover"), {.lease = lease});
     ASSERT_FALSE(after.has_value()) << "granted inside the grace after a failover";
     EXPECT_EQ(after.error(), errc::failover_grace) << after.error().message();
+}
+
+// Epoch 0 made to lie, as the hostile review did: the replica is promoted by hand and every
+// sentinel's configuration is created anew around it (`sentinel remove`, `sentinel monitor`),
+// so a majority names a new master at config epoch 0, moments old. The master's own INFO
+// still shows the promotion (second_repl_offset), so the first term is not confirmed and the
+// grace is owed. Epoch 0 alone would have granted here.
+TEST(FailoverGrace, AHandPromotionBehindReCreatedSentinelsStillOwesTheGrace) {
+    local::SentinelGroup group;
+    ASSERT_TRUE(promote_by_hand_behind_new_sentinels(group, 1, 0)) << "the re-created sentinels do not name server 1";
+    for (std::size_t i = 0; i < group.sentinels(); ++i)
+        EXPECT_NE(group.sentinel(i).cli({"SENTINEL", "MASTER", group.master_name()}).find("config-epoch\n0\n"),
+                  std::string::npos)
+            << "sentinel " << i << " is not at epoch 0: the setup proves nothing";
+    auto c = client_for(group.url());
+    auto refused = c.try_acquire(*ResourceName::make("grace:hand-promoted"), {.lease = lease});
+    ASSERT_FALSE(refused.has_value()) << "granted at once behind an epoch 0 that people re-created";
+    EXPECT_EQ(refused.error(), errc::failover_grace) << refused.error().message();
+}
+
+// The hostile review's second run: a process that met the group fresh (its first lease owed no
+// grace) sees the master promoted by hand away and back, with the sentinels re-created each
+// time: the same address, epoch 0 and no +switch-master, as at first contact. A new client in
+// that process (it shares the topology) must still owe the grace: the master's word is asked
+// again, never reused, and a start moment later than the one recorded is a new term.
+TEST(FailoverGrace, AHandPromotionAwayAndBackIsANewTermForAProcessThatMetTheGroupFresh) {
+    local::SentinelGroup group;
+    auto x = client_for(group.url());
+    auto first = x.try_acquire(*ResourceName::make("grace:met-fresh"), {.lease = lease});
+    ASSERT_TRUE(first && first->acquired()) << (first ? "contended" : first.error().message());
+    ASSERT_TRUE(promote_by_hand_behind_new_sentinels(group, 1, 0)) << "away: the sentinels do not name server 1";
+    ASSERT_TRUE(promote_by_hand_behind_new_sentinels(group, 0, 1)) << "back: the sentinels do not name server 0";
+    auto z = client_for(group.url());
+    auto refused = z.try_acquire(*ResourceName::make("grace:back-again"), {.lease = lease});
+    ASSERT_FALSE(refused.has_value()) << "granted at once on a master promoted by hand moments ago";
+    EXPECT_EQ(refused.error(), errc::failover_grace) << refused.error().message();
 }
 
 TEST(FailoverGrace, ALeaseLostWithTheOldMasterRunsOutBeforeTheNewMasterGrantsAgain) {

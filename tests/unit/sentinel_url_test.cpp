@@ -65,12 +65,14 @@ TEST(SentinelUrl, FailoverGraceDefaultsToTheDefaultLeaseAndIsSetInTheQuery) {
     EXPECT_EQ(both.sentinel_password, "x");
 }
 
-TEST(SentinelUrl, TrustingEpochZeroIsOptIn) {
-    EXPECT_FALSE(parse_redis_url("redis-sentinel://s1#g")->trust_epoch_zero);
-    const RedisEndpoint trusting = parse_redis_url("redis-sentinel://s1?trust_epoch_zero=1#g").value();
-    EXPECT_TRUE(trusting.trust_epoch_zero);
-    EXPECT_NE(trusting.redacted().find("trust_epoch_zero=1"), std::string::npos) << trusting.redacted();
-    EXPECT_FALSE(parse_redis_url("redis-sentinel://s1?trust_epoch_zero=0#g")->trust_epoch_zero);
+TEST(SentinelUrl, AConfirmedFirstTermGrantsAtOnceUnlessTurnedOff) {
+    const RedisEndpoint by_default = parse_redis_url("redis-sentinel://s1#g").value();
+    EXPECT_TRUE(by_default.trust_first_term);
+    EXPECT_EQ(by_default.redacted().find("trust_first_term"), std::string::npos) << by_default.redacted();
+    const RedisEndpoint off = parse_redis_url("redis-sentinel://s1?trust_first_term=0#g").value();
+    EXPECT_FALSE(off.trust_first_term);
+    EXPECT_NE(off.redacted().find("trust_first_term=0"), std::string::npos) << off.redacted();
+    EXPECT_TRUE(parse_redis_url("redis-sentinel://s1?trust_first_term=1#g")->trust_first_term);
 }
 
 class SentinelUrlRejects : public ::testing::TestWithParam<const char*> {};
@@ -105,9 +107,10 @@ INSTANTIATE_TEST_SUITE_P(
         "redis-sentinel://s1?failover_grace=30#g", "redis-sentinel://s1?failover_grace=-1s#g",
         "redis-sentinel://s1?failover_grace=25h#g", "redis-sentinel://s1?failover_grace=#g",
         "redis-sentinel://s1?failover_grace=1s&failover_grace=2s&sentinel_password=Pw0rdLeak#g",
-        // trust_epoch_zero takes 1 or 0, once; only sentinel URLs know it.
-        "redis-sentinel://s1?trust_epoch_zero=yes#g", "redis-sentinel://s1?trust_epoch_zero=1&trust_epoch_zero=1#g",
-        "redis://h:6379?trust_epoch_zero=1"));
+        // trust_first_term takes 1 or 0, once; only sentinel URLs know it. The old opt-in's
+        // name is unknown now (it trusted epoch 0 without the master's word).
+        "redis-sentinel://s1?trust_first_term=no#g", "redis-sentinel://s1?trust_first_term=0&trust_first_term=0#g",
+        "redis://h:6379?trust_first_term=0", "redis-sentinel://s1?trust_epoch_zero=1#g"));
 
 TEST(SentinelUrl, RedactedHidesBothPasswords) {
     const RedisEndpoint ep =
