@@ -30,8 +30,9 @@
 //     are kept per master and config epoch, so a failover that comes back to the same server
 //     starts a new grace. A group in its first term owes none (RedisEndpoint::trust_first_term):
 //     a majority name the master at config epoch 0 (MasterView::first_term), and the master,
-//     asked once over a connection of its own, confirms with INFO that it has been master
-//     since it started with nothing to load (started_fresh): there was no earlier master.
+//     asked at each resolve inside the grace over a connection of its own, confirms with INFO
+//     that it has been master since it started with nothing to load (started_fresh): there
+//     was no earlier master.
 #include <chrono>
 #include <memory>
 

@@ -87,27 +87,16 @@ std::vector<std::string> documents() {
     return docs;
 }
 
-// Files whose shell blocks are not marked yet: each fails this test once it is marked, so the
-// exception is removed with the last missing marker.
-const std::set<std::string> awaiting_markers = {"docs/DESIGN.md"};
-
 TEST(DocExamplesMarkers, EveryShellBlockOfEveryDocumentRunsOrSaysWhyNot) {
     for (const auto& doc : documents()) {
-        bool all_marked = true;
         for (const auto& b : fenced_blocks(std::string(SOURCE_DIR) + "/" + doc)) {
-            const bool marked = !is_shell(b) || runs_here(b) || says_why_not(b);
-            all_marked = all_marked && marked && !is_unmarked_shell(b);
-            if (awaiting_markers.contains(doc)) continue;
-            EXPECT_TRUE(marked) << doc << ":" << b.line << ": a ```" << b.language
-                                << " block needs <!-- doc-test --> or <!-- not run: WHY --> on the line above it, not: "
-                                << b.marker;
+            EXPECT_TRUE(!is_shell(b) || runs_here(b) || says_why_not(b))
+                << doc << ":" << b.line << ": a ```" << b.language
+                << " block needs <!-- doc-test --> or <!-- not run: WHY --> on the line above it, not: " << b.marker;
             EXPECT_FALSE(is_unmarked_shell(b))
                 << doc << ":" << b.line << ": a block of commands without a language: write ```sh and mark it";
             EXPECT_FALSE(!is_shell(b) && b.marker == "<!-- doc-test -->")
                 << doc << ":" << b.line << ": only shell blocks run here, not ```" << b.language;
-        }
-        if (awaiting_markers.contains(doc)) {
-            EXPECT_FALSE(all_marked) << doc << " has every marker now: take it out of awaiting_markers";
         }
     }
 }
