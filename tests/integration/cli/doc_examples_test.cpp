@@ -21,7 +21,6 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <set>
 #include <sstream>
 
 #include "integration/lock_fixture.hpp"
