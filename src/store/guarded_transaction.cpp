@@ -1,6 +1,7 @@
 // The guarded transaction and its Transaction handle.
 #include "fencelock/store.hpp"
 
+#include "store/retry.hpp"
 #include "store/sql.hpp"
 #include "store/sql_scan.hpp"
 #include "store/store_impl.hpp"
@@ -238,19 +239,14 @@ StoreResult<TransactResult> FencedStore::transact(const ResourceName& resource, 
     auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
     const StoreOptions& so = impl_->pool.options();
-    for (unsigned n = 1;; ++n) {
-        auto r = detail::TransactAttempt{**s, so, resource, fence, options, mutation}.run();
-        if (r) {
-            r->attempts = n;
-            if (r->status == TransactStatus::stale)
-                detail::report_rejection(so, StoreOperation::transact, resource.str(), fence, r->last_fence);
-            return r;
-        }
-        if (!detail::is(r.error(), store_errc::conflict)) return r;
-        if (n >= so.max_attempts)
-            return std::unexpected(detail::store_error(store_errc::serialization_exhausted, r.error().detail));
-        detail::backoff_sleep(so, n - 1);
-    }
+    auto r = detail::perform(so, [&](unsigned n) {
+        auto attempt = detail::TransactAttempt{**s, so, resource, fence, options, mutation}.run();
+        if (attempt) attempt->attempts = n;
+        return attempt;
+    });
+    if (r && r->status == TransactStatus::stale)
+        detail::report_rejection(so, StoreOperation::transact, resource.str(), fence, r->last_fence);
+    return r;
 }
 
 }  // namespace fencelock

@@ -1,6 +1,7 @@
 // FencedStore: schema, create/read, the conditional write and the claim.
 #include "fencelock/store.hpp"
 
+#include "store/retry.hpp"
 #include "store/sql.hpp"
 #include "store/store_impl.hpp"
 
@@ -67,20 +68,6 @@ StoreResult<std::optional<Record>> FencedStore::read(const ResourceName& resourc
 }
 
 namespace {
-
-/// Runs `attempt` until it returns something other than a `conflict` error, at most
-/// max_attempts times, sleeping with full jitter in between. Each failed attempt was rolled
-/// back by the database, so running it again cannot apply anything twice.
-template <typename F>
-auto with_attempts(const StoreOptions& options, F&& attempt) -> decltype(attempt(1u)) {
-    for (unsigned n = 1;; ++n) {
-        auto r = attempt(n);
-        if (r || !detail::is(r.error(), store_errc::conflict)) return r;
-        if (n >= options.max_attempts)
-            return std::unexpected(detail::store_error(store_errc::serialization_exhausted, r.error().detail));
-        detail::backoff_sleep(options, n - 1);
-    }
-}
 
 /// A statement that commits by itself: losing the connection means "maybe applied".
 StoreError self_committed(StoreError e) {
@@ -166,7 +153,7 @@ StoreResult<WriteResult> FencedStore::write(const ResourceName& resource, Fencin
         return std::unexpected(ok.error());
     auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
-    auto r = with_attempts(impl_->pool.options(), [&](unsigned) {
+    auto r = detail::perform(impl_->pool.options(), [&](unsigned) {
         return write_once(**s, resource, fence, value, options, impl_->pool.options().enforce_fencing);
     });
     if (r && r->status == WriteStatus::stale)
@@ -186,7 +173,7 @@ StoreResult<ClaimResult> FencedStore::claim(const ResourceName& resource, Fencin
     if (auto ok = detail::check_text("resource name", resource.str()); !ok) return std::unexpected(ok.error());
     auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
-    auto result = with_attempts(impl_->pool.options(), [&](unsigned) -> StoreResult<ClaimResult> {
+    auto result = detail::perform(impl_->pool.options(), [&](unsigned) -> StoreResult<ClaimResult> {
         const auto stmt = impl_->pool.options().enforce_fencing ? detail::sql::claim : detail::sql::claim_unfenced;
         auto r = (*s)->exec(stmt, {Param(resource.str()), Param(fence_param(fence)),
                                                  Param(std::string_view(owner.str()))});

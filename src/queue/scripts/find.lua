@@ -4,9 +4,11 @@
 -- ARGV[1] job id
 -- Returns {} when no job has that id, else {state, where, consumer, idle_ms, deliveries,
 -- {field, value, ...}} as list.lua returns a job, state being ready, running, delayed or dead.
+-- @include args
+local id = text_arg(1)
 local function has_id(fields)
   for i = 1, #fields, 2 do
-    if fields[i] == 'id' then return fields[i + 1] == ARGV[1] end
+    if fields[i] == 'id' then return fields[i + 1] == id end
   end
   return false
 end

@@ -4,6 +4,11 @@
 -- KEYS[1] queue:{Q}:stream
 -- ARGV: consumer, entry id, consumer, entry id, ...
 -- Returns the entry ids that are no longer pending for their consumer.
+-- @include args
+if #ARGV % 2 ~= 0 then
+  error({err = 'ERR fencelock: arguments must be consumer/entry id pairs (got ' .. #ARGV .. ' values)'})
+end
+for i = 1, #ARGV, 2 do name_arg(i); entry_id_arg(i + 1) end
 local lost = {}
 for i = 1, #ARGV, 2 do
   local p = redis.call('XPENDING', KEYS[1], 'workers', ARGV[i + 1], ARGV[i + 1], 1, ARGV[i])

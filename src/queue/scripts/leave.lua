@@ -5,7 +5,9 @@
 -- KEYS[1] queue:{Q}:stream
 -- ARGV[1] consumer
 -- Returns 1 when removed, 0 when kept.
-local p = redis.call('XPENDING', KEYS[1], 'workers', '-', '+', 1, ARGV[1])
+-- @include args
+local consumer = name_arg(1)
+local p = redis.call('XPENDING', KEYS[1], 'workers', '-', '+', 1, consumer)
 if #p > 0 then return 0 end
-redis.call('XGROUP', 'DELCONSUMER', KEYS[1], 'workers', ARGV[1])
+redis.call('XGROUP', 'DELCONSUMER', KEYS[1], 'workers', consumer)
 return 1

@@ -9,7 +9,9 @@
 -- {where, consumer, idle_ms, deliveries, {field, value, ...}}: `where` is the entry id (the due
 -- time in ms for delayed jobs); consumer, idle_ms and deliveries are "" / 0 / 0 unless running.
 -- Ready jobs are the stream's entries no consumer holds (not in the group's pending list).
-local state, cursor, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
+-- @include args
+local state, cursor = state_cursor_args({'ready', 'running', 'delayed', 'dead'}, '^%d+:%d+$', "'due_ms:n'")
+local limit = count_arg(3, 1, MAX_COUNT)
 local jobs = {}
 local next_cursor = ''
 local function stream_page(key, keep)
@@ -56,7 +58,7 @@ elseif state == 'running' then
       jobs[#jobs + 1] = {row[1], row[2], row[3], row[4], fields}
     end
   end
-elseif state == 'delayed' then
+else  -- delayed
   -- Equal due times are ordered by member; `skip` counts those of the cursor's due time
   -- already listed.
   local min, skip = '-inf', 0
@@ -75,8 +77,6 @@ elseif state == 'delayed' then
     if due == last then ties = ties + 1 else last, ties = due, 1 end
     jobs[#jobs + 1] = {due, '', 0, 0, cmsgpack.unpack(r[i])}
   end
-else
-  return redis.error_reply('ERR unknown state ' .. state)
 end
 local out = {next_cursor}
 for _, j in ipairs(jobs) do out[#out + 1] = j end

@@ -4,9 +4,11 @@
 -- KEYS[1] queue:{Q}:stream   KEYS[2] queue:{Q}:delayed
 -- ARGV[1] limit
 -- Returns {moved, next_due_in_ms} (next_due_in_ms = -1 when nothing else is delayed).
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+-- @include args
+-- @include time
+local limit = count_arg(1, 0, MAX_COUNT)
+local now = server_ms()
+local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, limit)
 if #due > 0 and redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('XGROUP', 'CREATE', KEYS[1], 'workers', '0', 'MKSTREAM')
 end

@@ -7,7 +7,9 @@
 -- entry scanned, which skips the running entries seen)   ARGV[3] at most this many jobs
 -- ARGV[4] job id, or "" for any   ARGV[5] counter to add the count to ("purged", "discarded")
 -- Returns {deleted, next_cursor}; next_cursor is "" when the state has nothing more to scan.
-local state, cursor, limit, only = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+-- @include args
+local state, cursor = state_cursor_args({'ready', 'delayed', 'dead'}, '^%d+$', 'a count of members to skip')
+local limit, only, counter = count_arg(3, 1, MAX_COUNT), text_arg(4), name_arg(5)
 local deleted = 0
 local next_cursor = ''
 -- A key maps to the job that took it; a later job with the same key was a duplicate and
@@ -36,7 +38,7 @@ if state == 'ready' or state == 'dead' then
     end
   end
   if #entries == limit then next_cursor = entries[#entries][1] end
-elseif state == 'delayed' then
+else  -- delayed
   local skip = 0
   if cursor ~= '' then skip = tonumber(cursor) end
   local members = redis.call('ZRANGE', KEYS[2], skip, skip + limit - 1)
@@ -49,8 +51,6 @@ elseif state == 'delayed' then
     end
   end
   if #members == limit then next_cursor = tostring(skip) end
-else
-  return redis.error_reply('ERR cannot purge state ' .. state)
 end
-if deleted > 0 then redis.call('HINCRBY', KEYS[5], ARGV[5], deleted) end
+if deleted > 0 then redis.call('HINCRBY', KEYS[5], counter, deleted) end
 return {deleted, next_cursor}

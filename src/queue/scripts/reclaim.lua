@@ -4,7 +4,10 @@
 -- ARGV[1] consumer   ARGV[2] min idle ms   ARGV[3] scan cursor (start with 0-0)
 -- Returns {next_cursor} when nothing was claimed, else {next_cursor, entry id, delivery count,
 -- {field, value, ...}}.
-local r = redis.call('XAUTOCLAIM', KEYS[1], 'workers', ARGV[1], ARGV[2], ARGV[3], 'COUNT', 1)
+-- @include args
+local consumer, cursor = name_arg(1), entry_id_arg(3)
+count_arg(2, 0, MAX_COUNT)  -- passed on as written: Redis reads the digits
+local r = redis.call('XAUTOCLAIM', KEYS[1], 'workers', consumer, ARGV[2], cursor, 'COUNT', 1)
 local entries = r[2]
 if #entries == 0 or not entries[1] then return {r[1]} end
 local e = entries[1]

@@ -3,10 +3,11 @@
 -- KEYS[1] queue:{Q}:dead   KEYS[2] queue:{Q}:stream   KEYS[3] queue:{Q}:stats
 -- ARGV[1] job id, or "" for every dead job   ARGV[2] at most this many
 -- Returns the number of jobs put back.
+-- @include args
+local only, limit = text_arg(1), count_arg(2, 0, MAX_COUNT)
 if redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('XGROUP', 'CREATE', KEYS[2], 'workers', '0', 'MKSTREAM')
 end
-local limit = tonumber(ARGV[2])
 local moved = 0
 for _, entry in ipairs(redis.call('XRANGE', KEYS[1], '-', '+')) do
   if moved >= limit then break end
@@ -22,7 +23,7 @@ for _, entry in ipairs(redis.call('XRANGE', KEYS[1], '-', '+')) do
       fields[#fields + 1] = value
     end
   end
-  if ARGV[1] == '' or ARGV[1] == job_id then
+  if only == '' or only == job_id then
     redis.call('XADD', KEYS[2], '*', unpack(fields))
     redis.call('XDEL', KEYS[1], entry[1])
     moved = moved + 1
