@@ -173,7 +173,7 @@ public:
     /// Dead jobs, oldest first, at most `limit`.
     Result<std::vector<DeadJob>> dead(std::size_t limit);
     /// Puts dead jobs back (all, or those with job id `id`) with business attempts reset;
-    /// returns how many.
+    /// returns how many. Throws std::invalid_argument for an empty `id` (nullopt means all).
     Result<std::size_t> retry_dead(const std::optional<std::string>& id);
     /// Moves due delayed jobs to the stream (workers do this themselves; for tools and tests).
     Result<std::size_t> promote_due(std::size_t limit);
@@ -191,9 +191,11 @@ public:
     /// The job with this id, in whatever state; nullopt when the queue has none. Reads the
     /// whole queue in one script: O(jobs), for operators.
     Result<std::optional<QueuedJob>> find(std::string_view id);
-    /// Puts the dead job `id` back on the stream with its business attempts reset.
+    /// Puts the dead job `id` back on the stream with its business attempts reset. Throws
+    /// std::invalid_argument for an empty id.
     Result<DeadJobChange> retry(std::string_view id);
-    /// Deletes the dead job `id` and forgets its idempotency key (the key can be enqueued again).
+    /// Deletes the dead job `id` and forgets its idempotency key (the key can be enqueued
+    /// again). Throws std::invalid_argument for an empty id.
     Result<DeadJobChange> discard(std::string_view id);
     /// Deletes every job in `state` (ready, delayed or dead; throws std::invalid_argument for
     /// running: those are being worked on) and forgets their idempotency keys; returns how

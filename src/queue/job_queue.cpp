@@ -86,7 +86,15 @@ Result<std::vector<DeadJob>> JobQueue::dead(std::size_t limit) {
     return impl_->transport.dead_jobs(*impl_->connection, limit);
 }
 
+namespace {
+// The scripts read an empty id as "every job": a caller's empty string must not mean that.
+void require_job_id(std::string_view id) {
+    if (id.empty()) throw std::invalid_argument("a job id is required (empty would name every dead job)");
+}
+}  // namespace
+
 Result<std::size_t> JobQueue::retry_dead(const std::optional<std::string>& id) {
+    if (id) require_job_id(*id);
     std::lock_guard lock(impl_->mutex);
     return impl_->transport.retry_dead(*impl_->connection, id);
 }
@@ -112,6 +120,7 @@ Result<std::optional<QueuedJob>> JobQueue::find(std::string_view id) {
 }
 
 Result<DeadJobChange> JobQueue::retry(std::string_view id) {
+    require_job_id(id);
     auto n = retry_dead(std::string(id));
     if (!n) return std::unexpected(n.error());
     if (*n > 0) return DeadJobChange::done;
@@ -119,6 +128,7 @@ Result<DeadJobChange> JobQueue::retry(std::string_view id) {
 }
 
 Result<DeadJobChange> JobQueue::discard(std::string_view id) {
+    require_job_id(id);
     {
         std::lock_guard lock(impl_->mutex);
         // One call reads the whole dead-letter stream: the job is found and deleted atomically.

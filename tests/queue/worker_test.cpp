@@ -181,6 +181,13 @@ TEST_P(QueueTest, PoisonJobReachesDeadLetterWithReason) {
     EXPECT_GT(dead->at(0).failed_ms, 0);
     EXPECT_EQ(total_effects(), 0);
 
+    // An empty id names no job (the scripts would read it as every job): refused, nothing moved.
+    EXPECT_THROW((void)queue->retry(""), std::invalid_argument);
+    EXPECT_THROW((void)queue->discard(""), std::invalid_argument);
+    EXPECT_THROW((void)queue->retry_dead(std::string()), std::invalid_argument);
+    EXPECT_EQ(stats().dead, 1u);
+    ASSERT_EQ(queue->dead(10)->size(), 1u);
+
     // Fixed: retry it; it gets its attempts back and completes.
     heal = true;
     EXPECT_EQ(queue->retry_dead(std::string("no-such-id")).value(), 0u);
