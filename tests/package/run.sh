@@ -11,8 +11,7 @@ scratch="$(mktemp -d /tmp/fencelock-package-XXXXXX)"
 trap 'rm -rf "$scratch"' EXIT
 fail() { echo "package test: $*" >&2; exit 1; }
 
-(cd "$scratch" && cpack --config "$build/CPackConfig.cmake" -B "$scratch/out" >"$scratch/cpack.log" 2>&1) ||
-  { cat "$scratch/cpack.log" >&2; fail "cpack failed"; }
+"$src/scripts/package.sh" "$build" "$scratch/out" || fail "cpack failed"
 cli_deb=$(ls "$scratch"/out/fencelock_"$version"_*.deb) || fail "no fencelock_${version}_*.deb"
 dev_deb=$(ls "$scratch"/out/libfencelock-dev_"$version"_*.deb) || fail "no libfencelock-dev_${version}_*.deb"
 
