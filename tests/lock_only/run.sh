@@ -67,7 +67,8 @@ case "$mode" in
     fi
     grep -q "fencelock was built without the obs component" "$log" || { cat "$log" >&2; fail "no clear message"; }
     check_lookups "$scratch/obs-trace"
-    echo "lock-only top: find_package(fencelock COMPONENTS obs) fails: $(grep -m1 -o 'fencelock was built without the obs component' "$log")"
+    echo "lock-only top: find_package(fencelock COMPONENTS obs) fails:"
+    grep -A2 "fencelock was built without the obs component" "$log"
     # BUILD_TESTING=OFF (include(CTest)'s switch) wins over FENCELOCK_BUILD_TESTS=ON.
     quiet cmake -S "$src" -B "$scratch/no-testing" -DBUILD_TESTING=OFF -DFENCELOCK_BUILD_TESTS=ON "$@"
     grep -q "tests OFF" "$log" || fail "BUILD_TESTING=OFF still configured the tests"
