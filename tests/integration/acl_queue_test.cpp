@@ -116,7 +116,7 @@ TEST_F(AclQueueTest, TheQueueLineLessItsKeysOrXreadgroupIsRefusedNamingIt) {
     EXPECT_TRUE(denied("command", "toplevel", "xreadgroup")) << unexpected_denials();
     running.request_stop();
     running.join();
-    expect_noperm(make_error_code(errc::auth_failed), "no permissions to run the 'xreadgroup' command");
+    expect_noperm(make_error_code(errc::auth_failed), "'xreadgroup'");
 }
 
 }  // namespace

@@ -131,13 +131,12 @@ TEST_F(AclTest, TheLocksLineLessAKeyPatternOrEvalshaIsRefusedNamingIt) {
         // The detail lists the script's keys; the one the pattern no longer covers is among them.
         std::string key = rule.substr(1);
         key.replace(key.find("{*}"), 3, "{acl:1}");
-        expect_noperm(got.error(), "no permissions to access one of the keys");
-        EXPECT_TRUE(has(error_detail(got.error()), key)) << error_detail(got.error());
+        expect_noperm(got.error(), key);
     }
     set_rules(locks_user, rules_without(locks_user, "+evalsha"));
     auto got = client_as(locks_user).try_acquire(r, {.lease = 5s});
     ASSERT_FALSE(got);
-    expect_noperm(got.error(), "no permissions to run the 'evalsha' command");
+    expect_noperm(got.error(), "'evalsha'");
     EXPECT_EQ(type_of("lock:{acl:1}"), "none");
 }
 
@@ -220,7 +219,7 @@ TEST_F(AclTest, TheAdminLineLessScanOrAnAuditPatternIsRefusedNamingIt) {
     LockAdmin admin(admin_client);
     auto listed = admin.list_locks("*", 10);
     ASSERT_FALSE(listed);
-    expect_noperm(listed.error(), "no permissions to run the 'scan' command");
+    expect_noperm(listed.error(), "'scan'");
 
     set_rules(admin_user, rules_without(admin_user, "~audit:{*}"));
     auto forced = admin.force_release(resource("acl:1"), request);
@@ -231,7 +230,9 @@ TEST_F(AclTest, TheAdminLineLessScanOrAnAuditPatternIsRefusedNamingIt) {
     set_rules(admin_user, rules_without(admin_user, "%R~fencelock:audit"));
     auto audit = admin.audit_log(std::nullopt, 10);
     ASSERT_FALSE(audit);
-    expect_noperm(audit.error(), "no permissions to access one of the keys");
+    // Not a script: the reply names no key in any version, the ACL log does.
+    expect_noperm(audit.error(), "NOPERM");
+    EXPECT_TRUE(denied("key", "toplevel", "fencelock:audit")) << unexpected_denials();
 }
 
 

@@ -228,23 +228,6 @@ TEST_P(QueueCliTest, WorkerServesMetricsThatMatchTheScenario) {
     EXPECT_EQ(log.find("bad-1"), std::string::npos);
 }
 
-/// SIGKILLs and reaps a worker the test did not stop itself (a failed ASSERT left early).
-struct StopIfLeft {
-    pid_t pid;
-    bool stopped = false;
-    int stop(int sig) {
-        ::kill(pid, sig);
-        stopped = true;
-        return wait_process(pid);
-    }
-    ~StopIfLeft() {
-        if (!stopped) {
-            ::kill(pid, SIGKILL);
-            wait_process(pid);
-        }
-    }
-};
-
 // A command that records its effect with the idempotency key it is given (as the key is meant
 // to be used) completes its job: the worker's own completion record finds the key under this
 // execution's fence and owner, which is this job's completion, not a duplicate. Once counted

@@ -6,7 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "local_servers/child_process.hpp"
 #include "queue_cli_fixture.hpp"
@@ -136,6 +139,75 @@ TEST_P(HandlerOutputCliTest, AHandlerThatNeverPausesWritingIsStillStoppedAtTheSh
             ++lines;
         }
     EXPECT_GT(lines, 0u);
+}
+
+// --handler-output FILE: what CMD prints is appended to FILE, each line tagged with its job and
+// stream, and none of it reaches the worker's log. FILE keeps what it held (appended, not truncated).
+TEST_P(HandlerOutputCliTest, HandlerOutputFileGetsEveryLineTaggedAndTheLogNone) {
+    const std::string d = dir.string();
+    const std::string file = d + "/handler.log";
+    {
+        std::ofstream earlier(file);
+        earlier << "earlier line\n";
+    }
+    std::map<std::string, std::string> job;  // resource -> id
+    for (const std::string r : {"fa", "fb"}) {
+        auto e = cli({"queue", "enqueue", "--queue", "fq", "--resource", r, "--key", "key-" + r});
+        ASSERT_EQ(e.exit_code, 0) << e.err;
+        job[r] = json::parse(e.out)["id"];
+    }
+    const std::string script = "echo \"out $FENCELOCK_RESOURCE\"; echo; echo \"err $FENCELOCK_RESOURCE\" >&2; "
+                               "printf 'last'";
+    const pid_t worker = local::start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "fq",
+                                               "--db", db->url(), "--handler-output", file, "--", "sh", "-c", script},
+                                              d + "/worker.out", d + "/worker.err");
+    StopIfLeft running{worker};
+    queue_name = "fq";
+    auto fq = JobQueue::create(queue_options()).value();
+    const bool done = eventually([&] {
+        auto s = fq.stats();
+        return s && s->counter("completed") == 2;
+    }, 60s);
+    EXPECT_EQ(running.stop(SIGTERM), 0);
+    ASSERT_TRUE(done) << describe(fq.stats().value()) << slurp(dir / "worker.err");
+
+    std::map<std::string, std::vector<std::string>> lines;  // "<id> <stream>" -> the lines after ": "
+    std::istringstream in(slurp(file));
+    std::string first;
+    ASSERT_TRUE(std::getline(in, first));
+    EXPECT_EQ(first, "earlier line");
+    for (std::string line; std::getline(in, line);) {
+        const auto colon = line.find(": ");
+        ASSERT_NE(colon, std::string::npos) << line;
+        lines[line.substr(0, colon)].push_back(line.substr(colon + 2));
+    }
+    std::map<std::string, std::vector<std::string>> expected;
+    for (const auto& [r, id] : job) {
+        expected[id + " stdout"] = {"out " + r, "", "last"};
+        expected[id + " stderr"] = {"err " + r};
+    }
+    EXPECT_EQ(lines, expected) << slurp(file);
+    for (const auto& o : json_lines(slurp(dir / "worker.err"))) EXPECT_NE(o["event"], "handler_output") << o;
+    EXPECT_EQ(json::parse(slurp(dir / "worker.out"))["completed"], 2);
+}
+
+// A --handler-output the worker cannot open for appending is invalid input: exit 2 before Redis
+// or the database is contacted, the queue's keys as they were, no job taken.
+TEST_P(HandlerOutputCliTest, AnUnwritableHandlerOutputIsInvalidInputAndChangesNothing) {
+    ASSERT_EQ(cli({"queue", "enqueue", "--queue", "bq", "--resource", "r", "--key", "k"}).exit_code, 0);
+    const std::string before = redis->snapshot();
+    for (const std::string& bad : {(dir / "no-such-dir" / "out.log").string(), dir.string(), std::string()}) {
+        auto r = cli({"worker", "--queue", "bq", "--db", db->url(), "--handler-output", bad, "--", "true"});
+        EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out << r.err;
+        const auto out = json::parse(r.out);
+        EXPECT_EQ(out["error"], "invalid_input") << r.out;
+        EXPECT_EQ(out["field"], "--handler-output") << r.out;
+        if (!bad.empty()) {
+            EXPECT_NE(out["message"].get<std::string>().find(bad), std::string::npos) << r.out;
+        }
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "no-such-dir"));
+    EXPECT_EQ(redis->snapshot(), before);
 }
 
 INSTANTIATE_TEST_SUITE_P(Redis, HandlerOutputCliTest, ::testing::Values(Backend::sqlite), backend_name);

@@ -1,6 +1,8 @@
 #pragma once
 // `fencelock queue ...` and `fencelock worker` run as a user runs them, against the fixture's
 // redis-server (queue_fixture.hpp).
+#include <signal.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -21,6 +23,23 @@ inline std::vector<nlohmann::json> json_lines(const std::string& out) {
     for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
     return lines;
 }
+
+/// SIGKILLs and reaps a worker the test did not stop itself (a failed ASSERT left early).
+struct StopIfLeft {
+    pid_t pid;
+    bool stopped = false;
+    int stop(int sig) {
+        ::kill(pid, sig);
+        stopped = true;
+        return local::wait_process(pid);
+    }
+    ~StopIfLeft() {
+        if (!stopped) {
+            ::kill(pid, SIGKILL);
+            local::wait_process(pid);
+        }
+    }
+};
 
 class QueueCliTest : public QueueTest {
 protected:

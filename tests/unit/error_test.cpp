@@ -43,7 +43,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"OOM command not allowed when used memory > 'maxmemory'.", errc::server_busy},
         Case{"WRONGPASS invalid username-password pair or user is disabled.", errc::auth_failed},
         Case{"NOAUTH Authentication required.", errc::auth_failed},
+        // An ACL refusal, in Redis 7.0's words, then 7.2's: the NOPERM prefix decides.
         Case{"NOPERM this user has no permissions to run the 'evalsha' command", errc::auth_failed},
+        Case{"NOPERM User reader has no permissions to run the 'evalsha' command", errc::auth_failed},
+        Case{"NOPERM this user has no permissions to access one of the keys used as arguments", errc::auth_failed},
+        Case{"NOPERM No permissions to access a key", errc::auth_failed},
+        Case{"NOPERM No permissions to access a channel", errc::auth_failed},
         Case{"ERR invalid password", errc::auth_failed},
         // A command inside a script refused by ACL: Redis 7.0's words, then 7.2's.
         Case{"ERR Error running script (call to f_8f1e2c): @user_script:3: The user executing the script can't "
@@ -79,6 +84,15 @@ TEST(ErrorFromReplyCause, ACommandAScriptWasRefusedIsNoperm) {
                           "can't run this command or subcommand"),
               "noperm");
     EXPECT_EQ(reply_cause("ERR Error running script (call to f_1): @user_script:3: -ERR value is not an integer"), "");
+}
+
+// The cause rests on the NOPERM prefix, not on the words after it, which Redis 7.2 changed.
+TEST(ErrorFromReplyCause, AnAclRefusalIsNopermInRedis70sAndRedis72sWords) {
+    for (const char* reply : {"NOPERM this user has no permissions to run the 'evalsha' command",
+                              "NOPERM User reader has no permissions to run the 'evalsha' command",
+                              "NOPERM this user has no permissions to access one of the keys used as arguments",
+                              "NOPERM No permissions to access a key", "NOPERM No permissions to access a channel"})
+        EXPECT_EQ(reply_cause(reply), "noperm") << reply;
 }
 
 // A redis:// URL at a cluster node or at a replica: the cause is named and the detail says

@@ -1,7 +1,8 @@
 // worker: runs CMD once per job of a queue, each under the lease of the job's resource.
 //
 //   fencelock worker --queue Q --db URL [--concurrency N] [--lease D] [--max-attempts N]
-//                    [--visibility-timeout D] [--grace D] [--kill-grace D] -- CMD [ARGS...]
+//                    [--visibility-timeout D] [--grace D] [--kill-grace D]
+//                    [--handler-output FILE] -- CMD [ARGS...]
 //
 // For every job: one attempt at the resource's lease (contended: the job is requeued with a
 // delay, the slot takes the next job); then CMD runs in a process group of its own with the
@@ -9,7 +10,9 @@
 // FENCELOCK_IDEMPOTENCY_KEY in its environment. Its stdout and stderr are two pipes the worker
 // reads as they fill: each line becomes one warn `handler_output` object of the worker's JSON
 // log on stderr, tagged with the job (handler_output.hpp), so stderr stays one JSON object per
-// line and stdout is kept for the worker's JSON summary. CMD's exit status decides:
+// line and stdout is kept for the worker's JSON summary; with --handler-output FILE each line
+// is appended to FILE instead, as "<job-id> <stream>: <line>" (cmd_worker_output.hpp).
+// CMD's exit status decides:
 //   0      completed: the idempotency key is recorded in the store, fenced (JobProcessor's
 //          external mode), and the job acknowledged; a key already recorded counts as duplicate;
 //   75     retry later (EX_TEMPFAIL), not a failure;
@@ -25,7 +28,6 @@
 // --grace, then they are stopped as on lease loss and their jobs stay for redelivery). A
 // second signal stops running CMDs at once. Then one JSON object with the counters; exit 0.
 // Exit 2: invalid input (nothing contacted); 4: Redis or the database unavailable at start.
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -43,7 +45,7 @@
 
 #include "cli.hpp"
 #include "cmd_queue.hpp"
-#include "handler_output.hpp"
+#include "cmd_worker_output.hpp"
 #include "observe.hpp"
 #include "replica_flags.hpp"
 #include "fencelock/queue.hpp"
@@ -62,7 +64,7 @@ constexpr int exit_tempfail = 75;
 constexpr int handled_signals[] = {SIGHUP, SIGINT, SIGTERM};
 
 struct WorkerArgs {
-    std::string queue, db, lease = "30s", visibility = "60s", grace = "30s", kill_grace = "10s";
+    std::string queue, db, handler_output, lease = "30s", visibility = "60s", grace = "30s", kill_grace = "10s";
     std::size_t concurrency = 1;
     unsigned max_attempts = 5;
     ReplicaFlags replicas;
@@ -87,79 +89,14 @@ int payload_fd(const std::string& payload) {
     return fd;
 }
 
-/// One of CMD's output streams: the read end of its pipe, cut into lines for the worker's log.
-/// Reads never block, so a handler that writes a lot never waits on the worker for long.
-class OutputStream {
-public:
-    OutputStream(std::string_view name, JsonLogObserver& log, const JobContext& ctx)
-        : name_(name), log_(log), ctx_(ctx) {}
-
-    /// Opens the pipe; returns the write end for CMD (close it once CMD runs), or none (errno
-    /// says why). Only the worker's end is non-blocking: CMD writes as it always does.
-    Fd open() {
-        int ends[2];
-        if (::pipe2(ends, O_CLOEXEC) != 0) return Fd{};
-        read_end_.reset(ends[0]);
-        if (::fcntl(ends[0], F_SETFL, O_NONBLOCK) != 0) {
-            const int error = errno;
-            ::close(ends[1]);
-            errno = error;
-            return Fd{};
-        }
-        return Fd(ends[1]);
-    }
-    /// For poll(): -1 once the pipe reached EOF (poll() skips it).
-    int fd() const noexcept { return read_end_.get(); }
-    /// Logs the lines of what the pipe holds now. Stops after `budget` bytes, so a stream that
-    /// never pauses does not keep the caller from its other duties (stops, exit).
-    void drain(std::size_t budget = 256 * 1024) {
-        char buf[64 * 1024];
-        while (read_end_.get() >= 0 && budget > 0) {
-            const ssize_t n = ::read(read_end_.get(), buf, std::min(sizeof buf, budget));
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) return;  // EAGAIN: nothing more for now
-            if (n == 0) {
-                read_end_.reset();  // every writer is gone
-                return;
-            }
-            budget -= static_cast<std::size_t>(n);
-            write(lines_.feed(std::string_view(buf, static_cast<std::size_t>(n))));
-        }
-    }
-    /// Logs the last line even without its newline: CMD's group is gone.
-    void finish() {
-        drain();
-        write(lines_.finish());
-    }
-
-private:
-    void write(const std::vector<OutputLine>& lines) {
-        for (const auto& l : lines) {
-            if (l.text.empty()) continue;  // a blank line says nothing in a log
-            log_.log(LogLevel::warn, "handler_output", ctx_.job.resource.str(),
-                     {{"job_id", ctx_.job.id},
-                      {"fence", ctx_.fence.value()},
-                      {"stream", name_},
-                      {"line", l.text},
-                      {"continues", l.continues ? LogValue(true) : LogValue()}});
-        }
-    }
-
-    std::string_view name_;
-    JsonLogObserver& log_;
-    const JobContext& ctx_;
-    Fd read_end_;
-    LineSplitter lines_;
-};
-
 /// Runs CMD for one job and waits for it; stops its group when `stop` fires (lease lost or
 /// shutdown deadline): SIGTERM, then SIGKILL after `kill_grace`. Runs on the slot's thread,
 /// which waits for CMD: PR_SET_PDEATHSIG fires when the forking thread ends (posix/child.hpp).
 std::expected<void, JobFailure> run_command(const std::vector<std::string>& command, const JobContext& ctx,
-                                            milliseconds kill_grace, JsonLogObserver& log) {
+                                            milliseconds kill_grace, HandlerOutputSink& output) {
     Fd input(payload_fd(ctx.job.payload));
     if (input.get() < 0) return std::unexpected(JobFailure::retry_later(std::string("memfd: ") + std::strerror(errno)));
-    OutputStream out("stdout", log, ctx), err("stderr", log, ctx);
+    OutputStream out("stdout", output, ctx), err("stderr", output, ctx);
     Fd out_write = out.open(), err_write = err.open();
     if (out_write.get() < 0 || err_write.get() < 0)
         return std::unexpected(JobFailure::retry_later(std::string("pipe: ") + std::strerror(errno)));
@@ -254,6 +191,8 @@ int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     apply_replica_flags(cmd, a.replicas, g, acked);
     options.processing.replicas = acked.replicas;
     options.processing.replica_timeout = acked.replica_timeout;
+    // Opened once, before anything is contacted: a path that cannot be written is bad input.
+    Fd output_file = cmd.count("--handler-output") > 0 ? open_handler_output(a.handler_output) : Fd{};
 
     // Signals are read from a signalfd by this thread only: block them before any thread exists.
     ::signal(SIGPIPE, SIG_IGN);
@@ -267,6 +206,7 @@ int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     // After the mask: the metrics server's threads must not receive our signals either.
     Observability observe(a.observe);
     options.processing.observer = std::make_shared<QueueMetricsObserver>(observe.metrics(), observe.log());
+    HandlerOutputSink output(*observe.log(), std::move(output_file));
     auto client = make_client(g, observe.lock_observer());
     auto store = FencedStore::create(
         StoreOptions{.url = a.db, .pool_size = a.concurrency * 2, .observer = observe.store_observer()});
@@ -287,8 +227,8 @@ int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     WorkerStats stats;
     std::thread runner([&] {
         stats = worker->run_external(
-            [&a, kill_grace, &observe](const JobContext& ctx) {
-                return run_command(a.command, ctx, kill_grace, *observe.log());
+            [&a, kill_grace, &output](const JobContext& ctx) {
+                return run_command(a.command, ctx, kill_grace, output);
             },
             stop.get_token());
         const std::uint64_t one = 1;
@@ -342,12 +282,17 @@ void register_worker_command(Program& p) {
                     "after SIGTERM to a CMD, SIGKILL this much later, and never after its lease can have ended; "
                     "SIGTERM comes this long before that when renewals fail (default 10s, less if the lease leaves "
                     "less; at most lease x 0.99 - lease / 2)");
+    cmd->add_option("--handler-output", args->handler_output,
+                    "append CMD's stdout and stderr to FILE (opened once at start, created if missing) as "
+                    "\"<job-id> stdout: <line>\" / \"<job-id> stderr: <line>\" instead of logging them");
     add_replica_flags(*cmd, args->replicas);
     cmd->add_option("command", args->command, "command and its arguments, after --");
     cmd->footer("CMD exit: 0 completes the job, 75 retries later, other fails (dead after --max-attempts). "
                 "CMD output: each line of its stdout and stderr is one warn \"handler_output\" JSON log line on "
                 "the worker's stderr with job_id, fence, stream and line (lines over 16 KiB in pieces marked "
-                "continues; see docs/QUEUE.md); --log-level error or off hides it. "
+                "continues; see docs/QUEUE.md); --log-level error or off hides it; --handler-output FILE puts it in "
+                "FILE instead, one \"<job-id> <stream>: <line>\" per line (\"<stream>+\" for a piece the next "
+                "line continues). "
                 "Worker exit: 0 after a graceful shutdown (SIGTERM/SIGINT); 2 invalid input; 4 Redis or "
                 "database unavailable.");
     cmd->callback([&p, args, cmd] { p.run = [&p, args, cmd] { return run_worker(p.globals, *args, *cmd); }; });
