@@ -24,7 +24,7 @@ constexpr std::size_t max_round_trip = 1000;
 Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
                std::shared_ptr<LockObserver> observer, ClockWatchTerms clock)
     : connection_(std::move(connection)), pool_(std::move(pool)), prefix_(std::move(key_prefix)),
-      observer_(std::move(observer)), single_lane_(slot_routes(*connection_) == nullptr), clock_terms_(clock),
+      observer_(std::move(observer)), lane_map_(slot_routes(*connection_) == nullptr), clock_terms_(clock),
       thread_([this](std::stop_token stop) { run(stop); }) {
     // The lane of a single server (or of a cluster before its map is loaded) is ready before
     // the first renewal, as the one sender was: no thread start delays it.
@@ -62,7 +62,7 @@ void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent,
         }
         dirty_ = true;
         // Starts watching the clock of the lease's node now, not at its first renewal.
-        if (single_lane_) {
+        if (lane_map_.single()) {
             lanes_.front()->work.notify_one();
         } else if (leases_.contains(lease)) {
             Lane& lane = lane_for(*lease);
@@ -124,11 +124,11 @@ Keeper::Lane& Keeper::lane_for(const KeptLease& lease) {
     return lane_for_node(master_hint(*connection_, lease.lock_key));
 }
 
-Keeper::Lane& Keeper::lane_for_node(const std::optional<ServerAddress>& node) {
-    for (auto& lane : lanes_)
-        if (lane->node == node) return *lane;
+Keeper::Lane& Keeper::lane_for_node(const std::optional<ServerAddress>& route) {
+    const auto pick = lane_map_.lane_of(route);
+    if (!pick.made) return *lanes_[pick.index];
     auto& lane = *lanes_.emplace_back(std::make_unique<Lane>(clock_terms_.drift_factor));
-    lane.node = node;
+    lane.index = pick.index;
     lane.open = true;
     lane.sender = std::jthread([this, &lane](std::stop_token stop) { send(lane, stop); });
     return lane;
@@ -179,13 +179,13 @@ void Keeper::hand_to_lanes(steady_time now) {
     // Not a cluster: one lane for good. While it is busy nothing can go, and the leases waiting
     // (tens of thousands at 100,000 kept) need not be read on each wake-up. (On a cluster a
     // waiting lease's node may have a new, idle lane, so they are read.)
-    if (single_lane_ && !lanes_.empty() && !lanes_.front()->open) return;
+    if (lane_map_.single() && !lanes_.empty() && !lanes_.front()->open) return;
     std::erase_if(waiting_, [&](const std::shared_ptr<KeptLease>& lease) {
         if (lease->state != State::active || lease->leaving) return true;
         Lane& lane = lane_for(*lease);
         if (!lane.open) return false;
         lane.batch.push_back(lease);
-        if (!single_lane_ && lane.sample.expired()) lane.sample = lease;  // the node has kept leases: watch its clock
+        if (!lane_map_.single() && lane.sample.expired()) lane.sample = lease;  // the node has kept leases: watch its clock
         if (now > lease->next_renewal)
             stats_.max_send_lateness = std::max(
                 stats_.max_send_lateness, std::chrono::duration_cast<std::chrono::microseconds>(now - lease->next_renewal));
@@ -217,7 +217,7 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
         const bool watch_clock = watches_clock(lane);
         lane.kept_news = false;
         const auto woken = [&] {
-            return !lane.batch.empty() || (!watch_clock && (single_lane_ ? schedule_.size() > 0 : lane.kept_news));
+            return !lane.batch.empty() || (!watch_clock && (lane_map_.single() ? schedule_.size() > 0 : lane.kept_news));
         };
         if (watch_clock) lane.work.wait_until(lock, stop, lane.next_probe, woken);
         else lane.work.wait(lock, stop, woken);
@@ -254,13 +254,14 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
 }
 
 bool Keeper::watches_clock(Lane& lane) {
-    if (single_lane_) return schedule_.size() > 0;
+    if (lane_map_.single()) return schedule_.size() > 0;
     if (schedule_.size() == 0) {
         lane.sample.reset();
         return false;
     }
     const auto serves = [&](const std::shared_ptr<KeptLease>& l) {
-        return l && l->state == State::active && !l->leaving && master_hint(*connection_, l->lock_key) == lane.node;
+        return l && l->state == State::active && !l->leaving &&
+               lane_map_.carries(lane.index, master_hint(*connection_, l->lock_key));
     };
     if (serves(lane.sample.lock())) return true;
     // The sample left or moved: another kept lease of this node, if any (once per sample).
@@ -306,18 +307,19 @@ std::optional<ServerClockWatch::Reading> Keeper::read_clock(const std::optional<
 void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
     lane.next_probe = steady_clock::now() + clock_terms_.probe_every;
     std::optional<std::string> key;
-    if (!single_lane_) key = lane.sample.lock()->lock_key;  // watches_clock() just found it
+    if (!lane_map_.single()) key = lane.sample.lock()->lock_key;  // watches_clock() just found it
     lock.unlock();
     const auto reading = read_clock(key);
     lock.lock();
     if (!reading) return;  // Redis failing: the renewals will tell
     const auto step = lane.clock.observe(*reading);
     if (!step) return;
-    const std::string node = lane.node ? lane.node->host + ":" + std::to_string(lane.node->port) : std::string("server");
+    const std::optional<ServerAddress> address = lane_map_.node(lane.index);
+    const std::string node = address ? address->host + ":" + std::to_string(address->port) : std::string("server");
     std::vector<std::shared_ptr<KeptLease>> gone;
     for (const auto& lease : leases_)
         if (lease->state == State::active && !lease->leaving &&
-            (single_lane_ || master_hint(*connection_, lease->lock_key) == lane.node))
+            lane_map_.carries(lane.index, master_hint(*connection_, lease->lock_key)))
             gone.push_back(lease);
     for (const auto& lease : gone) mark_lost(lease, LossReason::clock_step);
     log_event("warn", "redis_clock_stepped",

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "lock/calls/renew_call.hpp"
+#include "lock/keeper_lanes.hpp"
 #include "lock/kept_lease.hpp"
 #include "lock/renewal_schedule.hpp"
 #include "lock/server_clock_watch.hpp"
@@ -60,7 +61,7 @@ private:
     /// One node's renewals: at most one batch on the wire at a time.
     struct Lane {
         explicit Lane(double drift_factor) : clock(drift_factor) {}
-        std::optional<ServerAddress> node;  ///< nullopt: not known (one server, or no slot map yet)
+        std::size_t index = 0;              ///< in lane_map_, which knows its node
         Batch batch;                        ///< on its way to Redis; empty: idle
         bool open = false;                  ///< idle when the timer's sweep began: takes due leases
         std::condition_variable_any work;   ///< wakes this lane's sender
@@ -75,7 +76,8 @@ private:
 
     void run(std::stop_token stop);
     Lane& lane_for(const KeptLease& lease);
-    Lane& lane_for_node(const std::optional<ServerAddress>& node);
+    /// The lane of a lease whose key is routed to `route` (see KeeperLanes::lane_of).
+    Lane& lane_for_node(const std::optional<ServerAddress>& route);
     void send(Lane& lane, std::stop_token stop);
     /// Returns the latest server time the replies carried, for the lane's clock watch.
     std::optional<std::chrono::milliseconds> apply(std::span<const std::shared_ptr<KeptLease>> batch,
@@ -101,14 +103,16 @@ private:
     std::shared_ptr<ConnectionPool> pool_;
     const std::string prefix_;
     const std::shared_ptr<LockObserver> observer_;
-    const bool single_lane_;  ///< not a cluster connection: every lease's lane is lanes_.front()
+    /// Which lane carries which lease; not a cluster connection: every lease's lane is
+    /// lanes_.front(). Mutex held (lanes are made by the timer thread).
+    KeeperLanes lane_map_;
     std::mutex mutex_;
     std::condition_variable_any changed_;  ///< wakes the timer thread and remove()
     std::unordered_set<std::shared_ptr<KeptLease>> leases_;  ///< added, not yet removed or lost
     RenewalSchedule<std::shared_ptr<KeptLease>> schedule_;   ///< the active leases' renewals and deadlines
     /// Due, and taken off the schedule, but their lane was busy: sent when it is idle again.
     std::vector<std::shared_ptr<KeptLease>> waiting_;
-    std::vector<std::unique_ptr<Lane>> lanes_;     ///< made by the timer thread as nodes appear; never shrinks
+    std::vector<std::unique_ptr<Lane>> lanes_;     ///< by lane_map_ index; made by the timer thread as nodes appear; never shrinks
     std::vector<std::shared_ptr<KeptLease>> lost_;  ///< marked lost, callbacks not run yet
     bool dirty_ = false;
     KeeperStats stats_;
