@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "lock/attempt_policy.hpp"
 #include "lock/calls/leave_line_call.hpp"
 #include "lock/calls/release_call.hpp"
 #include "lock/calls/renew_call.hpp"
@@ -46,20 +47,8 @@ public:
           channel_(waits(o) ? make_keys(c.options.key_prefix, r).released : std::string{}),
           finish_(std::move(finish)),
           rng_(fresh_seed()),
-          loop_({.owner = owner,
-                 .wait = o.wait,
-                 .backoff = o.backoff,
-                 .fair = o.fair,
-                 .notifications = waits(o),  // the local line: this client's own releases
-                 .takes_place = waits(o),
-                 .token_is_private = token_is_private,
-                 .command_timeout = c.options.command_timeout,
-                 .direct_grants = waits(o) && o.replicas == 0,
-                 .trust_grants = o.replicas == 0,
-                 .drift_factor = c.options.clock_drift_factor,
-                 .lease = o.lease,
-                 .extend_grants = true,
-                 .retry_errors = o.retry_errors},
+          policy_(o, ReleaseSource::own_client),
+          loop_(policy_.plan(owner, token_is_private, c.options),
                 rng_) {}
 
     void start() {
@@ -84,7 +73,7 @@ public:
 
 private:
     bool closing() const { return context_.closing.load(std::memory_order_acquire); }
-    bool in_grace() const { return steady_clock::now() < context_.topology.grants_from(); }
+    bool in_grace() const { return AttemptPolicy::in_grace(steady_clock::now(), context_.topology.grants_from()); }
     AsyncWaitLines& lines() const { return context_.lines; }
 
     // Ends a wait for release at once (its timer, if any, finds a newer generation).
@@ -181,32 +170,30 @@ private:
         drive(fail);
     }
 
-    // One attempt, as LockClient::Impl::attempt makes it: nothing granted inside a promoted
-    // master's failover grace, checked before sending and again on the reply.
+    // One attempt under the policy LockClient's attempts follow (lock/attempt_policy.hpp).
     void attempt() {
         const auto now = steady_clock::now();
-        // Nothing sent (unavailable, retryable): the loop gives up with its usual steps (the
-        // release owed after a lost reply, leaving the line).
-        if (closing())
-            return drive(loop_.replied(std::unexpected(make_error_code(errc::unavailable)), false, now, now, true));
-        if (in_grace())
-            return drive(loop_.replied(std::unexpected(make_error_code(errc::failover_grace)), false, now, now, false));
+        // Nothing sent (closing: unavailable, retryable; or the failover grace): the loop gives
+        // up or goes on with its usual steps (the release owed after a lost reply, leaving the line).
+        const bool closing_now = closing();
+        if (auto refused = AttemptPolicy::refusal(closing_now, in_grace()))
+            return drive(loop_.replied(std::unexpected(*refused), false, now, now, closing_now));
         sent_ = now;
-        const auto place = !waits(options_) ? WaitPlace::none : options_.fair ? WaitPlace::fair_line : WaitPlace::sleepers;
-        const auto local = !channel_.empty() && lines().has_waiters(channel_) ? LocalLine::waiting : LocalLine::empty;
-        // In the line, a refused attempt's place takes grants from this client's releases.
-        const auto direct = in_line_ && options_.replicas == 0 ? DirectGrants::own_client : DirectGrants::refused;
+        const auto local = policy_.local_line(lines().has_waiters(channel_));
+        // This loop subscribes to nothing: in the line, a refused attempt's place takes grants
+        // from this client's releases only.
+        const auto direct = policy_.direct_mode(in_line_, false);
         auto self = shared_from_this();
         run_script_async(
             context_.loop, scripts::acquire,
-            acquire_script_call(context_.options.key_prefix, resource_, owner_, options_, context_.holder, place, local,
-                                direct),
+            acquire_script_call(context_.options.key_prefix, resource_, owner_, options_, context_.holder,
+                                policy_.wait_place(), local, direct),
             wait_argv(ack_), [self](std::expected<BatchThen, std::error_code> batch) {
                 std::expected<AcquireReply, std::error_code> reply =
                     batch ? decode_acquire_batch(*batch, self->ack_) : std::unexpected(batch.error());
                 // A new grant found inside the grace is given back before anyone hears of it (and
                 // before the loop goes on, as LockClient waits for that release).
-                if (reply && reply->acquired && !(reply->reacquired && !reply->handed) && self->in_grace()) {
+                if (reply && AttemptPolicy::gives_back(*reply, self->in_grace())) {
                     return release_on_loop(self->context_, self->resource_, self->owner_,
                                            [self](const Result<ReleaseStatus>&) {
                                                self->replied(std::unexpected(make_error_code(errc::failover_grace)));
@@ -238,6 +225,7 @@ private:
     const std::string channel_;  // released:{R} for a waiting acquisition, else empty
     AcquireFinish finish_;
     std::mt19937_64 rng_;
+    const AttemptPolicy policy_;
     AcquireLoop loop_;  // after rng_: it keeps a reference
     steady_time sent_{};
     // The local line (loop thread only, like everything here).

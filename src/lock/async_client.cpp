@@ -242,14 +242,10 @@ void AsyncLockClient::acquire(const ResourceName& resource, const AcquireOptions
             [resource, options](LockClient& c, std::stop_token stop) { return c.acquire(resource, options, stop); },
             give_back_acquisition);
     }
-    const double drift = impl_->client.options().clock_drift_factor;
     const OwnerToken owner = OwnerToken::generate();
     impl_->acquire_on_loop<Acquisition>(
         resource, owner, true, options, std::move(done),
-        [resource, owner, drift](Acquisition& out, const detail::AcquireReply& reply, steady_time sent, steady_time) {
-            out.lease = Lease{resource, owner, reply.fence, reply.ttl, detail::safe_until(sent, reply.ttl, drift),
-                              reply.reacquired};
-        },
+        detail::lease_for(resource, owner, impl_->client.options().clock_drift_factor),
         nothing_to_undo<Result<Acquisition>>);
 }
 
@@ -270,9 +266,7 @@ void AsyncLockClient::renew(const ResourceName& resource, const OwnerToken& owne
         impl_->native->loop, detail::scripts::renew,
         detail::renew_script_call(options.key_prefix, resource, owner, lease), {},
         [&options, resource, owner, lease, sent, done = std::move(*completion)](auto batch) mutable {
-            const auto decoded = detail::decode_renew_then(batch);
-            detail::report_renew(options.observer.get(), resource, owner, decoded, lease, false);
-            done(detail::renewal_result(decoded, sent, options.clock_drift_factor));
+            done(detail::reported_renewal(options, resource, owner, lease, detail::decode_renew_then(batch), sent));
         });
 }
 
@@ -310,10 +304,7 @@ void AsyncLockClient::hold(const ResourceName& resource, const AcquireOptions& o
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
     impl_->acquire_on_loop<Holding>(
         resource, owner, true, options, std::move(done),
-        [keeper, state](Holding& out, const detail::AcquireReply& reply, steady_time sent, steady_time granted_at) {
-            keeper->activate(state, sent, reply.ttl, reply.fence, granted_at);
-            out.lease.emplace(HeldLease(state, keeper));
-        },
+        LockClient::Impl::held_lease_for(keeper, state),
         [keeper, state](const Result<Holding>& result) {
             if (!result || !result->acquired()) keeper->remove(state);
         });

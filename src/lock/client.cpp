@@ -70,22 +70,9 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
     using Kind = detail::AcquireStep::Kind;
     detail::require_valid(o, options.command_timeout);
     const auto started = steady_clock::now();
-    const bool direct_grants = takes_direct_grants(o);
-    detail::AcquireLoop loop({.owner = owner,
-                              .wait = o.wait,
-                              .backoff = o.backoff,
-                              .fair = o.fair,
-                              .notifications = options.release_notifications,
-                              .takes_place = wait_place(o) != detail::WaitPlace::none,
-                              .token_is_private = token_is_private,
-                              .command_timeout = options.command_timeout,
-                              .direct_grants = direct_grants,
-                              .trust_grants = o.replicas == 0,
-                              .drift_factor = options.clock_drift_factor,
-                              .lease = o.lease,
-                              .extend_grants = true,
-                              .retry_errors = o.retry_errors},
-                             thread_rng());
+    const detail::AttemptPolicy policy(o, detail::AttemptPolicy::sync_source(options));
+    const bool direct_grants = policy.takes_direct_grants();
+    detail::AcquireLoop loop(policy.plan(owner, token_is_private, options), thread_rng());
     const std::string channel = loop.may_wait() ? detail::make_keys(options.key_prefix, r).released : std::string{};
     std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
     steady_time sent;
@@ -95,8 +82,8 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
         switch (step.kind) {
             case Kind::attempt: {
                 const bool watched = line && line->subscribed_now();
-                const auto direct = direct_mode(direct_grants, line != nullptr, watched);
-                const auto reply = attempt(r, *step.owner, o, sent, direct);
+                const auto direct = policy.direct_mode(line != nullptr, watched);
+                const auto reply = attempt(r, *step.owner, o, policy, sent, direct);
                 step = loop.replied(reply, watched, sent, steady_clock::now(), stop.stop_requested());
                 break;
             }
@@ -189,13 +176,8 @@ Result<Acquisition> LockClient::acquire(const ResourceName& resource, const Owne
 Result<Acquisition> LockClient::acquire_with(const ResourceName& resource, const OwnerToken& owner,
                                              bool token_is_private, const AcquireOptions& options,
                                              std::stop_token stop) {
-    const double drift = impl_->options.clock_drift_factor;
-    return impl_->acquire_loop<Acquisition>(
-        resource, owner, token_is_private, options, stop,
-        [&](Acquisition& out, const detail::AcquireReply& reply, steady_time sent, steady_time) {
-            out.lease = Lease{resource, owner, reply.fence, reply.ttl, detail::safe_until(sent, reply.ttl, drift),
-                              reply.reacquired};
-        });
+    return impl_->acquire_loop<Acquisition>(resource, owner, token_is_private, options, stop,
+                                            detail::lease_for(resource, owner, impl_->options.clock_drift_factor));
 }
 
 Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOptions& options) {
@@ -209,12 +191,7 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
     const OwnerToken owner = OwnerToken::generate();
     auto state = impl_->kept_lease(resource, owner, options, std::move(keep));
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
-    auto result = impl_->acquire_loop<Holding>(
-        resource, owner, true, options, stop,
-        [&](Holding& out, const detail::AcquireReply& reply, steady_time sent, steady_time granted_at) {
-            keeper->activate(state, sent, reply.ttl, reply.fence, granted_at);
-            out.lease.emplace(HeldLease(state, keeper));
-        });
+    auto result = impl_->acquire_loop<Holding>(resource, owner, true, options, stop, Impl::held_lease_for(keeper, state));
     if (!result || !result->acquired()) keeper->remove(state);
     return result;
 }
@@ -233,8 +210,7 @@ Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken
     detail::require_valid_lease(lease);
     const auto sent = steady_clock::now();
     auto reply = detail::renew_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner, lease);
-    detail::report_renew(impl_->options.observer.get(), resource, owner, reply, lease, false);
-    return detail::renewal_result(reply, sent, impl_->options.clock_drift_factor);
+    return detail::reported_renewal(impl_->options, resource, owner, lease, reply, sent);
 }
 
 Result<ReleaseStatus> LockClient::release(const ResourceName& resource, const OwnerToken& owner) {

@@ -5,6 +5,7 @@
 
 #include "fencelock/client.hpp"
 #include "lock/acquire_loop.hpp"
+#include "lock/attempt_policy.hpp"
 #include "lock/keeper.hpp"
 #include "common/random_id.hpp"
 #include "lock/calls/acquire_call.hpp"
@@ -45,12 +46,24 @@ Result<Out> finish_acquisition(const AcquireStep& step, const AcquireLoop& loop,
     return out;
 }
 
-/// LockClient::renew's result from renew.lua's reply to a request sent at `sent`.
-inline Result<Renewal> renewal_result(const std::expected<RenewReply, std::error_code>& reply, steady_time sent,
-                                      double drift_factor) {
+/// acquire()'s `on_granted` for finish_acquisition, in both clients: `owner`'s Lease on
+/// `resource`, safe until the attempt's send + its TTL less the drift margin.
+inline auto lease_for(const ResourceName& resource, const OwnerToken& owner, double drift_factor) {
+    return [resource, owner, drift_factor](Acquisition& out, const AcquireReply& reply, steady_time sent, steady_time) {
+        out.lease = Lease{resource, owner, reply.fence, reply.ttl, safe_until(sent, reply.ttl, drift_factor),
+                          reply.reacquired};
+    };
+}
+
+/// renew()'s result in both clients, from renew.lua's reply to a request sent at `sent`,
+/// reported to `client`'s observer first (as a caller's renewal, not the keeper's).
+inline Result<Renewal> reported_renewal(const ClientOptions& client, const ResourceName& resource,
+                                        const OwnerToken& owner, milliseconds lease,
+                                        const std::expected<RenewReply, std::error_code>& reply, steady_time sent) {
+    report_renew(client.observer.get(), resource, owner, reply, lease, false);
     if (!reply) return std::unexpected(reply.error());
     Renewal r{reply->status, reply->ttl, {}, reply->fence};
-    if (r.status == RenewStatus::renewed) r.safe_until = safe_until(sent, r.ttl, drift_factor);
+    if (r.status == RenewStatus::renewed) r.safe_until = safe_until(sent, r.ttl, client.clock_drift_factor);
     return r;
 }
 
@@ -69,52 +82,25 @@ struct LockClient::Impl {
               [s = settings] { return detail::make_endpoint_connection(s, detail::make_multiplexed_connection); }, options.pool_size)),
           holder{host_name(), std::to_string(::getpid()), options.holder_label, detail::random_hex_id()} {}
 
-    // One attempt; `sent` receives the moment the request went out (safe-until counts from it).
-    // Inside the failover grace of a promoted master nothing is granted: checked before, and
-    // again after the reply, since the connection may have found the new master while sending.
-    // A lease granted meanwhile is given back at once, before anyone was told of it (best
-    // effort: if that release fails, the lease only blocks the lock until its TTL).
-    // `direct`: a refused attempt leaves grant arguments with its place (the caller hears the
-    // release messages).
-    Result<detail::AcquireReply> attempt(const ResourceName& r, const OwnerToken& owner,
-                                         const AcquireOptions& o, steady_time& sent, detail::DirectGrants direct) {
-        if (in_grace()) return std::unexpected(make_error_code(errc::failover_grace));
+    // One attempt under `policy` (lock/attempt_policy.hpp); `sent` receives the moment the
+    // request went out (safe-until counts from it). Nothing is granted inside a promoted
+    // master's failover grace: a lease granted meanwhile is given back at once, before anyone
+    // was told of it (best effort: if that release fails, the lease only blocks the lock until
+    // its TTL). A stop request is heard after the reply (AcquireLoop::replied), never before.
+    Result<detail::AcquireReply> attempt(const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,
+                                         const detail::AttemptPolicy& policy, steady_time& sent,
+                                         detail::DirectGrants direct) {
+        if (auto refused = detail::AttemptPolicy::refusal(false, in_grace())) return std::unexpected(*refused);
         sent = steady_clock::now();
-        auto reply = detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder, wait_place(o),
-                                          local_line(r), direct);
-        // A lease this owner already held (reacquired) is no new grant: it is kept and returned.
-        // One a release handed on is (it may have been issued on the promoted master during
-        // its grace): given back like a new one.
-        if (!reply || !reply->acquired || (reply->reacquired && !reply->handed) || !in_grace()) return reply;
+        auto reply = detail::acquire_once(*pool->borrow(), options.key_prefix, r, owner, o, holder,
+                                          policy.wait_place(), policy.local_line(has_local_waiters(r)), direct);
+        if (!reply || !detail::AttemptPolicy::gives_back(*reply, in_grace())) return reply;
         (void)detail::release_once(*pool->borrow(), options.key_prefix, r, owner);
         return std::unexpected(make_error_code(errc::failover_grace));
     }
 
-    // A promoted master's failover grace: nothing is granted, no direct grant trusted.
-    bool in_grace() const { return steady_clock::now() < settings.topology->grants_from(); }
-
-    // A single attempt waits nowhere; a sleeper's place is only of use to a release message.
-    detail::WaitPlace wait_place(const AcquireOptions& o) const {
-        if (o.wait <= milliseconds::zero()) return detail::WaitPlace::none;
-        if (o.fair) return detail::WaitPlace::fair_line;
-        return options.release_notifications ? detail::WaitPlace::sleepers : detail::WaitPlace::none;
-    }
-
-    // Who opts in to direct grants (acquire.lua ARGV[8]): a waiter with a place in Redis's line
-    // and no replica acknowledgement asked (a confirmation's WAIT need not cover a grant the
-    // releaser's connection wrote). From which releases is the attempt's choice (direct_mode).
-    bool takes_direct_grants(const AcquireOptions& o) const {
-        return o.replicas == 0 && options.release_notifications && wait_place(o) != detail::WaitPlace::none;
-    }
-
-    // An attempt made in the local line takes grants from releases of this client (told by the
-    // reply: Impl::hand_to_waiter); one that is watched (the waiter hears the
-    // release messages) takes them from any release. Such a grant's TTL may be shorter than the
-    // lease (the waiter's place bounds it): acquire() and hold() renew it to the lease asked
-    // before they return (AcquireLoop's extend step).
-    static detail::DirectGrants direct_mode(bool opted_in, bool in_line, bool watched) {
-        if (!opted_in || !in_line) return detail::DirectGrants::refused;
-        return watched ? detail::DirectGrants::taken : detail::DirectGrants::own_client;
+    bool in_grace() const {
+        return detail::AttemptPolicy::in_grace(steady_clock::now(), settings.topology->grants_from());
     }
 
     // A release by this client granted `g` to its waiter (the reply said so, no message did):
@@ -141,6 +127,16 @@ struct LockClient::Impl {
         return std::make_shared<detail::KeptLease>(r, owner, o.lease, policy, std::move(keep),
                                                    detail::make_keys(options.key_prefix, r).lock,
                                                    detail::replica_ack(o));
+    }
+
+    // hold()'s `on_granted`, in both clients: `keeper` starts renewing `state` from the grant,
+    // and the caller gets the HeldLease (whose constructor only LockClient may call).
+    static auto held_lease_for(std::shared_ptr<detail::Keeper> keeper, std::shared_ptr<detail::KeptLease> state) {
+        return [keeper = std::move(keeper), state = std::move(state)](Holding& out, const detail::AcquireReply& reply,
+                                                                       steady_time sent, steady_time granted_at) {
+            keeper->activate(state, sent, reply.ttl, reply.fence, granted_at);
+            out.lease.emplace(HeldLease(state, keeper));
+        };
     }
 
     std::shared_ptr<detail::Keeper> keeper_instance() {
@@ -177,13 +173,9 @@ struct LockClient::Impl {
         return notifier && notifier->subscribed(channel);
     }
 
-    // Told to every attempt, waiting or not: a lease granted while this client's threads wait
-    // for r must wake them when released (acquire.lua, ARGV[9]).
-    detail::LocalLine local_line(const ResourceName& r) {
-        std::lock_guard lock(notifier_mutex);
-        if (!notifier || !notifier->has_waiters(detail::make_keys(options.key_prefix, r).released))
-            return detail::LocalLine::empty;
-        return detail::LocalLine::waiting;
+    // Whether threads of this client wait for r in its local line (AttemptPolicy::local_line).
+    bool has_local_waiters(const ResourceName& r) {
+        return has_local_waiters(detail::make_keys(options.key_prefix, r).released);
     }
 
     void report(const detail::AcquireStep& finish, const ResourceName& r, const OwnerToken& owner,
