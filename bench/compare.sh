@@ -302,7 +302,7 @@ command_calls() {
 run_ceiling() {
   local n_clients="$1" pipeline="$2"
   log "redis-benchmark: acquire and release scripts, $n_clients client(s), pipeline $pipeline, ~$duration each"
-  local acquire_lua="$root/src/lock/scripts/acquire.lua" release_lua="$root/src/lock/scripts/release.lua"
+  local acquire_lua="$root/src/coordinator/redis/scripts/acquire.lua" release_lua="$root/src/coordinator/redis/scripts/release.lua"
   local -a acquire_keys release_keys
   mapfile -t acquire_keys < <(script_keys "$acquire_lua")
   mapfile -t release_keys < <(script_keys "$release_lua")

@@ -10,7 +10,7 @@
 #   --requests N   requests per redis-benchmark run (default 100000)
 #   --clients N    redis-benchmark connections (default 16)
 #   --pipeline N   requests in flight per connection (default 16)
-#   --scripts DIR  fencelock's scripts to measure (default src/lock/scripts; point it at an
+#   --scripts DIR  fencelock's scripts to measure (default src/coordinator/redis/scripts; point it at an
 #                  older checkout's scripts to compare before and after)
 #   --save         also write the raw output to bench/results/DATE-lean-ceiling.txt
 #
@@ -36,7 +36,7 @@ requests=100000
 rounds=5
 clients=16
 pipeline=16
-scripts="$root/src/lock/scripts"
+scripts="$root/src/coordinator/redis/scripts"
 save=0
 
 log() { echo "lean_ceiling: $*" >&2; }

@@ -14,8 +14,8 @@ taskset -c 1 redis-server --port $port --save '' --appendonly no --daemonize yes
 until redis-cli -p $port PING >/dev/null 2>&1; do sleep 0.05; done  # up once it answers
 P=$(pgrep -f "redis-server \*:$port")
 source bench/expanded_script.sh
-ACQ=$(redis-cli -p $port script load "$(expanded_script src/lock/scripts/acquire.lua)")
-REL=$(redis-cli -p $port script load "$(expanded_script src/lock/scripts/release.lua)")
+ACQ=$(redis-cli -p $port script load "$(expanded_script src/coordinator/redis/scripts/acquire.lua)")
+REL=$(redis-cli -p $port script load "$(expanded_script src/coordinator/redis/scripts/release.lua)")
 rcpu() { awk '{print $14+$15}' /proc/$P/stat; }
 echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in 1 2 3; do

@@ -8,7 +8,7 @@
 # Usage: bench/script_cost.sh [--requests N] [--scripts DIR] [--acquire-args "ARGS"] [--save]
 #
 #   --requests N        requests per measured run (default 3000)
-#   --scripts DIR       fencelock's scripts to measure (default src/lock/scripts); e.g. an older
+#   --scripts DIR       fencelock's scripts to measure (default src/coordinator/redis/scripts); e.g. an older
 #                       checkout's, to compare before and after
 #   --acquire-args A    acquire's ARGV after the owner, space-separated, for scripts of another
 #                       argument layout (default: what try_acquire sends: lease 60000, max hold
@@ -23,7 +23,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 requests=3000
-scripts="$root/src/lock/scripts"
+scripts="$root/src/coordinator/redis/scripts"
 acquire_args="60000 3600000 4242_script-cost_bench 0 1000"
 save=0
 

@@ -2,7 +2,7 @@
 # library carries its scripts and can call them by EVALSHA without reading files at runtime.
 # Inputs: OUTPUT (the .cpp to write), SCRIPTS (|-separated .lua paths).
 # Optional: NAMESPACE (default fencelock::detail::scripts; must be inside fencelock::detail, where
-# ScriptSource lives) and HEADER (default lock/scripts.hpp: the header declaring the scripts).
+# ScriptSource lives) and HEADER (default coordinator/redis/scripts.hpp: the header declaring the scripts).
 #
 # Shared pieces: a line `-- @include NAME` is replaced by the file lib/NAME.lua next to the
 # script, so one rule (argument checks, the live-waiter rule) is written once and every script
@@ -13,7 +13,7 @@ if(NOT DEFINED NAMESPACE OR NAMESPACE STREQUAL "")
   set(NAMESPACE "fencelock::detail::scripts")
 endif()
 if(NOT DEFINED HEADER OR HEADER STREQUAL "")
-  set(HEADER "lock/scripts.hpp")
+  set(HEADER "coordinator/redis/scripts.hpp")
 endif()
 
 function(expand_includes path out_var)

@@ -1,4 +1,4 @@
-/* The Lua scripts, one inline each (src/lock/scripts/*.lua). Each runs inside one d_step, as a
+/* The Lua scripts, one inline each (src/coordinator/redis/scripts/*.lua). Each runs inside one d_step, as a
  * script runs atomically in Redis, on server s_ (the master), with its clock clk(s_).
  * Leaves out what only costs or formats: the lean path, sleepers, holder metadata, max hold. */
 

@@ -7,16 +7,11 @@
 #include <string>
 
 #include "fencelock/limits.hpp"
+#include "fencelock/option_error.hpp"
 
 namespace fencelock {
 
 using std::chrono::milliseconds;
-
-/// A field that failed validation and why.
-struct OptionError {
-    std::string field;
-    std::string message;
-};
 
 /// Full-jitter exponential backoff between acquisition attempts: the delay before retry n
 /// (n = 0, 1, ...) is uniform in [0, min(max, base * 2^n)]. Random spread keeps contenders

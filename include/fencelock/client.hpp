@@ -19,8 +19,10 @@
 
 #include "fencelock/error.hpp"
 #include "fencelock/keeper.hpp"
+#include "fencelock/lock_state.hpp"
 #include "fencelock/options.hpp"
 #include "fencelock/outcomes.hpp"
+#include "fencelock/result.hpp"
 #include "fencelock/types.hpp"
 
 namespace fencelock {
@@ -67,36 +69,9 @@ struct Renewal {
     std::optional<FencingToken> fence;
 };
 
-/// Who holds a lock, from `inspect`.
-struct HolderState {
-    std::string owner;
-    FencingToken fence{0};
-    milliseconds ttl{0};
-    milliseconds lease{0};
-    milliseconds held_for{0};
-    milliseconds since_renew{0};
-    /// Time left until Redis refuses renewals (acquired_at + max_hold - now).
-    milliseconds max_hold_left{0};
-    std::uint64_t renewals = 0;
-    std::string host;
-    std::int64_t pid = 0;
-    std::string label;
-};
-
-struct LockInfo {
-    /// The counter's current value: the last fence ever issued for this resource (0: none).
-    FencingToken last_fence{0};
-    /// The Redis server's wall clock (TIME) when it read this snapshot: set against the
-    /// caller's clock at the reply, it shows the server-to-client clock offset (to within the
-    /// round trip). Leases never depend on it; fences across a failover assume the servers'
-    /// clocks agree (docs/DESIGN.md, "Clock skew").
-    std::chrono::system_clock::time_point server_time{};
-    /// Set when the lock is currently held.
-    std::optional<HolderState> holder;
-};
-
-template <typename T>
-using Result = std::expected<T, std::error_code>;
+namespace detail {
+class ClientGate;
+}  // namespace detail
 
 /// Thread-safe client: calls from any number of threads share `pool_size` multiplexed
 /// connections. Its sockets are written only by its own threads, which block asynchronous
@@ -157,8 +132,7 @@ public:
     const ClientOptions& options() const noexcept;
 
 private:
-    friend class LockAdmin;        // shares the connections
-    friend class AsyncLockClient;  // shares the settings, keeper and holder metadata
+    friend class detail::ClientGate;  // LockAdmin and AsyncLockClient share the client's state
     struct Impl;
     Result<Acquisition> acquire_with(const ResourceName& resource, const OwnerToken& owner, bool token_is_private,
                                      const AcquireOptions& options, std::stop_token stop);

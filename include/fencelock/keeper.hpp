@@ -22,9 +22,8 @@ namespace fencelock {
 namespace detail {
 struct KeptLease;
 class Keeper;
+struct ClientCore;
 }  // namespace detail
-
-using steady_time = std::chrono::steady_clock::time_point;
 
 struct LeaseLoss {
     ResourceName resource;
@@ -81,8 +80,7 @@ public:
     std::expected<ReleaseStatus, std::error_code> release();
 
 private:
-    friend class LockClient;
-    friend class AsyncLockClient;
+    friend struct detail::ClientCore;  // hold() in both clients
     HeldLease(std::shared_ptr<detail::KeptLease> state, std::shared_ptr<detail::Keeper> keeper) noexcept;
     std::shared_ptr<detail::KeptLease> state_;
     std::shared_ptr<detail::Keeper> keeper_;

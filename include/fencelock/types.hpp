@@ -2,6 +2,7 @@
 /// Strong value types of the lock protocol: a resource name, an owner token and a fencing token.
 /// None of them converts implicitly from a raw string or integer, so they cannot be mixed up.
 
+#include <chrono>
 #include <compare>
 #include <cstdint>
 #include <expected>
@@ -9,6 +10,9 @@
 #include <string_view>
 
 namespace fencelock {
+
+/// A moment on the local monotonic clock: lease deadlines (safe-until) are counted on it.
+using steady_time = std::chrono::steady_clock::time_point;
 
 /// Why a string was refused as a ResourceName or OwnerToken.
 struct InvalidName {

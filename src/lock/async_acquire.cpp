@@ -5,14 +5,14 @@
 #include <stdexcept>
 #include <utility>
 
-#include "lock/attempt_policy.hpp"
-#include "lock/calls/leave_line_call.hpp"
-#include "lock/calls/release_call.hpp"
-#include "lock/calls/renew_call.hpp"
-#include "lock/keys.hpp"
-#include "lock/protocol.hpp"
-#include "lock/replica_ack.hpp"
-#include "lock/scripts.hpp"
+#include "lease/attempt_policy.hpp"
+#include "coordinator/redis/calls/leave_line_call.hpp"
+#include "coordinator/redis/calls/release_call.hpp"
+#include "coordinator/redis/calls/renew_call.hpp"
+#include "coordinator/redis/keys.hpp"
+#include "lease/safe_until.hpp"
+#include "coordinator/redis/replica_ack.hpp"
+#include "coordinator/redis/scripts.hpp"
 #include "redis/async_script.hpp"
 
 namespace fencelock::detail {
@@ -170,7 +170,7 @@ private:
         drive(fail);
     }
 
-    // One attempt under the policy LockClient's attempts follow (lock/attempt_policy.hpp).
+    // One attempt under the policy LockClient's attempts follow (lease/attempt_policy.hpp).
     void attempt() {
         const auto now = steady_clock::now();
         // Nothing sent (closing: unavailable, retryable; or the failover grace): the loop gives
@@ -275,12 +275,9 @@ void release_on_loop(const AsyncLockContext& context, const ResourceName& resour
     // The next waiter of this client (the front of its line) is named, so that the release can
     // hand it the lock without its ever taking a place in Redis's line.
     const auto next = context.lines.name_successor(channel, steady_clock::now(), context.options.command_timeout);
-    const std::string holder = next ? holder_text(context.holder) : std::string{};
-    const Successor successor{next ? std::string_view(next->owner) : std::string_view{},
-                              next ? next->lease : std::chrono::milliseconds{}, next ? next->max_hold : std::chrono::milliseconds{},
-                              holder};
-    auto call = release_script_call(context.options.key_prefix, resource, owner, context.holder.client_id,
-                                    next ? &successor : nullptr);
+    const auto successor = next ? std::optional<Successor>({next->owner, next->lease, next->max_hold}) : std::nullopt;
+    auto call = release_script_call(context.options.key_prefix, resource, owner, &context.holder,
+                                    successor ? &*successor : nullptr);
     const auto sent = steady_clock::now();
     run_script_async(
         context.loop, scripts::release, std::move(call), {},

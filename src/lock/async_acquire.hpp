@@ -1,10 +1,10 @@
 #pragma once
 // One acquisition on the event loop (AsyncLockClient): the pure acquire loop
-// (lock/acquire_loop.hpp) carried out with script calls and loop timers instead of a blocked
+// (lease/acquire_loop.hpp) carried out with script calls and loop timers instead of a blocked
 // thread, so one loop thread drives any number of acquisitions.
 //
 // What differs from LockClient's driver: the loop hears no release messages, only this client's
-// own releases. So a waiting acquisition joins its client's local line (lock/async_wait_lines.hpp)
+// own releases. So a waiting acquisition joins its client's local line (lease/async_wait_lines.hpp)
 // and takes direct grants from this client's releases only (told by the release's reply, and
 // renewed to the lease asked when its place bounded it); it waits calmly (until the holder's lease would end) only on a lease of this client,
 // and otherwise polls with full-jitter backoff. Everything else is the same code: the attempt's
@@ -15,11 +15,11 @@
 #include <functional>
 
 #include "fencelock/client.hpp"
-#include "lock/acquire_loop.hpp"
-#include "lock/async_wait_lines.hpp"
-#include "lock/calls/acquire_call.hpp"
-#include "lock/calls/grant_message.hpp"
-#include "lock/calls/renew_call.hpp"
+#include "lease/acquire_loop.hpp"
+#include "lease/async_wait_lines.hpp"
+#include "coordinator/redis/calls/acquire_call.hpp"
+#include "coordinator/redis/calls/grant_message.hpp"
+#include "coordinator/redis/calls/renew_call.hpp"
 #include "redis/async_loop.hpp"
 #include "redis/async_script.hpp"
 #include "redis/topology.hpp"

@@ -13,9 +13,12 @@
 
 #include "lock/async_acquire.hpp"
 #include "lock/async_runners.hpp"
-#include "lock/client_impl.hpp"
+#include "lock/client_core.hpp"
+#include "lock/client_gate.hpp"
+#include "lock/client_results.hpp"
 #include "lock/lock_events.hpp"
-#include "lock/scripts.hpp"
+#include "coordinator/redis/redis_coordinator.hpp"
+#include "coordinator/redis/scripts.hpp"
 #include "redis/async_script.hpp"
 
 namespace fencelock {
@@ -40,16 +43,19 @@ AcquireOptions single_attempt(AcquireOptions options) {
 struct AsyncLockClient::Impl {
     // The event-loop mode: counts the operations under way so that destruction can wait for them.
     struct LoopMode {
-        explicit LoopMode(LockClient::Impl& sync)
-            : loop(sync.settings),
+        // Redis only, for now: the loop speaks to the Redis coordinator's endpoint itself
+        // (docs/DESIGN.md, "Layout").
+        explicit LoopMode(detail::ClientCore& sync) : LoopMode(sync.options, detail::redis_coordinator(*sync.coordinator)) {}
+        LoopMode(const ClientOptions& options, detail::RedisCoordinator& redis)
+            : loop(redis.settings()),
               context{loop,
-                      sync.options,
-                      sync.holder,
-                      *detail::topology_of(sync.settings),
+                      options,
+                      redis.holder(),
+                      *detail::topology_of(redis.settings()),
                       closing,
                       lines,
-                      [&sync](const std::string& channel, const detail::GrantMessage& g) {
-                          sync.hand_to_waiter(channel, g);
+                      [&redis](const std::string& channel, const detail::GrantMessage& g) {
+                          redis.hand_to_waiter(channel, g);
                       }} {}
 
         ~LoopMode() { close(); }
@@ -122,7 +128,7 @@ struct AsyncLockClient::Impl {
 
     Impl(LockClient c, std::size_t runner_count) : client(std::move(c)) {
         if (client.options().endpoint.uses_cluster()) runners.emplace(runner_count);
-        else native.emplace(*client.impl_);
+        else native.emplace(sync());
     }
     ~Impl() { close(); }
 
@@ -134,7 +140,7 @@ struct AsyncLockClient::Impl {
         runners->close();
     }
 
-    LockClient::Impl& sync() { return *client.impl_; }
+    detail::ClientCore& sync() { return detail::ClientGate::core(client); }
 
     // Runner mode: queues `work` (LockClient& -> Result<T>). A result that comes after
     // destruction began is reported cancelled, and `give_back` undoes what it got (a lease).
@@ -163,7 +169,7 @@ struct AsyncLockClient::Impl {
                          const AcquireOptions& o, Callback<Out> done, OnGranted on_granted, Undo undo) {
         auto completion = begin(done);
         if (!completion) return undo(Result<Out>(cancelled()));
-        const auto started = steady_clock::now();
+        const auto started = std::chrono::steady_clock::now();
         detail::start_async_acquire(
             native->context, r, owner, token_is_private, o,
             [this, r, owner, o, started, done = std::move(*completion), on_granted = std::move(on_granted),
@@ -261,7 +267,7 @@ void AsyncLockClient::renew(const ResourceName& resource, const OwnerToken& owne
     auto completion = impl_->begin(done);
     if (!completion) return;
     const auto& options = impl_->client.options();
-    const auto sent = steady_clock::now();
+    const auto sent = std::chrono::steady_clock::now();
     detail::run_script_async(
         impl_->native->loop, detail::scripts::renew,
         detail::renew_script_call(options.key_prefix, resource, owner, lease), {},
@@ -304,7 +310,7 @@ void AsyncLockClient::hold(const ResourceName& resource, const AcquireOptions& o
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
     impl_->acquire_on_loop<Holding>(
         resource, owner, true, options, std::move(done),
-        LockClient::Impl::held_lease_for(keeper, state),
+        detail::ClientCore::held_lease_for(keeper, state),
         [keeper, state](const Result<Holding>& result) {
             if (!result || !result->acquired()) keeper->remove(state);
         });

@@ -2,33 +2,12 @@
 
 #include "lock/client_impl.hpp"
 
-#include <unistd.h>
-
 #include <condition_variable>
 #include <mutex>
 #include <random>
 #include <stdexcept>
 
-#include "lock/acquire_loop.hpp"
-#include "lock/keys.hpp"
-#include "lock/keeper.hpp"
-#include "lock/calls/inspect_call.hpp"
-#include "lock/calls/leave_line_call.hpp"
-#include "lock/calls/release_call.hpp"
-#include "lock/calls/renew_call.hpp"
-#include "lock/lock_events.hpp"
-#include "lock/protocol.hpp"
-#include "lock/replica_ack.hpp"
-#include "redis/connection_pool.hpp"
-#include "redis/hiredis_connection.hpp"
-
 namespace fencelock {
-
-std::string host_name() {
-    char buf[256] = {};
-    if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-    return buf;
-}
 
 namespace {
 
@@ -62,8 +41,8 @@ void detail::require_valid_lease(milliseconds lease) {
     if (auto ok = validate_lease(lease); !ok) throw std::invalid_argument("renew: lease " + ok.error().message);
 }
 
-// Carries out the steps of the pure acquire loop (lock/acquire_loop.hpp, which explains the
-// waiting and retry rules) against Redis, the release notifier and the clock.
+// Carries out the steps of the pure acquire loop (lease/acquire_loop.hpp, which explains the
+// waiting and retry rules) against the coordinator, its release watch and the clock.
 template <typename Out, typename OnGranted>
 Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
                                            const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
@@ -73,11 +52,11 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
     const detail::AttemptPolicy policy(o, detail::AttemptPolicy::sync_source(options));
     const bool direct_grants = policy.takes_direct_grants();
     detail::AcquireLoop loop(policy.plan(owner, token_is_private, options), thread_rng());
-    const std::string channel = loop.may_wait() ? detail::make_keys(options.key_prefix, r).released : std::string{};
-    std::unique_ptr<detail::ReleaseNotifier::Waiter> line;
+    std::unique_ptr<detail::WatchSeat> line;
     steady_time sent;
-    auto step = loop.may_wait() ? loop.start(started, has_local_waiters(channel), subscribed(channel))
-                                : loop.start(started, false);
+    auto step = loop.may_wait()
+                    ? loop.start(started, coordinator->has_local_waiters(r), coordinator->watching(r))
+                    : loop.start(started, false);
     for (;;) {
         switch (step.kind) {
             case Kind::attempt: {
@@ -91,7 +70,7 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 // A waiter that takes direct grants may be named by this client's releases.
                 std::optional<detail::SuccessorTerms> terms;
                 if (direct_grants) terms = detail::SuccessorTerms{o.lease, o.max_hold, started + o.wait};
-                line = notifier_instance().join(channel, owner.str(), terms);
+                line = coordinator->watch(r, owner, terms);
                 const bool subscribed = line->subscribed(step.until, stop);
                 step = loop.joined(subscribed, line->ahead());
                 break;
@@ -112,16 +91,16 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                 break;
             case Kind::extend: {
                 const auto renew_sent = steady_clock::now();
-                const auto reply = detail::renew_once(*pool->borrow(), options.key_prefix, r, *step.owner, o.lease);
+                const auto reply = coordinator->renew(r, *step.owner, o.lease);
                 step = loop.extended(reply, renew_sent, steady_clock::now());
                 break;
             }
             case Kind::leave_line:
-                (void)detail::leave_line_once(*pool->borrow(), options.key_prefix, r, *step.owner);
+                (void)coordinator->leave_line(r, *step.owner);
                 step = loop.done();
                 break;
             case Kind::release:
-                (void)detail::release_once(*pool->borrow(), options.key_prefix, r, *step.owner);
+                (void)coordinator->give_back(r, *step.owner);
                 step = loop.done();
                 break;
             case Kind::finish: {
@@ -209,43 +188,27 @@ Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken
                                   std::chrono::milliseconds lease) {
     detail::require_valid_lease(lease);
     const auto sent = steady_clock::now();
-    auto reply = detail::renew_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner, lease);
+    auto reply = impl_->coordinator->renew(resource, owner, lease);
     return detail::reported_renewal(impl_->options, resource, owner, lease, reply, sent);
 }
 
 Result<ReleaseStatus> LockClient::release(const ResourceName& resource, const OwnerToken& owner) {
-    const std::string channel = detail::make_keys(impl_->options.key_prefix, resource).released;
-    // A thread of this client waiting for the lock, vouched for as alive (lib/handoff.lua):
-    // the release grants it the whole lease, so it need not extend a place-bounded one.
-    const auto next = impl_->local_successor(channel);
-    const std::string holder = next ? detail::holder_text(impl_->holder) : std::string{};
-    const detail::Successor successor{next ? std::string_view(next->tag) : std::string_view{},
-                                      next ? next->terms.lease : milliseconds{},
-                                      next ? next->terms.max_hold : milliseconds{}, holder};
-    const auto sent = steady_clock::now();
-    auto reply = detail::release_for_client(*impl_->pool->borrow(), impl_->options.key_prefix, resource, owner,
-                                            impl_->holder.client_id, next ? &successor : nullptr);
+    const auto reply = impl_->coordinator->release(resource, owner);
     const Result<ReleaseStatus> result =
         reply ? Result<ReleaseStatus>(reply->status) : Result<ReleaseStatus>(std::unexpected(reply.error()));
     detail::report_release(impl_->options.observer.get(), resource, owner, result, std::nullopt);
-    if (reply && reply->granted) {
-        reply->granted->grant.release_sent = sent;  // its TTL began after this
-        impl_->hand_to_waiter(channel, *reply->granted);
-    }
+    if (reply && reply->granted) impl_->coordinator->hand_over(resource, *reply->granted);
     return result;
 }
 
-// A waiter that is not in the local line any more needs nothing: it either took the lease by its
-// own attempt ("already ours") or is giving up, and giving up sends leave_line, which deletes a
-// lease handed to the leaver (leave_line.lua). Releasing it here instead could delete the lease
-// of a waiter that just took it by its attempt.
-void LockClient::Impl::hand_to_waiter(const std::string& channel, const detail::GrantMessage& g) {
-    std::lock_guard lock(notifier_mutex);
-    if (notifier) (void)notifier->grant(channel, g.owner, g.grant);
+Result<LockInfo> LockClient::inspect(const ResourceName& resource) {
+    return impl_->coordinator->inspect(resource);
 }
 
-Result<LockInfo> LockClient::inspect(const ResourceName& resource) {
-    return detail::inspect_once(*impl_->pool->borrow(), impl_->options.key_prefix, resource);
+std::shared_ptr<detail::Coordinator> detail::ClientGate::coordinator(const LockClient& client) {
+    return client.impl_->coordinator;
 }
+
+detail::ClientCore& detail::ClientGate::core(LockClient& client) { return *client.impl_; }
 
 }  // namespace fencelock

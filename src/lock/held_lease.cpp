@@ -1,6 +1,6 @@
 #include <chrono>
 
-#include "lock/keeper.hpp"
+#include "lock/renewal_keeper.hpp"
 #include "common/log.hpp"
 
 namespace fencelock {

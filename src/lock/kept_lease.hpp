@@ -5,10 +5,10 @@
 #include <stop_token>
 #include <string>
 
-#include "lock/calls/renew_call.hpp"
-#include "lock/renewal.hpp"
-#include "lock/renewal_schedule.hpp"
-#include "lock/replica_ack.hpp"
+#include "coordinator/redis/calls/renew_call.hpp"
+#include "lease/renewal.hpp"
+#include "lease/renewal_schedule.hpp"
+#include "coordinator/redis/replica_ack.hpp"
 #include "fencelock/keeper.hpp"
 
 namespace fencelock::detail {

@@ -7,8 +7,8 @@
 #include <system_error>
 
 #include "fencelock/observer.hpp"
-#include "lock/acquire_loop.hpp"
-#include "lock/calls/renew_call.hpp"
+#include "lease/acquire_loop.hpp"
+#include "coordinator/redis/calls/renew_call.hpp"
 
 namespace fencelock::detail {
 

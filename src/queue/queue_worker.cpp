@@ -157,7 +157,7 @@ struct QueueWorker::Impl {
     WorkerStats run(AnyHandler handler, std::stop_token stop);
     void slot_loop(std::size_t index, const AnyHandler& handler, std::stop_token intake, std::stop_token cancel);
     /// Steps 1-3 of the loop: a reclaimed or newly read entry, or nothing.
-    detail::QResult<std::optional<std::pair<detail::Entry, bool>>> next_entry(detail::Connection& c,
+    Result<std::optional<std::pair<detail::Entry, bool>>> next_entry(detail::Connection& c,
                                                                              const std::string& consumer);
     /// Step 4. Returns false when acting on the decision failed at the transport.
     bool handle(detail::Connection& c, const std::string& consumer, detail::Entry entry, bool reclaimed,
@@ -167,7 +167,7 @@ struct QueueWorker::Impl {
     void heartbeat_loop(std::stop_token stop);
 };
 
-detail::QResult<std::optional<std::pair<detail::Entry, bool>>> QueueWorker::Impl::next_entry(
+Result<std::optional<std::pair<detail::Entry, bool>>> QueueWorker::Impl::next_entry(
     detail::Connection& c, const std::string& consumer) {
     using Out = std::optional<std::pair<detail::Entry, bool>>;
     if (claim_due(next_reclaim, reclaim_every)) {
@@ -204,7 +204,7 @@ detail::QResult<std::optional<std::pair<detail::Entry, bool>>> QueueWorker::Impl
 
 bool QueueWorker::Impl::settle(detail::Connection& c, const std::string& consumer, const std::string& entry_id,
                                const Decision& d, const std::vector<std::string>* raw) {
-    detail::QResult<bool> applied = true;
+    Result<bool> applied = true;
     if (d.acknowledges()) {
         applied = transport.complete(c, consumer, entry_id, counter_for(d.verdict));
     } else if (d.requeues()) {

@@ -13,7 +13,7 @@ namespace {
 std::error_code unexpected_reply() { return make_error_code(errc::protocol_error); }
 
 /// One script call with any number of keys and arguments (EVALSHA, EVAL on NOSCRIPT).
-QResult<Reply> eval(Connection& c, const ScriptSource& script, std::vector<std::string_view> keys,
+Result<Reply> eval(Connection& c, const ScriptSource& script, std::vector<std::string_view> keys,
                     std::vector<std::string_view> args) {
     const ScriptCall call{std::move(keys), std::move(args)};
     auto r = run_script_batch(c, script, std::span<const ScriptCall>(&call, 1));
@@ -21,7 +21,7 @@ QResult<Reply> eval(Connection& c, const ScriptSource& script, std::vector<std::
     return std::move(r->front());
 }
 
-QResult<Reply> command(Connection& c, std::vector<std::string_view> argv) {
+Result<Reply> command(Connection& c, std::vector<std::string_view> argv) {
     auto r = c.command(argv);
     if (!r) return std::unexpected(r.error());
     if (r->kind == Reply::Kind::error) return std::unexpected(error_from_reply(r->str));
@@ -69,14 +69,14 @@ bool is_job_reply(const Reply& r, std::size_t at) {
 
 }  // namespace
 
-QResult<void> StreamsTransport::ensure_group(Connection& c) const {
+Result<void> StreamsTransport::ensure_group(Connection& c) const {
     auto r = c.command(std::vector<std::string_view>{"XGROUP", "CREATE", keys_.stream, consumer_group, "0", "MKSTREAM"});
     if (!r) return std::unexpected(r.error());
     if (r->kind == Reply::Kind::error && !r->str.starts_with("BUSYGROUP")) return std::unexpected(error_from_reply(r->str));
     return {};
 }
 
-QResult<std::vector<EnqueueResult>> StreamsTransport::enqueue(Connection& c, std::span<const QueuedRequest> jobs) const {
+Result<std::vector<EnqueueResult>> StreamsTransport::enqueue(Connection& c, std::span<const QueuedRequest> jobs) const {
     // The strings every call's views point into, kept until the batch is sent.
     std::vector<std::vector<std::string>> owned;
     owned.reserve(jobs.size());
@@ -101,7 +101,7 @@ QResult<std::vector<EnqueueResult>> StreamsTransport::enqueue(Connection& c, std
     return out;
 }
 
-QResult<std::optional<Entry>> StreamsTransport::read(Connection& c, const std::string& consumer,
+Result<std::optional<Entry>> StreamsTransport::read(Connection& c, const std::string& consumer,
                                                      milliseconds block) const {
     const std::string block_ms = std::to_string(block.count());
     auto r = c.command(std::vector<std::string_view>{"XREADGROUP", "GROUP", consumer_group, consumer, "COUNT", "1",
@@ -125,7 +125,7 @@ QResult<std::optional<Entry>> StreamsTransport::read(Connection& c, const std::s
     return std::optional<Entry>(Entry{e.elements[0].str, 1, std::move(e.elements[1])});
 }
 
-QResult<StreamsTransport::Reclaimed> StreamsTransport::reclaim(Connection& c, const std::string& consumer,
+Result<StreamsTransport::Reclaimed> StreamsTransport::reclaim(Connection& c, const std::string& consumer,
                                                                milliseconds min_idle, const std::string& cursor) const {
     const std::string idle = std::to_string(min_idle.count());
     auto r = eval(c, queue_scripts::reclaim, {keys_.stream}, {consumer, idle, cursor});
@@ -139,7 +139,7 @@ QResult<StreamsTransport::Reclaimed> StreamsTransport::reclaim(Connection& c, co
     return out;
 }
 
-QResult<StreamsTransport::Promoted> StreamsTransport::promote(Connection& c, std::size_t limit) const {
+Result<StreamsTransport::Promoted> StreamsTransport::promote(Connection& c, std::size_t limit) const {
     const std::string n = std::to_string(limit);
     auto r = eval(c, queue_scripts::promote, {keys_.stream, keys_.delayed}, {n});
     if (!r) return std::unexpected(r.error());
@@ -149,14 +149,14 @@ QResult<StreamsTransport::Promoted> StreamsTransport::promote(Connection& c, std
     return p;
 }
 
-QResult<bool> StreamsTransport::complete(Connection& c, const std::string& consumer, const std::string& entry_id,
+Result<bool> StreamsTransport::complete(Connection& c, const std::string& consumer, const std::string& entry_id,
                                          std::string_view counter) const {
     auto r = eval(c, queue_scripts::complete, {keys_.stream, keys_.stats}, {consumer, entry_id, counter});
     if (!r) return std::unexpected(r.error());
     return r->integer == 1;
 }
 
-QResult<bool> StreamsTransport::requeue(Connection& c, const std::string& consumer, const std::string& entry_id,
+Result<bool> StreamsTransport::requeue(Connection& c, const std::string& consumer, const std::string& entry_id,
                                         const Job& job, milliseconds delay, std::string_view counter) const {
     const std::string delay_ms = std::to_string(delay.count());
     const auto fields = encode_job(job);
@@ -167,7 +167,7 @@ QResult<bool> StreamsTransport::requeue(Connection& c, const std::string& consum
     return r->integer == 1;
 }
 
-QResult<bool> StreamsTransport::dead(Connection& c, const std::string& consumer, const std::string& entry_id,
+Result<bool> StreamsTransport::dead(Connection& c, const std::string& consumer, const std::string& entry_id,
                                      const std::string& reason, const std::vector<std::string>& fields) const {
     std::vector<std::string_view> args{consumer, entry_id, reason};
     args.insert(args.end(), fields.begin(), fields.end());
@@ -176,7 +176,7 @@ QResult<bool> StreamsTransport::dead(Connection& c, const std::string& consumer,
     return r->kind == Reply::Kind::string;
 }
 
-QResult<std::vector<std::string>> StreamsTransport::heartbeat(
+Result<std::vector<std::string>> StreamsTransport::heartbeat(
     Connection& c, const std::vector<std::pair<std::string, std::string>>& in_flight) const {
     std::vector<std::string_view> args;
     for (const auto& [consumer, id] : in_flight) {
@@ -190,13 +190,13 @@ QResult<std::vector<std::string>> StreamsTransport::heartbeat(
     return lost;
 }
 
-QResult<bool> StreamsTransport::leave(Connection& c, const std::string& consumer) const {
+Result<bool> StreamsTransport::leave(Connection& c, const std::string& consumer) const {
     auto r = eval(c, queue_scripts::leave, {keys_.stream}, {consumer});
     if (!r) return std::unexpected(r.error());
     return r->integer == 1;
 }
 
-QResult<QueueStats> StreamsTransport::stats(Connection& c) const {
+Result<QueueStats> StreamsTransport::stats(Connection& c) const {
     auto r = eval(c, queue_scripts::stats, {keys_.stream, keys_.delayed, keys_.dead, keys_.stats}, {});
     if (!r) return std::unexpected(r.error());
     if (r->kind != Reply::Kind::array || r->elements.size() != 5) return std::unexpected(unexpected_reply());
@@ -211,7 +211,7 @@ QResult<QueueStats> StreamsTransport::stats(Connection& c) const {
     return s;
 }
 
-QResult<std::vector<DeadJob>> StreamsTransport::dead_jobs(Connection& c, std::size_t limit) const {
+Result<std::vector<DeadJob>> StreamsTransport::dead_jobs(Connection& c, std::size_t limit) const {
     const std::string count = std::to_string(limit);
     auto r = command(c, {"XRANGE", keys_.dead, "-", "+", "COUNT", count});
     if (!r) return std::unexpected(r.error());
@@ -225,14 +225,14 @@ QResult<std::vector<DeadJob>> StreamsTransport::dead_jobs(Connection& c, std::si
     return out;
 }
 
-QResult<std::size_t> StreamsTransport::retry_dead(Connection& c, const std::optional<std::string>& id) const {
+Result<std::size_t> StreamsTransport::retry_dead(Connection& c, const std::optional<std::string>& id) const {
     const std::string limit = "1000000";
     auto r = eval(c, queue_scripts::retry_dead, {keys_.dead, keys_.stream, keys_.stats}, {id.value_or(""), limit});
     if (!r) return std::unexpected(r.error());
     return static_cast<std::size_t>(to_u64(*r));
 }
 
-QResult<JobPage> StreamsTransport::list(Connection& c, JobState state, const std::string& after,
+Result<JobPage> StreamsTransport::list(Connection& c, JobState state, const std::string& after,
                                        std::size_t limit) const {
     const std::string n = std::to_string(limit);
     auto r = eval(c, queue_scripts::list, {keys_.stream, keys_.delayed, keys_.dead}, {to_string(state), after, n});
@@ -247,7 +247,7 @@ QResult<JobPage> StreamsTransport::list(Connection& c, JobState state, const std
     return page;
 }
 
-QResult<std::optional<QueuedJob>> StreamsTransport::find(Connection& c, std::string_view id) const {
+Result<std::optional<QueuedJob>> StreamsTransport::find(Connection& c, std::string_view id) const {
     auto r = eval(c, queue_scripts::find, {keys_.stream, keys_.delayed, keys_.dead}, {id});
     if (!r) return std::unexpected(r.error());
     if (r->kind == Reply::Kind::array && r->elements.empty()) return std::optional<QueuedJob>{};
@@ -257,7 +257,7 @@ QResult<std::optional<QueuedJob>> StreamsTransport::find(Connection& c, std::str
     return std::optional<QueuedJob>(queued_job(queue_, *state, *r, 1));
 }
 
-QResult<StreamsTransport::Purged> StreamsTransport::purge(Connection& c, JobState state, const std::string& cursor,
+Result<StreamsTransport::Purged> StreamsTransport::purge(Connection& c, JobState state, const std::string& cursor,
                                                           std::size_t limit, std::string_view only,
                                                           std::string_view counter) const {
     const std::string n = std::to_string(limit);

@@ -11,13 +11,11 @@
 #include <vector>
 
 #include "fencelock/queue.hpp"
+#include "fencelock/result.hpp"
 #include "queue/streams_codec.hpp"
 #include "redis/connection.hpp"
 
 namespace fencelock::detail {
-
-template <typename T>
-using QResult = std::expected<T, std::error_code>;
 
 /// A stream entry delivered to (or reclaimed by) a consumer.
 struct Entry {
@@ -34,7 +32,7 @@ public:
     const std::string& queue() const noexcept { return queue_; }
 
     /// XGROUP CREATE stream workers 0 MKSTREAM; an existing group is fine.
-    QResult<void> ensure_group(Connection& c) const;
+    Result<void> ensure_group(Connection& c) const;
     /// A job to enqueue and its delay.
     struct QueuedRequest {
         Job job;
@@ -42,40 +40,40 @@ public:
     };
     /// enqueue.lua once per job, in one pipelined round trip; the results in order. Any failed
     /// call fails the whole batch (the calls before it may have added their jobs).
-    QResult<std::vector<EnqueueResult>> enqueue(Connection& c, std::span<const QueuedRequest> jobs) const;
+    Result<std::vector<EnqueueResult>> enqueue(Connection& c, std::span<const QueuedRequest> jobs) const;
     /// XREADGROUP ... COUNT 1 BLOCK block STREAMS stream >. nullopt when nothing came. Creates
     /// the group when it is missing (and then returns nullopt).
-    QResult<std::optional<Entry>> read(Connection& c, const std::string& consumer, milliseconds block) const;
+    Result<std::optional<Entry>> read(Connection& c, const std::string& consumer, milliseconds block) const;
     struct Reclaimed {
         std::string cursor;
         std::optional<Entry> entry;
     };
-    QResult<Reclaimed> reclaim(Connection& c, const std::string& consumer, milliseconds min_idle,
+    Result<Reclaimed> reclaim(Connection& c, const std::string& consumer, milliseconds min_idle,
                                const std::string& cursor) const;
     struct Promoted {
         std::size_t moved = 0;
         /// Time until the next delayed job is due (nullopt: none delayed).
         std::optional<milliseconds> next_due;
     };
-    QResult<Promoted> promote(Connection& c, std::size_t limit) const;
+    Result<Promoted> promote(Connection& c, std::size_t limit) const;
     /// complete.lua: false when the entry is no longer pending for `consumer`.
-    QResult<bool> complete(Connection& c, const std::string& consumer, const std::string& entry_id,
+    Result<bool> complete(Connection& c, const std::string& consumer, const std::string& entry_id,
                            std::string_view counter) const;
-    QResult<bool> requeue(Connection& c, const std::string& consumer, const std::string& entry_id, const Job& job,
+    Result<bool> requeue(Connection& c, const std::string& consumer, const std::string& entry_id, const Job& job,
                           milliseconds delay, std::string_view counter) const;
-    QResult<bool> dead(Connection& c, const std::string& consumer, const std::string& entry_id,
+    Result<bool> dead(Connection& c, const std::string& consumer, const std::string& entry_id,
                        const std::string& reason, const std::vector<std::string>& fields) const;
     /// heartbeat.lua over (consumer, entry id) pairs; returns the ids no longer pending for them.
-    QResult<std::vector<std::string>> heartbeat(Connection& c,
+    Result<std::vector<std::string>> heartbeat(Connection& c,
                                                 const std::vector<std::pair<std::string, std::string>>& in_flight) const;
-    QResult<bool> leave(Connection& c, const std::string& consumer) const;
-    QResult<QueueStats> stats(Connection& c) const;
-    QResult<std::vector<DeadJob>> dead_jobs(Connection& c, std::size_t limit) const;
-    QResult<std::size_t> retry_dead(Connection& c, const std::optional<std::string>& id) const;
+    Result<bool> leave(Connection& c, const std::string& consumer) const;
+    Result<QueueStats> stats(Connection& c) const;
+    Result<std::vector<DeadJob>> dead_jobs(Connection& c, std::size_t limit) const;
+    Result<std::size_t> retry_dead(Connection& c, const std::optional<std::string>& id) const;
     /// list.lua: one page of the jobs in `state` after the cursor `after`.
-    QResult<JobPage> list(Connection& c, JobState state, const std::string& after, std::size_t limit) const;
+    Result<JobPage> list(Connection& c, JobState state, const std::string& after, std::size_t limit) const;
     /// find.lua: the job with job id `id`, wherever it is.
-    QResult<std::optional<QueuedJob>> find(Connection& c, std::string_view id) const;
+    Result<std::optional<QueuedJob>> find(Connection& c, std::string_view id) const;
     struct Purged {
         std::size_t deleted = 0;
         /// Where the next call goes on; empty when `state` has nothing more to scan.
@@ -83,7 +81,7 @@ public:
     };
     /// purge.lua: deletes up to `limit` jobs in `state` (only the job `only` when not empty)
     /// from `cursor` on, counting them under `counter`.
-    QResult<Purged> purge(Connection& c, JobState state, const std::string& cursor, std::size_t limit,
+    Result<Purged> purge(Connection& c, JobState state, const std::string& cursor, std::size_t limit,
                           std::string_view only, std::string_view counter) const;
 
 private:

@@ -5,7 +5,7 @@
 #include <random>
 #include <thread>
 
-#include "common/backoff.hpp"
+#include "common/backoff_delays.hpp"
 #include "store/sql.hpp"
 #include "store/store_impl.hpp"
 

@@ -12,7 +12,7 @@
 #include "cluster/cluster_fixture.hpp"
 #include "local_servers/cluster_group.hpp"
 #include "local_servers/sentinel_group.hpp"
-#include "lock/release_notifier.hpp"
+#include "coordinator/redis/release_notifier.hpp"
 #include "support/eventually.hpp"
 
 namespace fencelock::test_support {

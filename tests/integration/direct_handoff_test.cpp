@@ -15,8 +15,8 @@
 #include "integration/history.hpp"
 #include "integration/lock_fixture.hpp"
 #include "local_servers/child_process.hpp"
-#include "lock/release_notifier.hpp"
-#include "lock/scripts.hpp"
+#include "coordinator/redis/release_notifier.hpp"
+#include "coordinator/redis/scripts.hpp"
 
 namespace fencelock::test_support {
 namespace {

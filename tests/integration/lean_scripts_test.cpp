@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "integration/lock_fixture.hpp"
-#include "lock/scripts.hpp"
+#include "coordinator/redis/scripts.hpp"
 
 namespace fencelock::test_support {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "fencelock/admin.hpp"
 #include "integration/lock_fixture.hpp"
-#include "lock/scripts.hpp"
+#include "coordinator/redis/scripts.hpp"
 #include "support/raw_redis.hpp"
 
 namespace fencelock::test_support {

@@ -12,7 +12,7 @@
 #include "fencelock/client.hpp"
 #include "local_servers/child_process.hpp"
 #include "local_servers/redis_server.hpp"
-#include "lock/release_notifier.hpp"
+#include "coordinator/redis/release_notifier.hpp"
 #include "sentinel/sentinel_fixture.hpp"
 #include "support/eventually.hpp"
 

@@ -1,5 +1,5 @@
-// Decoding the acquire script reply (shapes in src/lock/scripts/acquire.lua).
-#include "lock/calls/acquire_call.hpp"
+// Decoding the acquire script reply (shapes in src/coordinator/redis/scripts/acquire.lua).
+#include "coordinator/redis/calls/acquire_call.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // The acquire loop without Redis: each test scripts the server's replies and release messages
 // and checks the steps the loop asked for.
-#include "lock/acquire_loop.hpp"
+#include "lease/acquire_loop.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "common/backoff.hpp"
+#include "common/backoff_delays.hpp"
 #include "fencelock/error.hpp"
 #include "scripted_connection.hpp"
 

@@ -1,4 +1,4 @@
-#include "lock/async_wait_lines.hpp"
+#include "lease/async_wait_lines.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// The attempt policy both clients follow (lock/attempt_policy.hpp), without Redis. The tests
+// The attempt policy both clients follow (lease/attempt_policy.hpp), without Redis. The tests
 // named "Differs" pin where LockClient (a release source of `messages` or `polling`) and
 // AsyncLockClient's loop (`own_client`) decide differently on purpose, and say why.
-#include "lock/attempt_policy.hpp"
+#include "lease/attempt_policy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Decoding pages of the audit stream (XREVRANGE replies) and of SCAN.
-#include "lock/calls/audit_page.hpp"
-#include "lock/calls/scan_page.hpp"
+#include "coordinator/redis/calls/audit_page.hpp"
+#include "coordinator/redis/calls/scan_page.hpp"
 
 #include <gtest/gtest.h>
 

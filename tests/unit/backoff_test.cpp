@@ -1,5 +1,5 @@
 // Full-jitter backoff: the ceiling doubles up to the cap, and the jitter really is spread.
-#include "common/backoff.hpp"
+#include "common/backoff_delays.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fencelock/types.hpp"
-#include "lock/keys.hpp"
+#include "coordinator/redis/keys.hpp"
 
 namespace fencelock::detail {
 namespace {

@@ -6,9 +6,9 @@
 #include <algorithm>
 
 #include "fencelock/error.hpp"
-#include "lock/acquire_loop.hpp"
-#include "lock/calls/acquire_call.hpp"
-#include "lock/calls/grant_message.hpp"
+#include "lease/acquire_loop.hpp"
+#include "coordinator/redis/calls/acquire_call.hpp"
+#include "coordinator/redis/calls/grant_message.hpp"
 #include "scripted_connection.hpp"
 
 namespace fencelock::test_support {

@@ -1,5 +1,5 @@
-// Decoding the force_release script reply (shapes in src/lock/scripts/force_release.lua).
-#include "lock/calls/force_release_call.hpp"
+// Decoding the force_release script reply (shapes in src/coordinator/redis/scripts/force_release.lua).
+#include "coordinator/redis/calls/force_release_call.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Decoding the inspect reply {last_fence, now_ms, pttl, field, value, ...} into ages.
-#include "lock/calls/inspect_call.hpp"
+#include "coordinator/redis/calls/inspect_call.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "lock/keeper_lanes.hpp"
+#include "coordinator/redis/keeper_lanes.hpp"
 
 #include <gtest/gtest.h>
 

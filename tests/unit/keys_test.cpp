@@ -1,5 +1,5 @@
 // Key names: lock:{R} and fence:{R} must always land in the same Redis Cluster slot.
-#include "lock/keys.hpp"
+#include "coordinator/redis/keys.hpp"
 
 #include <gtest/gtest.h>
 

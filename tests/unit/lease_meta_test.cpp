@@ -1,5 +1,5 @@
 // The lease's `meta` text: what acquire sends as the holder, and what inspect reads back.
-#include "lock/calls/lease_meta.hpp"
+#include "coordinator/redis/calls/lease_meta.hpp"
 
 #include <gtest/gtest.h>
 

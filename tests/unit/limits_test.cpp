@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "fencelock/options.hpp"
-#include "lock/calls/acquire_call.hpp"
-#include "lock/scripts.hpp"
+#include "coordinator/redis/calls/acquire_call.hpp"
+#include "coordinator/redis/scripts.hpp"
 
 namespace fencelock {
 namespace {

@@ -1,6 +1,6 @@
-// Decoding the release and leave_line replies (shapes in src/lock/scripts/*.lua).
-#include "lock/calls/release_call.hpp"
-#include "lock/calls/leave_line_call.hpp"
+// Decoding the release and leave_line replies (shapes in src/coordinator/redis/scripts/*.lua).
+#include "coordinator/redis/calls/release_call.hpp"
+#include "coordinator/redis/calls/leave_line_call.hpp"
 
 #include <gtest/gtest.h>
 

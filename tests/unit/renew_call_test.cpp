@@ -1,5 +1,5 @@
-// Encoding the renew call and decoding its reply (shapes in src/lock/scripts/renew.lua).
-#include "lock/calls/renew_call.hpp"
+// Encoding the renew call and decoding its reply (shapes in src/coordinator/redis/scripts/renew.lua).
+#include "coordinator/redis/calls/renew_call.hpp"
 
 #include <gtest/gtest.h>
 

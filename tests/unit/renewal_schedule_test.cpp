@@ -5,8 +5,8 @@
 #include <map>
 #include <memory>
 
-#include "lock/renewal.hpp"
-#include "lock/renewal_schedule.hpp"
+#include "lease/renewal.hpp"
+#include "lease/renewal_schedule.hpp"
 
 namespace fencelock::detail {
 namespace {

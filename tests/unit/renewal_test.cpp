@@ -1,7 +1,7 @@
 // The keeper's renewal arithmetic with a fake clock: no threads, no sleeps.
 #include <gtest/gtest.h>
 
-#include "lock/renewal.hpp"
+#include "lease/renewal.hpp"
 
 namespace fencelock::detail {
 namespace {

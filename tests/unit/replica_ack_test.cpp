@@ -1,5 +1,5 @@
 // What WAIT's answer means for a lease that asked for replica acknowledgement: pure decisions.
-#include "lock/replica_ack.hpp"
+#include "coordinator/redis/replica_ack.hpp"
 
 #include <gtest/gtest.h>
 

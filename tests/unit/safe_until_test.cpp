@@ -1,5 +1,5 @@
 // safe_until: the local deadline is send time + ttl * (1 - drift), never later than send + ttl.
-#include "lock/protocol.hpp"
+#include "lease/safe_until.hpp"
 
 #include <gtest/gtest.h>
 

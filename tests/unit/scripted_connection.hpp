@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "fencelock/observer.hpp"
-#include "lock/acquire_loop.hpp"
-#include "lock/subscriber_plan.hpp"
+#include "lease/acquire_loop.hpp"
+#include "coordinator/redis/subscriber_plan.hpp"
 #include "reply_builders.hpp"
 
 namespace fencelock::test_support {

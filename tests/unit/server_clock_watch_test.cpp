@@ -3,7 +3,7 @@
 // step back, and a new connection are not.
 #include <gtest/gtest.h>
 
-#include "lock/server_clock_watch.hpp"
+#include "lease/server_clock_watch.hpp"
 
 namespace fencelock::detail {
 namespace {

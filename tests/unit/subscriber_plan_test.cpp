@@ -1,6 +1,6 @@
 // The release notifier's subscriber plan without Redis: a scripted subscriber connection
 // records what the plan sends and delivers acknowledgements, messages and connection losses.
-#include "lock/subscriber_plan.hpp"
+#include "coordinator/redis/subscriber_plan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "lock/wait_line.hpp"
+#include "lease/wait_line.hpp"
 
 #include <gtest/gtest.h>
 

@@ -35,7 +35,7 @@
 #include "fencelock/store.hpp"
 #include "local_servers/child_process.hpp"
 #include "local_servers/sentinel_group.hpp"
-#include "lock/keys.hpp"
+#include "coordinator/redis/keys.hpp"
 
 namespace fencelock::demo {
 namespace {

@@ -1,6 +1,6 @@
 -- Shared: argument checks. Every script checks all of its ARGV at the top, before it reads or
 -- writes anything, so a bad argument is an error reply naming it and leaves Redis as it was
--- (as the lock's scripts do, src/lock/scripts/lib/args.lua). The client never sends such
+-- (as the lock's scripts do, src/coordinator/redis/scripts/lib/args.lua). The client never sends such
 -- arguments; the checks stop a buggy or hand-made EVAL from failing halfway through a script.
 
 -- ARGV[i] as a whole number in [lo, hi] written in plain digits; an error reply otherwise.

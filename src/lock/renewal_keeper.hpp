@@ -1,0 +1,136 @@
+#pragma once
+// The keeper: one connection that renews every kept lease of a client, batching all renewals
+// that are due into one pipelined round trip per Redis node. The timer thread decides (what is
+// due, what is lost, when to wake: a RenewalSchedule, which reads only the leases it takes) and
+// never touches the network; one sender thread per node
+// (a "lane") carries one batch at a time to that node and back. A loss therefore fires at
+// safe_until even while a renewal is stuck on a stalled network for the whole command timeout,
+// and on a cluster a stalled or dead master holds up only its own leases' renewals: the other
+// masters' lanes keep going (a lease's lane is its slot's master as the connection last knew
+// it, see master_hint; a single server, or a map not loaded yet, is one lane).
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "coordinator/coordinator.hpp"
+#include "coordinator/redis/calls/renew_call.hpp"
+#include "coordinator/redis/keeper_lanes.hpp"
+#include "lock/kept_lease.hpp"
+#include "lease/renewal_schedule.hpp"
+#include "lease/server_clock_watch.hpp"
+#include "redis/connection.hpp"
+#include "redis/connection_pool.hpp"
+#include "redis/topology.hpp"
+
+namespace fencelock::detail {
+
+class Keeper {
+public:
+    /// `connection` is the keeper thread's own; `pool` serves releases from handle threads;
+    /// `clock` (ClientOptions::clock_drift_factor and clock_probe_interval): how far the
+    /// server's clock may drift from this one's between two readings before it counts as a
+    /// step, and how often each node's clock is read.
+    Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
+           std::shared_ptr<LockObserver> observer, ClockWatchTerms clock);
+    ~Keeper();
+
+    /// Registers a lease before its acquisition is sent; it is not renewed while pending.
+    void add(const std::shared_ptr<KeptLease>& lease);
+    /// Starts renewing a lease whose acquisition Redis confirmed. `sent`: what its TTL counts
+    /// from; `granted_at`: what its holding counts from (later for a trusted direct grant).
+    void activate(const std::shared_ptr<KeptLease>& lease, steady_time sent, std::chrono::milliseconds ttl,
+                  FencingToken fence, steady_time granted_at);
+    /// Stops renewing and forgets the lease; no renewal of it is sent after this returns (one
+    /// already on the wire is not waited for: renew compares the owner, so after the release
+    /// it changes nothing). Waits for the lease's loss callbacks if they are running on the
+    /// timer thread, unless called from that thread.
+    void remove(const std::shared_ptr<KeptLease>& lease);
+
+    KeeperStats stats();
+
+    /// Compare-and-delete on a pooled connection (never the keeper thread's).
+    std::expected<ReleaseStatus, std::error_code> release(const KeptLease& lease);
+
+private:
+    using Batch = std::vector<std::shared_ptr<KeptLease>>;
+    /// One node's renewals: at most one batch on the wire at a time.
+    struct Lane {
+        explicit Lane(double drift_factor) : clock(drift_factor) {}
+        std::size_t index = 0;              ///< in lane_map_, which knows its node
+        Batch batch;                        ///< on its way to Redis; empty: idle
+        bool open = false;                  ///< idle when the timer's sweep began: takes due leases
+        std::condition_variable_any work;   ///< wakes this lane's sender
+        ServerClockWatch clock;             ///< this node's clock (the sender's alone)
+        steady_time next_probe{};
+        /// On a cluster: a kept lease of this node, whose key routes the clock probe there.
+        std::weak_ptr<KeptLease> sample;
+        /// A lease of this node was kept since the sender last looked: it may start watching.
+        bool kept_news = false;
+        std::jthread sender;
+    };
+
+    void run(std::stop_token stop);
+    Lane& lane_for(const KeptLease& lease);
+    /// The lane of a lease whose key is routed to `route` (see KeeperLanes::lane_of).
+    Lane& lane_for_node(const std::optional<ServerAddress>& route);
+    void send(Lane& lane, std::stop_token stop);
+    /// Returns the latest server time the replies carried, for the lane's clock watch.
+    std::optional<std::chrono::milliseconds> apply(std::span<const std::shared_ptr<KeptLease>> batch,
+                                                   const AcknowledgedBatch& results, steady_time sent,
+                                                   steady_time received);
+    void plan_renewal(const std::shared_ptr<KeptLease>& lease, steady_time at,
+                      RenewalKind kind = RenewalKind::scheduled);
+    void hand_to_lanes(steady_time now);
+    void mark_lost(const std::shared_ptr<KeptLease>& lease, LossReason reason);
+    /// Whether the lane's sender reads its node's clock now: while it has kept leases (on a
+    /// cluster: one whose slot the lane's node serves, kept in lane.sample). Mutex held.
+    bool watches_clock(Lane& lane);
+    /// Reads the lane's node's clock (CLIENT ID and TIME in one round trip; on a cluster node
+    /// the keyed clock_probe script) and declares every active lease of that node lost when it
+    /// stepped forward (server_clock_watch.hpp). Called by the lane's sender with the mutex
+    /// held; unlocks it around the round trip.
+    void probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock);
+    /// One clock reading of the lane's node, or nullopt when it failed (the renewals will tell).
+    std::optional<ServerClockWatch::Reading> read_clock(const std::optional<std::string>& cluster_key);
+    void fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost);
+
+    std::unique_ptr<Connection> connection_;
+    std::shared_ptr<ConnectionPool> pool_;
+    const std::string prefix_;
+    const std::shared_ptr<LockObserver> observer_;
+    /// Which lane carries which lease; not a cluster connection: every lease's lane is
+    /// lanes_.front(). Mutex held (lanes are made by the timer thread).
+    KeeperLanes lane_map_;
+    std::mutex mutex_;
+    std::condition_variable_any changed_;  ///< wakes the timer thread and remove()
+    std::unordered_set<std::shared_ptr<KeptLease>> leases_;  ///< added, not yet removed or lost
+    RenewalSchedule<std::shared_ptr<KeptLease>> schedule_;   ///< the active leases' renewals and deadlines
+    /// Due, and taken off the schedule, but their lane was busy: sent when it is idle again.
+    std::vector<std::shared_ptr<KeptLease>> waiting_;
+    std::vector<std::unique_ptr<Lane>> lanes_;     ///< by lane_map_ index; made by the timer thread as nodes appear; never shrinks
+    std::vector<std::shared_ptr<KeptLease>> lost_;  ///< marked lost, callbacks not run yet
+    bool dirty_ = false;
+    KeeperStats stats_;
+    const ClockWatchTerms clock_terms_;
+    // Last member: started after, and joined (with the lanes' senders) before, the rest.
+    std::jthread thread_;
+};
+
+/// The keeper for a client over `coordinator`: its own connection to the coordinator's
+/// endpoint, and the coordinator's pool for releases. Redis only, for now: the keeper renews
+/// through renew.lua in batches per node (docs/DESIGN.md, "Layout").
+std::shared_ptr<Keeper> make_keeper(Coordinator& coordinator, std::shared_ptr<LockObserver> observer,
+                                    ClockWatchTerms clock);
+
+/// What the keeper keeps for a lease hold() is about to ask for on `coordinator`.
+std::shared_ptr<KeptLease> make_kept_lease(Coordinator& coordinator, const ResourceName& resource,
+                                           const OwnerToken& owner, const AcquireOptions& options, KeepOptions keep,
+                                           double drift_factor);
+
+}  // namespace fencelock::detail
