@@ -4,6 +4,10 @@
 # `-- @include NAME` (cmake/EmbedScripts.cmake does the work at build time).
 function(fencelock_embed_scripts out_var)
   cmake_parse_arguments(arg "" "NAMESPACE;HEADER;COMMENT" "" ${ARGN})
+  if(arg_UNPARSED_ARGUMENTS OR NOT arg_NAMESPACE OR NOT arg_HEADER)
+    message(FATAL_ERROR "fencelock_embed_scripts: NAMESPACE and HEADER are required, nothing else "
+                        "is known (got: ${ARGN})")
+  endif()
   file(GLOB scripts CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/scripts/*.lua)
   file(GLOB library CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/scripts/lib/*.lua)
   set(output ${CMAKE_CURRENT_BINARY_DIR}/generated/${arg_NAMESPACE}.cpp)

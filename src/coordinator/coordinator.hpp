@@ -96,6 +96,10 @@ public:
     /// Whether this client's watch of `resource` is set up now.
     virtual bool watching(const ResourceName& resource) = 0;
 
+    /// Ends this client's release watch (its thread and connections) when the client goes,
+    /// though LockAdmin may keep the coordinator for its pages. No thread may be waiting.
+    virtual void close_watch() noexcept = 0;
+
     /// The moment grants may start: later than now inside a promoted master's failover grace.
     virtual steady_time grants_from() const noexcept = 0;
 

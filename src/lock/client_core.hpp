@@ -1,7 +1,7 @@
 #pragma once
 // A client's state that its drivers share: its options, its coordinator and its keeper.
-// LockClient::Impl is one; AsyncLockClient and LockAdmin reach it through ClientGate
-// (client_gate.hpp), never through LockClient's own implementation.
+// LockClient::Impl is one (and adds only the blocking acquire loop); AsyncLockClient reaches it
+// through ClientGate (client_gate.hpp), and LockAdmin only its coordinator.
 #include <memory>
 #include <mutex>
 
@@ -15,6 +15,11 @@ namespace fencelock::detail {
 
 struct ClientCore {
     explicit ClientCore(ClientOptions o) : options(std::move(o)), coordinator(make_coordinator(options)) {}
+    // The watch goes with the client (first, as it always did), though LockAdmin may keep the
+    // coordinator for its pages.
+    ~ClientCore() { coordinator->close_watch(); }
+    ClientCore(const ClientCore&) = delete;
+    ClientCore& operator=(const ClientCore&) = delete;
 
     // What the keeper keeps for a lease hold() is about to ask for.
     std::shared_ptr<KeptLease> kept_lease(const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,

@@ -8,7 +8,7 @@
 
 #include "fencelock/observer.hpp"
 #include "lease/acquire_loop.hpp"
-#include "coordinator/redis/calls/renew_call.hpp"
+#include "lease/replies.hpp"
 
 namespace fencelock::detail {
 

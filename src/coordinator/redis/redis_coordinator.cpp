@@ -123,6 +123,15 @@ bool RedisCoordinator::watching(const ResourceName& resource) {
     return notifier_ && notifier_->subscribed(released_channel(prefix_, resource));
 }
 
+void RedisCoordinator::close_watch() noexcept {
+    std::unique_ptr<ReleaseNotifier> closing;
+    {
+        std::lock_guard lock(notifier_mutex_);
+        closing = std::move(notifier_);
+    }
+    // Joined outside the mutex: a release by LockAdmin's caller never waits behind it.
+}
+
 steady_time RedisCoordinator::grants_from() const noexcept { return settings_.topology->grants_from(); }
 
 RedisCoordinator& redis_coordinator(Coordinator& coordinator) {

@@ -32,6 +32,7 @@ public:
                                      std::optional<SuccessorTerms> terms) override;
     bool has_local_waiters(const ResourceName& resource) override;
     bool watching(const ResourceName& resource) override;
+    void close_watch() noexcept override;
     steady_time grants_from() const noexcept override;
     Result<std::vector<HeldLock>> list_locks(std::string_view glob, std::size_t limit) override;
     Result<ForceReleaseOutcome> force_release(const ResourceName& resource,

@@ -39,7 +39,7 @@ OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName&
     OwnedScriptCall call{{std::move(k.lock), std::move(k.waiters), std::move(k.waiter_deadlines), std::move(k.sleepers),
                           std::move(k.fence), std::move(k.handoff)},
                          {owner.str(), std::move(k.released)}};
-    if (!client) return call;
+    if (!client || client->client_id.empty()) return call;
     call.args.push_back(client->client_id);
     if (successor) {
         call.args.emplace_back(successor->owner);

@@ -32,8 +32,8 @@ struct Successor {
     std::chrono::milliseconds max_hold{0};
 };
 
-/// release.lua's KEYS and ARGV, the one encoding both clients use. `client` (may be null): the
-/// releasing client, so that its own waiter is granted the lock (bounded by its place) and told
+/// release.lua's KEYS and ARGV, the one encoding both clients use. `client` (may be null, or
+/// have no id): the releasing client, so that its own waiter is granted the lock (bounded by its place) and told
 /// by the reply; `successor` (needs the client): that waiter, named, holding under `client`'s
 /// holder text.
 OwnedScriptCall release_script_call(std::string_view prefix, const ResourceName& resource, const OwnerToken& owner,
