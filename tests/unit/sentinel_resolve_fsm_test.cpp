@@ -200,6 +200,24 @@ TEST(SentinelResolveFsm, NoSentinelNamingAMasterIsUnavailableWithEachOnesReason)
     EXPECT_EQ(none.error().detail, "no sentinel named a master for 'mymaster': ");
 }
 
+TEST(SentinelResolveFsm, AnAnswerThatDoesNotReadAsTheNamedMasterDoesNotCount) {
+    // A record about another address (the sentinel switched between the two commands) is no view.
+    const Result r = play(with_grace(), {{"sentinel 0", std::vector<Reply>{addr(a), master_record(b, 1000ms, 4)}},
+                                         {"sentinel 1", names(a, 9000ms)},
+                                         {"sentinel 2", names(a, 8000ms)}});
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->term->view.age, 8000ms);
+    // An address without a usable port names no master.
+    const Result bad = play(with_grace(0ms), {{"sentinel 0", std::vector<Reply>{A({S("127.0.0.1"), S("0")})}},
+                                              {"sentinel 1", std::vector<Reply>{A({S("127.0.0.1"), S("7001x")})}},
+                                              {"sentinel 2", std::vector<Reply>{A({S(""), S("7001")})}}});
+    ASSERT_FALSE(bad.has_value());
+    EXPECT_EQ(bad.error().detail,
+              "no sentinel named a master for 'mymaster': sentinel 127.0.0.1:26379: it knows no master named "
+              "'mymaster'; sentinel 127.0.0.1:26380: it knows no master named 'mymaster'; sentinel "
+              "127.0.0.1:26381: it knows no master named 'mymaster'");
+}
+
 TEST(SentinelResolveFsm, ASentinelThatFailedFirstIsAskedAgainForAgreement) {
     const Result r = play(with_grace(), {{"sentinel 0", unreachable("Connection refused", "connection_refused")},
                                          {"sentinel 1", names(a, 50000ms)},
