@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -22,7 +21,7 @@
 #include "redis/hiredis_connection.hpp"
 #include "redis/transport.hpp"
 #include "redis/wire.hpp"
-#include "redis/sentinel_views.hpp"
+#include "redis/sentinel_resolve_fsm.hpp"
 #include "redis/signal_free_thread.hpp"
 
 namespace fencelock::detail {
@@ -33,51 +32,10 @@ using std::chrono::steady_clock;
 
 std::string show(const HostAndPort& at) { return at.host + ":" + std::to_string(at.port); }
 
-// ["host", "port"] from get-master-addr-by-name; nullopt for nil (unknown name) or anything else.
-std::optional<ServerAddress> master_in(const Reply& reply) {
-    if (reply.kind != Reply::Kind::array || reply.elements.size() != 2) return std::nullopt;
-    const Reply& host = reply.elements[0];
-    const Reply& port = reply.elements[1];
-    if (host.kind != Reply::Kind::string || host.str.empty() || port.kind != Reply::Kind::string) return std::nullopt;
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(port.str.data(), port.str.data() + port.str.size(), value);
-    if (ec != std::errc{} || end != port.str.data() + port.str.size() || value == 0 || value > 65535)
-        return std::nullopt;
-    return ServerAddress{host.str, static_cast<std::uint16_t>(value)};
-}
-
-// From SENTINEL MASTER's flat [field, value, ...] list, when it is about `master`; nullopt for
-// anything else (an error reply, ACL refusal, another address).
-std::optional<MasterView> master_view(const Reply& reply, const ServerAddress& master) {
-    if (reply.kind != Reply::Kind::array) return std::nullopt;
-    std::map<std::string, std::string, std::less<>> fields;
-    for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2)
-        fields[reply.elements[i].str] = reply.elements[i + 1].str;
-    const auto number = [&](std::string_view name) -> std::optional<std::uint64_t> {
-        const auto it = fields.find(name);
-        if (it == fields.end()) return std::nullopt;
-        std::uint64_t v = 0;
-        const auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-        if (ec != std::errc{} || end != it->second.data() + it->second.size()) return std::nullopt;
-        return v;
-    };
-    const auto ip = fields.find("ip");
-    const auto port = number("port");
-    const auto age = number("role-reported-time");
-    const auto epoch = number("config-epoch");
-    if (ip == fields.end() || ip->second != master.host || port != master.port || !age || !epoch) return std::nullopt;
-    return MasterView{std::chrono::milliseconds(*age), *epoch};
-}
-
 struct Login {
     std::string user;
     std::string password;  ///< empty: no AUTH
 };
-
-// Start moments of one term, as estimated at different times from different sentinels, differ
-// by when each sentinel learned of it and by clock drift: up to about a second on one machine.
-// A larger difference is another term (note_master_age).
-constexpr std::chrono::seconds term_start_jitter{1};
 
 class SentinelTopology final : public Topology {
 public:
@@ -96,6 +54,9 @@ public:
         ::close(wake_fd_);
     }
 
+    // A thin loop around SentinelResolveFsm (redis/sentinel_resolve_fsm.hpp), which decides
+    // what to ask and what the answers mean; this carries the commands and keeps what lasts
+    // between resolves: the sentinels' order and the master's term.
     std::expected<ServerAddress, std::error_code> resolve() override {
         std::call_once(watch_started_, [this] { watcher_ = start_signal_free_thread([this] { watch(); }); });
         std::vector<HostAndPort> order;
@@ -103,27 +64,20 @@ public:
             std::lock_guard lock(mutex_);
             order = sentinels_;
         }
-        std::string why;  // each sentinel's failure, for the detail when none answers
-        std::string cause;  // the last one's, when it has a name
-        for (std::size_t i = 0; i < order.size(); ++i) {
-            std::string failure;
-            cause.clear();
-            auto answer = ask(order[i], failure, cause);
-            if (!answer) {
-                why += (why.empty() ? "" : "; ") + ("sentinel " + order[i].host + ":" + std::to_string(order[i].port) +
-                                                    ": " + failure);
-                continue;
-            }
-            remember(order[i], answer->master);
-            if (grace_ > std::chrono::milliseconds::zero()) {
-                const MasterView view = agreeing_view(*answer, order, i);
-                note_master_age(answer->master, view, first_term_confirmed(answer->master, view));
-            }
-            return answer->master;
+        SentinelResolveFsm fsm({.master_name = master_name_,
+                                .sentinels = order,
+                                .grace = grace_,
+                                .trust_first_term = trust_first_term_});
+        auto step = fsm.start();
+        while (step.kind != SentinelStep::Kind::done) step = fsm.on_reply(perform(step, order));
+        const auto& found = fsm.result();
+        if (!found) {
+            remember_error_detail(errc::unavailable, found.error().detail, std::string(found.error().cause));
+            return std::unexpected(make_error_code(errc::unavailable));
         }
-        remember_error_detail(errc::unavailable, "no sentinel named a master for '" + master_name_ + "': " + why,
-                              std::move(cause));
-        return std::unexpected(make_error_code(errc::unavailable));
+        remember(order[found->sentinel], found->master);
+        if (found->term) note_term(found->master, *found->term);
+        return found->master;
     }
 
     steady_clock::time_point grants_from() const noexcept override {
@@ -137,91 +91,33 @@ public:
     std::uint64_t generation() const noexcept override { return generation_.load(); }
 
 private:
-    using Answer = SentinelAnswer;
-
-    // One question to one sentinel: the master's address and, when the grace is on, how long
-    // this sentinel has known it as master, in the same round trip.
-    // `failure` and `cause` (error_cause's name, kept when there is one) say why there is none.
-    std::optional<Answer> ask(const HostAndPort& sentinel, std::string& failure, std::string& cause) const {
+    // One step of the resolve: its commands to a sentinel with the sentinel credentials, or to
+    // the master on a connection of its own with the master's.
+    SentinelQueryReplies perform(const SentinelStep& step, const std::vector<HostAndPort>& order) const {
+        SentinelQueryFailure failure;
         std::optional<Wire> wire;
-        std::vector<std::vector<std::string>> argv = {{"SENTINEL", "get-master-addr-by-name", master_name_}};
-        if (grace_ > std::chrono::milliseconds::zero()) argv.push_back({"SENTINEL", "MASTER", master_name_});
-        const auto replies = commands_at(wire, sentinel, sentinel_login_, argv, &failure, &cause);
-        if (!replies) return std::nullopt;
-        auto master = master_in(replies->front());
-        if (!master) {
-            failure = "it knows no master named '" + master_name_ + "'";
-            return std::nullopt;
+        std::optional<std::vector<Reply>> replies;
+        if (step.kind == SentinelStep::Kind::ask_sentinel) {
+            replies = commands_at(wire, order[step.sentinel], sentinel_login_, step.commands, &failure.words,
+                                  &failure.cause);
+        } else {
+            // The caller's error detail is about the connection it goes on to make, not this one.
+            const UnheardFailures unheard;
+            replies = commands_at(wire, {step.master.host, step.master.port}, master_login_, step.commands,
+                                  &failure.words, &failure.cause);
         }
-        Answer answer{*master, std::nullopt};
-        if (replies->size() == 2) answer.view = master_view(replies->back(), *master);
-        return answer;
+        if (!replies) return std::unexpected(std::move(failure));
+        return std::move(*replies);
     }
 
-    // The youngest view of `first.master` among a majority of the sentinels that name it
-    // (redis/sentinel_views.hpp says why the youngest): the others are asked in turn until
-    // that many agree. Too few agree (sentinels down, or naming another master): age zero,
-    // the whole grace. So does an ACL that refuses SENTINEL MASTER: a stall, never an overlap.
-    MasterView agreeing_view(const Answer& first, const std::vector<HostAndPort>& order, std::size_t answered) const {
-        std::vector<std::optional<Answer>> answers{first};
-        const std::size_t needed = sentinel_majority(order.size());
-        const auto agreeing = [&] {
-            return std::ranges::count_if(answers, [&](const auto& a) { return a && a->master == first.master && a->view; });
-        };
-        for (std::size_t i = 0; i < order.size() && static_cast<std::size_t>(agreeing()) < needed; ++i)
-            if (i != answered) {
-                std::string failure, cause;
-                answers.push_back(ask(order[i], failure, cause));
-            }
-        return youngest_agreeing_view(answers, first.master, order.size());
-    }
-
-    // The master may grant from `grace` after it became master, or at once in a confirmed first
-    // term. One term is one master, config epoch and count of +switch-master heard, with a
-    // start moment (now minus the view's age) no later than the recorded one by
-    // term_start_jitter: each estimate of a term errs late, so the earliest stands. Anything
-    // else can only push the moment later: another master, a newer epoch, a switch heard
-    // since, a sentinel that still names the dead master, and a start moment clearly later
-    // than the recorded one. The last is how a term Sentinel never announced looks (a hand
-    // promotion away and back with the sentinels re-created: same address, epoch 0, no switch
-    // message); a majority of restarted sentinels look the same, and cost a stall.
-    void note_master_age(const ServerAddress& master, const MasterView& view, bool first_term) {
+    // The term's evidence noted now, after the resolve's last round trip (a later moment only
+    // lengthens the grace), with the switches heard by then.
+    void note_term(const ServerAddress& master, const TermEvidence& evidence) {
         const auto now = steady_clock::now();
-        const auto owed = first_term ? std::chrono::milliseconds::zero() : grace_ - view.age;
-        const auto from = (now + owed).time_since_epoch().count();
-        const steady_clock::time_point start = now - view.age;
         const std::uint64_t switches = generation_.load();
         std::lock_guard lock(mutex_);
-        const bool same = aged_master_ == master && aged_epoch_ == view.epoch && aged_switches_ == switches &&
-                          start <= aged_start_ + term_start_jitter;
-        if (same) {
-            if (from < grants_from_.load()) grants_from_.store(from);
-            return;
-        }
-        if (from > grants_from_.load() || !aged_master_) {
-            grants_from_.store(std::max(from, grants_from_.load()));
-            aged_master_ = master;
-            aged_epoch_ = view.epoch;
-            aged_start_ = start;
-        }
-        aged_switches_ = switches;
-    }
-
-    // Whether the sentinels' epoch 0 (view.first_term) is the truth, by the master's own word
-    // (started_fresh, sentinel_views.hpp), asked on a connection of its own with the master's
-    // credentials, only while it could matter (inside the grace). Asked at every resolve():
-    // a yes is true only of the moment it was given (a hand promotion leaves the epoch and the
-    // switch count as they were), and the cost is one round trip per new connection during a
-    // group's first grace. No answer (refused, timed out): not confirmed, the grace as before.
-    bool first_term_confirmed(const ServerAddress& master, const MasterView& view) const {
-        if (!trust_first_term_ || !view.first_term || view.age >= grace_) return false;
-        // The caller's error detail is about the connection it goes on to make, not this one.
-        const UnheardFailures unheard;
-        std::optional<Wire> wire;
-        const auto info = commands_at(wire, {master.host, master.port}, master_login_,
-                                      {{"INFO", "replication"}, {"INFO", "persistence"}});
-        return info && (*info)[0].kind == Reply::Kind::string && (*info)[1].kind == Reply::Kind::string &&
-               started_fresh((*info)[0].str, (*info)[1].str);
+        const TermNote noted = term_.note(master, evidence, now, switches);
+        grants_from_.store(noted.grants_from.time_since_epoch().count());
     }
 
     // Connects `wire` to `at` (short timeouts; TLS as for the master) and sends AUTH (with
@@ -350,7 +246,7 @@ private:
 
     const std::string master_name_;
     const Login sentinel_login_;
-    const Login master_login_;  ///< for first_term_confirmed() only
+    const Login master_login_;  ///< for the first term's INFO only
     const std::chrono::milliseconds grace_;
     const bool trust_first_term_;
     const TlsOptions tls_;  ///< the endpoint's: sentinels speak TLS when the master does
@@ -358,11 +254,8 @@ private:
     std::vector<HostAndPort> sentinels_;        ///< guarded by mutex_
     std::optional<ServerAddress> last_master_;  ///< guarded by mutex_, for the log only
     std::atomic<std::uint64_t> generation_{0};  ///< +switch-master messages seen
-    std::optional<ServerAddress> aged_master_;  ///< guarded by mutex_: grants_from_ is about it
-    std::uint64_t aged_epoch_ = 0;              ///< guarded by mutex_
-    std::uint64_t aged_switches_ = 0;           ///< guarded by mutex_: generation_ then
-    steady_clock::time_point aged_start_;       ///< guarded by mutex_: when that master became master
-    std::atomic<steady_clock::rep> grants_from_{0};
+    MasterTerm term_{grace_};                   ///< guarded by mutex_
+    std::atomic<steady_clock::rep> grants_from_{0};  ///< term_.grants_from(), read without the mutex
     std::atomic<bool> stopping_{false};
     const int wake_fd_;
     std::once_flag watch_started_;
@@ -375,7 +268,7 @@ std::string key_of(const RedisEndpoint& ep) {
     for (const auto& s : ep.sentinels) key += show(s) + ",";
     for (const std::string* part : {&ep.master_name, &ep.sentinel_user, &ep.sentinel_password})
         key += std::to_string(part->size()) + ":" + *part;
-    // The master's credentials too: first_term_confirmed() logs in with them.
+    // The master's credentials too: the first term's INFO logs in with them.
     for (const std::string* part : {&ep.user, &ep.password}) key += std::to_string(part->size()) + ":" + *part;
     key += "grace:" + std::to_string(ep.failover_grace.count()) + (ep.trust_first_term ? ":first-term" : "");
     const TlsOptions& t = ep.tls;

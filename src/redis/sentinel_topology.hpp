@@ -1,6 +1,8 @@
 #pragma once
 // The master of a Sentinel-managed group, found the way Redis's guidelines for Sentinel
-// clients say (https://redis.io/docs/reference/sentinel-clients/):
+// clients say (https://redis.io/docs/reference/sentinel-clients/). What to ask and what the
+// answers mean (steps 1 and 5) is SentinelResolveFsm and MasterTerm
+// (redis/sentinel_resolve_fsm.hpp, no I/O); this topology carries their commands:
 //
 //  1. Ask the sentinels in turn, each on a short-lived blocking connection with a short
 //     timeout (sentinel_query_timeout), `SENTINEL get-master-addr-by-name NAME`. An error, a
