@@ -321,7 +321,8 @@ void AsyncLoop::pump() {
     if (state_ == State::ready && topology_->generation() != generation_) leaving_ = true;  // master moved
     if (leaving_ && !mux_.oldest_handed_over()) {
         topology_->report_failure(server_, errc::not_master);
-        drop(errc::connection_lost, errc::unavailable, "the server is no longer the master", Multiplexer::Queued::keep);
+        drop(errc::connection_lost, errc::unavailable, "the server is no longer the master",
+             Multiplexer::Queued::keep);
     }
     if (!mux_.oldest_queued()) return;
     if (state_ == State::idle) connect();

@@ -22,17 +22,18 @@
 // Why it is safe:
 // - One user at a time. While the socket is lent the loop does no I/O and neither expires,
 //   pumps nor drops: it queues submissions and runs tasks. The transport, the multiplexer
-//   (its stream offsets, its parser) and the connection's fields are used by the borrower alone, and the lending and the return go
-//   through mutex_, which orders each side's use before the other's (what ThreadSanitizer
-//   checks). Only the loop thread creates or closes a transport.
+//   (its stream offsets, its parser) and the connection's fields are used by the borrower
+//   alone, and the lending and the return go through mutex_, which orders each side's use
+//   before the other's (what ThreadSanitizer checks). Only the loop thread creates or closes a
+//   transport.
 // - Matching. Nothing is in flight when a caller borrows the socket and nothing else is
 //   written until it gives it back, so the replies on the socket are its own, in order. Callers
 //   that come meanwhile queue and leave together, in one write, after the return: batching
 //   stays the loop's. The handshake came first: only a ready connection is parked.
 // - Failure classification. The request's bytes count in the multiplexer's stream offsets
-//   (Multiplexer::hand_over_alone) as on the loop: handed over, then what send(2) wrote. Nothing written: unavailable. Any
-//   byte written and no reply: reply_timeout (the request's deadline, the same command_timeout
-//   from the call, bounds every poll) or connection_lost. A failed round trip gives the
+//   (Multiplexer::hand_over_alone) as on the loop: handed over, then what send(2) wrote.
+//   Nothing written: unavailable. Any byte written and no reply: reply_timeout (the request's
+//   deadline, the same command_timeout from the call, bounds every poll) or connection_lost. A failed round trip gives the
 //   connection back broken: the loop reports it to the topology and closes it before anything
 //   else is written on it, so a late reply can never reach another caller. Requests queued
 //   meanwhile were never written: they go out on a new connection.

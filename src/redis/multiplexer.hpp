@@ -162,7 +162,9 @@ public:
     bool idle() const noexcept { return queued_.empty() && handed_.empty() && out_.empty(); }
     Counts counts() const noexcept;
     /// The oldest handed-over request (replies due), or null. Deadlines grow along each queue.
-    const AsyncRequest* oldest_handed_over() const noexcept { return handed_.empty() ? nullptr : handed_.front().get(); }
+    const AsyncRequest* oldest_handed_over() const noexcept {
+        return handed_.empty() ? nullptr : handed_.front().get();
+    }
     /// The oldest queued request, or null.
     const AsyncRequest* oldest_queued() const noexcept { return queued_.empty() ? nullptr : queued_.front().get(); }
     /// Preamble replies still due on this connection.

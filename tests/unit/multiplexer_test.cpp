@@ -279,7 +279,8 @@ TEST(Multiplexer, ConnectionLostCanKeepQueuedRequestsForTheNextConnection) {
     mux.add(queued);
 
     EXPECT_FALSE(mux.would_fail_unsent(Multiplexer::Queued::keep));  // the only unsent one is kept
-    const auto failed = mux.cancel_on_connection_lost(errc::reply_timeout, errc::unavailable, Multiplexer::Queued::keep);
+    const auto failed =
+        mux.cancel_on_connection_lost(errc::reply_timeout, errc::unavailable, Multiplexer::Queued::keep);
     ASSERT_EQ(failed.size(), 1u);
     EXPECT_EQ(awaiting->error, errc::reply_timeout);
     EXPECT_FALSE(queued->error);
