@@ -15,6 +15,7 @@
 #include "redis/handshake.hpp"
 #include "redis/hiredis_connection.hpp"
 #include "redis/signal_free_thread.hpp"
+#include "redis/wire.hpp"
 
 namespace fencelock::detail {
 namespace {
@@ -23,15 +24,6 @@ namespace {
 thread_local const AsyncLoop* current_loop = nullptr;
 
 }  // namespace
-
-void AsyncRequest::release_waiter() noexcept {
-    done.store(1, std::memory_order_release);
-    done.notify_one();
-}
-
-void AsyncRequest::wait() const noexcept {
-    while (done.load(std::memory_order_acquire) == 0) done.wait(0, std::memory_order_acquire);
-}
 
 AsyncLoop::AsyncLoop(ConnectionSettings settings)
     : settings_(std::move(settings)), topology_(topology_of(settings_)) {
@@ -130,7 +122,7 @@ void AsyncLoop::run() {
         // Parked, the loop watches the socket only for the server closing it: poll(2) wakes a
         // waiter only for the events it asked for, so the reply a caller on the direct path
         // waits for does not wake the loop. Lent, the socket is not the loop's to watch.
-        if (wire_ && !lent_) fds[1] = {wire_->transport().fd(), parked_ ? short(POLLRDHUP) : poll_events(), 0};
+        if (transport_ && !lent_) fds[1] = {transport_->fd(), parked_ ? short(POLLRDHUP) : poll_events(), 0};
         const int ready = ::poll(fds, 2, poll_timeout_ms(clock::now()));
         loop_turns_.fetch_add(1, std::memory_order_relaxed);
         if (ready > 0 && fds[0].revents != 0) {
@@ -138,8 +130,8 @@ void AsyncLoop::run() {
             [[maybe_unused]] const auto n = ::read(wake_fd_, &count, sizeof count);
         }
         if (parked_ || lent_) reclaim();  // a caller may have borrowed the socket meanwhile
-        // A drop in reclaim() leaves no wire: a new connection is made only in pump().
-        if (ready > 0 && fds[1].revents != 0 && wire_ && !lent_) handle_events(fds[1].revents);
+        // A drop in reclaim() leaves no transport: a new connection is made only in pump().
+        if (ready > 0 && fds[1].revents != 0 && transport_ && !lent_) handle_events(fds[1].revents);
         run_completions();
         if (!take_submissions()) break;
         const auto now = clock::now();
@@ -188,7 +180,7 @@ bool AsyncLoop::take_submissions() {
         stop = stopping_ && !lent_;  // a lent socket comes back first (the destructor shut it down)
     }
     self_submitted_ = false;
-    for (auto& r : taken_) waiting_.push_back(std::move(r));
+    for (auto& r : taken_) mux_.add(std::move(r));
     taken_.clear();
     for (auto& [at, task] : posted) tasks_.emplace(at, std::move(task));
     if (hurry) {
@@ -213,8 +205,10 @@ int AsyncLoop::poll_timeout_ms(clock::time_point now) const {
     // Deadlines grow along each queue and handed-over requests are older: the fronts decide.
     // While a caller has the socket its own deadline comes first (requests queued behind it
     // were stamped later), and it gives the socket back by then, waking the loop.
-    if (state_ == State::ready && !lent_ && !in_flight_.empty()) next = std::min(next, deadline_of(*in_flight_.front()));
-    if (state_ == State::ready && !lent_ && !waiting_.empty()) next = std::min(next, deadline_of(*waiting_.front()));
+    if (state_ == State::ready && !lent_) {
+        if (const auto* r = mux_.oldest_handed_over()) next = std::min(next, deadline_of(*r));
+        if (const auto* r = mux_.oldest_queued()) next = std::min(next, deadline_of(*r));
+    }
     if (next == clock::time_point::max()) return -1;
     if (next <= now) return 0;
     const auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
@@ -222,13 +216,13 @@ int AsyncLoop::poll_timeout_ms(clock::time_point now) const {
 }
 
 short AsyncLoop::poll_events() const {
-    const Transport& t = wire_->transport();
+    const Transport& t = *transport_;
     if (!t.is_open()) return t.want() == Transport::Want::read ? POLLIN : POLLOUT;  // connect or TLS handshake
-    return static_cast<short>(POLLIN | (wire_->unsent() > 0 || read_wants_write_ ? POLLOUT : 0));
+    return static_cast<short>(POLLIN | (!mux_.write_buffer().empty() || read_wants_write_ ? POLLOUT : 0));
 }
 
 void AsyncLoop::handle_events(short revents) {
-    Transport& t = wire_->transport();
+    Transport& t = *transport_;
     if (!t.is_open()) {
         const auto io = t.advance();
         if (io.status == Transport::Io::Status::failed) {
@@ -241,38 +235,46 @@ void AsyncLoop::handle_events(short revents) {
     }
     // Errors and hang-ups go to the read side, which reports the end of the stream.
     if ((revents & (POLLIN | POLLERR | POLLHUP | POLLRDHUP)) != 0 || read_wants_write_) read_now();
-    if (wire_ && wire_->unsent() > 0) write_now();
+    if (transport_ && !mux_.write_buffer().empty()) write_now();
 }
 
 void AsyncLoop::read_now() {
+    constexpr std::size_t read_size = 16 * 1024;
     for (;;) {
-        const auto io = wire_->fill();
-        read_wants_write_ = io.status == Transport::Io::Status::again && wire_->transport().want() == Transport::Want::write;
+        char buffer[read_size];
+        const auto io = transport_->read_some(buffer, sizeof buffer);
+        read_wants_write_ = io.status == Transport::Io::Status::again && transport_->want() == Transport::Want::write;
         // Replies that came before an end of stream still reach their callers.
-        for (;;) {
-            auto reply = wire_->parsed_reply();
-            if (!reply) return broken();
-            if (!*reply) break;
-            on_reply(std::move(**reply));
+        if (io.ok()) {
+            auto consumed = mux_.consume({buffer, io.bytes});
+            take_replies(consumed);
+            if (consumed.error) return broken();
         }
         if (io.status == Transport::Io::Status::closed || io.status == Transport::Io::Status::failed) return broken();
-        if (!wire_->may_hold_more(io)) break;
+        // One more read may find bytes without polling: this one filled the buffer, or TLS
+        // holds bytes poll(2) cannot see.
+        if (!(io.ok() && io.bytes == read_size) && !transport_->holds_bytes()) break;
     }
     after_io();
 }
 
 void AsyncLoop::write_now() {
-    const std::uint64_t before = ledger_.written();
-    const auto io = wire_->flush();
-    ledger_.note_buffered(wire_->unsent());
-    if (ledger_.written() > before) writes_.fetch_add(1, std::memory_order_relaxed);
+    bool wrote = false;
+    Transport::Io io;
+    while (!mux_.write_buffer().empty()) {
+        io = transport_->write_some(mux_.write_buffer());
+        if (!io.ok()) break;
+        mux_.commit_write(io.bytes);  // a short write leaves the rest for the next one
+        wrote = true;
+    }
+    if (wrote) writes_.fetch_add(1, std::memory_order_relaxed);
     if (io.status == Transport::Io::Status::failed || io.status == Transport::Io::Status::closed) return broken();
     after_io();
 }
 
 void AsyncLoop::broken() {
-    // The stream ended or failed; the ledger still counts what reached the socket.
-    const auto& why = wire_->transport().last_failure();
+    // The stream ended or failed; the multiplexer still counts what reached the socket.
+    const auto& why = transport_->last_failure();
     std::error_code unsent = handshake_error_;
     std::string lost_because;
     if (!unsent && state_ == State::connecting) {
@@ -290,7 +292,7 @@ void AsyncLoop::after_io() {
     if (handshake_error_) {
         topology_->report_failure(server_, handshake_error_);
         drop(errc::connection_lost, handshake_error_);
-    } else if (state_ == State::connecting && wire_->transport().is_open() && handshake_left_ == 0) {
+    } else if (state_ == State::connecting && transport_->is_open() && mux_.preamble_left() == 0) {
         state_ = State::ready;
         ready_at_ = clock::now();
     }
@@ -299,13 +301,12 @@ void AsyncLoop::after_io() {
 void AsyncLoop::expire(clock::time_point now) {
     if (state_ == State::connecting && now >= connect_deadline_) {
         // Connected and unanswered, or connect(2) itself still pending.
-        const std::error_code ec = wire_->transport().is_open() ? handshake_timed_out(server_)
-                                                                : wire_->transport().timed_out();
+        const std::error_code ec = transport_->is_open() ? handshake_timed_out(server_) : transport_->timed_out();
         topology_->report_failure(server_, ec);
         drop(ec, ec);  // no caller's command was handed over yet
-    } else if (state_ == State::ready &&
-               ((!in_flight_.empty() && deadline_of(*in_flight_.front()) <= now) ||
-                (!waiting_.empty() && deadline_of(*waiting_.front()) <= now))) {
+    } else if (const auto *handed = mux_.oldest_handed_over(), *queued = mux_.oldest_queued();
+               state_ == State::ready &&
+               ((handed && deadline_of(*handed) <= now) || (queued && deadline_of(*queued) <= now))) {
         // A reply that may still come would be read as the answer to the next command.
         topology_->report_failure(server_, errc::reply_timeout);
         remember_error_detail(errc::reply_timeout, server_name(server_) + ": no reply within the command timeout");
@@ -318,31 +319,21 @@ void AsyncLoop::pump() {
     // of what was handed to it are in, close it (failing no one) and let the requests waiting
     // meanwhile go to the server the topology names next.
     if (state_ == State::ready && topology_->generation() != generation_) leaving_ = true;  // master moved
-    if (leaving_ && in_flight_.empty()) {
+    if (leaving_ && !mux_.oldest_handed_over()) {
         topology_->report_failure(server_, errc::not_master);
-        auto keep = std::exchange(waiting_, {});
-        drop(errc::connection_lost, errc::unavailable, "the server is no longer the master");
-        waiting_ = std::move(keep);
+        drop(errc::connection_lost, errc::unavailable, "the server is no longer the master",
+             Multiplexer::Queued::keep);
     }
-    if (waiting_.empty()) return;
+    if (!mux_.oldest_queued()) return;
     if (state_ == State::idle) connect();
-    // One batch in flight at a time: whatever queues meanwhile leaves in the next write. A
-    // request with a completion goes at once: the loop thread submitted it while handling a
-    // turn's replies, so a turn's worth leaves together anyway, and holding it back would leave
-    // Redis idle while the loop handles the previous batch (16 async lockers: 15,466 -> 18,073
-    // cycles/s, 2026-12-02).
+    // One batch in flight at a time (Multiplexer::prepare_write() says why, and what goes at
+    // once anyway); a server we are leaving gets nothing more while replies are due.
     if (state_ != State::ready) return;
-    if (!in_flight_.empty() && (leaving_ || !waiting_.front()->on_done)) return;
-    last_batch_ = waiting_.size();
-    while (!waiting_.empty()) {
-        in_flight_.push_back(std::move(waiting_.front()));
-        waiting_.pop_front();
-        AsyncRequest& r = *in_flight_.back();
-        r.first_byte = ledger_.handed();
-        wire_->append_raw(r.wire);
-        ledger_.hand_over(r.wire.size());
-        commands_.fetch_add(r.ends.size(), std::memory_order_relaxed);
-    }
+    if (leaving_ && mux_.oldest_handed_over()) return;
+    const auto batch = mux_.prepare_write();
+    if (batch.requests == 0) return;
+    last_batch_ = batch.requests;
+    commands_.fetch_add(batch.commands, std::memory_order_relaxed);
     write_now();  // the socket is almost always writable: no need to wait for poll
 }
 
@@ -362,7 +353,7 @@ void AsyncLoop::connect() {
         fail_all(transport.error(), transport.error());
         return;
     }
-    wire_.emplace(std::move(*transport));
+    transport_.emplace(std::move(*transport));
     read_wants_write_ = false;
     state_ = State::connecting;
     connect_deadline_ = clock::now() + settings_.connect_timeout;
@@ -371,64 +362,45 @@ void AsyncLoop::connect() {
     // unauthenticated, in the wrong database, or on a server that may evict keys. It is queued
     // now and written once the transport is open.
     handshake_ = handshake_steps(ep, {.confirm_master = topology_->follows_master()});
-    handshake_replies_.clear();
-    handshake_left_ = handshake_.size();
-    for (const auto& step : handshake_) wire_->append(step.argv);
-    ledger_.hand_over(wire_->unsent());
+    std::string preamble;
+    for (const auto& step : handshake_) append_resp(preamble, step.argv);
+    mux_.start_connection(std::move(preamble), handshake_.size());
 }
 
-void AsyncLoop::on_reply(Reply reply) {
-    if (handshake_left_ > 0) {
-        handshake_replies_.push_back(std::move(reply));
-        if (--handshake_left_ == 0) {
-            const ErrorPlace place(server_name(server_));
-            handshake_error_ = judge_handshake(handshake_, handshake_replies_);
-            note_clock_offset(server_name(server_),
-                              clock_offset_in(handshake_, handshake_replies_, std::chrono::system_clock::now()));
-        }
-        return;  // after_io() acts on the outcome
+void AsyncLoop::take_replies(Multiplexer::Consumed& consumed) {
+    if (consumed.preamble) {
+        const ErrorPlace place(server_name(server_));
+        handshake_error_ = judge_handshake(handshake_, *consumed.preamble);
+        note_clock_offset(server_name(server_),
+                          clock_offset_in(handshake_, *consumed.preamble, std::chrono::system_clock::now()));
+        // after_io() acts on the outcome
     }
-    AsyncRequest& r = *in_flight_.front();
-    r.replies.push_back(std::move(reply));
-    if (topology_->follows_master() && asks_for_another_server(r.replies.back())) leaving_ = true;
-    if (r.replies.size() == r.ends.size()) {
-        complete(in_flight_.front(), {});
-        in_flight_.pop_front();
-    }
+    if (consumed.asks_for_another_server && topology_->follows_master()) leaving_ = true;
+    for (const auto& r : consumed.completed) deliver(r);
 }
 
-void AsyncLoop::drop(std::error_code written, std::error_code unsent, std::string_view why) {
-    wire_.reset();
-    fail_all(written, unsent, why);
+void AsyncLoop::drop(std::error_code written, std::error_code unsent, std::string_view why,
+                     Multiplexer::Queued queued) {
+    transport_.reset();
+    fail_all(written, unsent, why, queued);
 }
 
-void AsyncLoop::fail_all(std::error_code written, std::error_code unsent, std::string_view why) {
+void AsyncLoop::fail_all(std::error_code written, std::error_code unsent, std::string_view why,
+                         Multiplexer::Queued queued) {
     // The detail is recorded only for someone who gets it: an idle close must not replace the
     // cause of an earlier failure a caller is still reporting.
-    const bool someone_unsent = !waiting_.empty() || std::ranges::any_of(in_flight_, [&](const auto& r) {
-        return !ledger_.was_written(r->first_byte);
-    });
-    if (someone_unsent && !why.empty() && unsent == errc::unavailable) unsent = lost_at(server_, why);
-    for (auto& r : in_flight_) complete(r, ledger_.was_written(r->first_byte) ? written : unsent);
-    for (auto& r : waiting_) complete(r, unsent);
-    in_flight_.clear();
-    waiting_.clear();
+    if (mux_.would_fail_unsent(queued) && !why.empty() && unsent == errc::unavailable) unsent = lost_at(server_, why);
+    for (const auto& r : mux_.cancel_on_connection_lost(written, unsent, queued)) deliver(r);
     state_ = State::idle;
-    handshake_left_ = 0;
-    handshake_replies_.clear();
     handshake_error_ = {};
-    ledger_.reset();
     leaving_ = false;
     read_wants_write_ = false;
 }
 
-void AsyncLoop::complete(const std::shared_ptr<AsyncRequest>& request, std::error_code ec) {
-    AsyncRequest& r = *request;
-    r.error = ec;
-    if (ec) r.replies.clear();
-    // A callback runs later, between I/O turns: here we may be inside hiredis's read.
-    if (r.on_done) return completed_.push_back(request);
-    r.release_waiter();
+void AsyncLoop::deliver(const std::shared_ptr<AsyncRequest>& request) {
+    // A callback runs later, between I/O turns, outside the reply handling.
+    if (request->on_done) return completed_.push_back(request);
+    request->release_waiter();
 }
 
 }  // namespace fencelock::detail

@@ -1,25 +1,18 @@
 #pragma once
-// The event loop behind a multiplexed connection: one thread owns a Wire (redis/wire.hpp: the
-// transport, TCP, Unix or TLS, with RESP on it) and carries the requests of many caller
-// threads over it.
+// The event loop behind a multiplexed connection: one thread owns a Transport (TCP, Unix or
+// TLS) and carries the requests of many caller threads over it.
 //
-// Batching. Callers queue requests; the loop hands them to the wire only while no earlier
-// batch is waiting for replies, and then hands over everything queued at once, so commands
-// issued during a round trip leave together in one write(2) (a pipeline() request stays
-// contiguous because requests are handed over whole). With one caller this is a plain round
-// trip; with many, one write and one read carry all of them. Holding a command back costs it
-// at most the round trip already under way; writing at once instead gave ~1.5 commands per
-// write and less throughput on a loaded 2-core machine than this (~4-6 per write).
+// Queue, batching and matching live in a Multiplexer (redis/multiplexer.hpp), which does no I/O:
+// callers' requests queue there, the loop writes what prepare_write() batches (everything
+// queued, while no earlier batch is waiting for replies) and feeds back what it wrote and
+// read. With one caller this is a plain round trip; with many, one write and one read carry
+// all of them.
 //
-// Matching. Redis answers a connection's commands in order, so the k-th reply belongs to the
-// k-th command handed over. The loop keeps a FIFO of handed-over requests and gives each
-// reply to its front.
-//
-// Failure. Whatever ends the connection (a timeout, EOF, a reset, shutdown), the loop knows
-// how many bytes reached the socket (redis/inflight_ledger.hpp), so each request either was not written at all (unavailable:
-// safe to retry) or was at least partly written (reply_timeout / connection_lost: outcome
-// unknown). A request whose deadline passes drops the whole connection: replies still on the
-// way can then never reach the wrong caller.
+// Failure. Whatever ends the connection (a timeout, EOF, a reset, shutdown), the multiplexer
+// knows how many bytes reached the socket, so each request either was not written at all
+// (unavailable: safe to retry) or was at least partly written (reply_timeout /
+// connection_lost: outcome unknown). A request whose deadline passes drops the whole
+// connection: replies still on the way can then never reach the wrong caller.
 //
 // The direct path (synchronous callers; async_loop_direct.cpp). A handed-over command costs two
 // thread hand-offs: an eventfd wake-up of the loop, and the loop waking its caller once the
@@ -37,7 +30,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,37 +43,12 @@
 #include <vector>
 
 #include "redis/handshake.hpp"
-#include "redis/inflight_ledger.hpp"
 #include "redis/multiplexed_connection.hpp"
+#include "redis/multiplexer.hpp"
 #include "redis/reply.hpp"
-#include "redis/wire.hpp"
+#include "redis/transport.hpp"
 
 namespace fencelock::detail {
-
-/// One command() or pipeline() call on its way to Redis and back.
-struct AsyncRequest {
-    std::string wire;               ///< the commands in RESP, back to back
-    std::vector<std::size_t> ends;  ///< where each command ends in `wire`
-    std::chrono::steady_clock::time_point deadline;
-
-    // Written by the loop thread, read by the caller once `done` is set.
-    std::vector<Reply> replies;
-    std::error_code error;
-    std::atomic<int> done{0};
-
-    // Loop thread only: offset of the first byte in the connection's output stream.
-    std::uint64_t first_byte = 0;
-
-    /// Set before submit(): the loop calls it on its thread once the request is done (replies
-    /// or error filled in), instead of waking a waiter. A request submitted to a stopping loop
-    /// is completed at once, on the submitting thread.
-    std::move_only_function<void(std::error_code error, std::vector<Reply>& replies)> on_done;
-
-    /// Blocks the caller until the loop has finished with this request.
-    void wait() const noexcept;
-    /// The loop's side of wait(): replies or error are filled in.
-    void release_waiter() noexcept;
-};
 
 class AsyncLoop {
 public:
@@ -152,13 +119,19 @@ private:
     void expire(clock::time_point now);
     void pump();
     void connect();
-    void on_reply(Reply reply);
+    /// Acts on what one consume() parsed: the handshake's outcome, a server that asks us to
+    /// leave, the requests it completed.
+    void take_replies(Multiplexer::Consumed& consumed);
     /// Closes the connection and fails what it carried: `written` for requests any byte of
-    /// which left, `unsent` for the others. `why` (when unsent is errc::unavailable and
-    /// someone gets it) becomes its detail, "<server>: <why>".
-    void drop(std::error_code written, std::error_code unsent, std::string_view why = {});
-    void fail_all(std::error_code written, std::error_code unsent, std::string_view why = {});
-    void complete(const std::shared_ptr<AsyncRequest>& r, std::error_code ec);
+    /// which left, `unsent` for the others (queued ones too, unless `queued` keeps them for the
+    /// next connection). `why` (when unsent is errc::unavailable and someone gets it) becomes
+    /// its detail, "<server>: <why>".
+    void drop(std::error_code written, std::error_code unsent, std::string_view why = {},
+              Multiplexer::Queued queued = Multiplexer::Queued::fail);
+    void fail_all(std::error_code written, std::error_code unsent, std::string_view why = {},
+                  Multiplexer::Queued queued = Multiplexer::Queued::fail);
+    /// Wakes the request's waiter, or queues its completion (its outcome is filled in).
+    void deliver(const std::shared_ptr<AsyncRequest>& r);
     void run_completions();
     void run_due_tasks(clock::time_point now);
     /// After a submission or post: a wake-up unless the loop thread made it.
@@ -183,22 +156,18 @@ private:
 
     // Loop thread only, or the thread the socket is lent to (holder_ == caller): the lending
     // and the return go through mutex_, so one of them at a time uses these.
-    std::optional<Wire> wire_;  ///< the connection, from connect() until drop()
+    std::optional<Transport> transport_;  ///< the connection, from connect() until drop()
     ServerAddress server_;  ///< what topology_ named for the current connection
     bool read_wants_write_ = false;  ///< TLS: a read waits for the socket to take a write
     State state_ = State::idle;
     clock::time_point connect_deadline_;
     clock::time_point ready_at_;
     std::vector<HandshakeStep> handshake_;  ///< sent on connect, before any caller's command
-    std::vector<Reply> handshake_replies_;
-    std::size_t handshake_left_ = 0;
     std::error_code handshake_error_;
     bool leaving_ = false;  ///< the server asked us to go elsewhere (READONLY...): leave when idle
     std::uint64_t generation_ = 0;  ///< topology_->generation() when this connection was made
     std::vector<std::shared_ptr<AsyncRequest>> taken_;     ///< swapped with submitted_
-    std::deque<std::shared_ptr<AsyncRequest>> waiting_;    ///< not handed to the wire yet
-    std::deque<std::shared_ptr<AsyncRequest>> in_flight_;  ///< handed over, replies due
-    InflightLedger ledger_;  ///< bytes handed to the wire on this connection, and written
+    Multiplexer mux_;  ///< requests queued and handed over, the write buffer, the reply parser
     std::vector<std::shared_ptr<AsyncRequest>> completed_;  ///< with on_done, not yet called
     std::multimap<clock::time_point, Task> tasks_;            ///< posted, by time
     bool self_submitted_ = false;  ///< the loop thread queued work: look before polling

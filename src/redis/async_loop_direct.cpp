@@ -21,18 +21,19 @@
 //
 // Why it is safe:
 // - One user at a time. While the socket is lent the loop does no I/O and neither expires,
-//   pumps nor drops: it queues submissions and runs tasks. The wire, the ledger and
-//   the connection's fields are used by the borrower alone, and the lending and the return go
-//   through mutex_, which orders each side's use before the other's (what ThreadSanitizer
-//   checks). Only the loop thread creates or closes a wire.
+//   pumps nor drops: it queues submissions and runs tasks. The transport, the multiplexer
+//   (its stream offsets, its parser) and the connection's fields are used by the borrower
+//   alone, and the lending and the return go through mutex_, which orders each side's use
+//   before the other's (what ThreadSanitizer checks). Only the loop thread creates or closes a
+//   transport.
 // - Matching. Nothing is in flight when a caller borrows the socket and nothing else is
 //   written until it gives it back, so the replies on the socket are its own, in order. Callers
 //   that come meanwhile queue and leave together, in one write, after the return: batching
 //   stays the loop's. The handshake came first: only a ready connection is parked.
-// - Failure classification. The request's bytes go through the connection's InflightLedger
-//   as on the loop: handed over, then what send(2) wrote. Nothing written: unavailable. Any
-//   byte written and no reply: reply_timeout (the request's deadline, the same command_timeout
-//   from the call, bounds every poll) or connection_lost. A failed round trip gives the
+// - Failure classification. The request's bytes count in the multiplexer's stream offsets
+//   (Multiplexer::hand_over_alone) as on the loop: handed over, then what send(2) wrote.
+//   Nothing written: unavailable. Any byte written and no reply: reply_timeout (the request's
+//   deadline, the same command_timeout from the call, bounds every poll) or connection_lost. A failed round trip gives the
 //   connection back broken: the loop reports it to the topology and closes it before anything
 //   else is written on it, so a late reply can never reach another caller. Requests queued
 //   meanwhile were never written: they go out on a new connection.
@@ -72,7 +73,7 @@ bool AsyncLoop::run_here(AsyncRequest& r) {
         holder_ = Holder::caller;
         r.deadline = clock::now() + settings_.command_timeout;  // as submit() would stamp it
     }
-    Transport& transport = wire_->transport();
+    Transport& transport = *transport_;
     // From here until give_back() this thread has the connection (see the top of this file).
     if (topology_->generation() != generation_) {
         give_back(Returned::leave, {});  // the loop leaves this server, then serves the request
@@ -85,20 +86,19 @@ bool AsyncLoop::run_here(AsyncRequest& r) {
     requests_.fetch_add(1, std::memory_order_relaxed);
     direct_.fetch_add(1, std::memory_order_relaxed);
     commands_.fetch_add(r.ends.size(), std::memory_order_relaxed);
-    r.first_byte = ledger_.handed();
-    ledger_.hand_over(r.wire.size());
+    mux_.hand_over_alone(r);
     const auto sent = direct_io::send_all(transport, r.wire, r.deadline);
-    ledger_.note_buffered(r.wire.size() - sent.bytes);
+    mux_.commit_write_alone(r, sent.bytes);
     writes_.fetch_add(sent.calls, std::memory_order_relaxed);
 
     auto replies = sent.error ? std::unexpected(sent.error)
-                              : direct_io::read_replies(transport, wire_->reader(), r.ends.size(), r.deadline);
+                              : direct_io::read_replies(transport, mux_.reader(), r.ends.size(), r.deadline);
     if (!replies) {
         const auto& why = transport.last_failure();
         const std::string words = replies.error() == errc::reply_timeout ? "no reply within the command timeout"
                                   : why.words.empty()                    ? "connection lost"
                                                                          : why.words;
-        if (ledger_.was_written(r.first_byte)) {
+        if (mux_.was_written(r)) {
             remember_error_detail(replies.error(), server_name(server_) + ": " + words, why.cause);
             r.error = replies.error();
         } else {
@@ -108,7 +108,7 @@ bool AsyncLoop::run_here(AsyncRequest& r) {
         return true;
     }
     r.replies = std::move(*replies);
-    if (direct_io::holds_more(wire_->reader()) || transport.holds_bytes()) {
+    if (direct_io::holds_more(mux_.reader()) || transport.holds_bytes()) {
         give_back(Returned::broken, errc::connection_lost);  // bytes nobody asked for
     } else if (topology_->follows_master() && std::ranges::any_of(r.replies, asks_for_another_server)) {
         give_back(Returned::leave, {});
@@ -137,15 +137,13 @@ void AsyncLoop::give_back(Returned how, std::error_code failure) noexcept {
 // time, and then the direct path only saves hand-offs.
 void AsyncLoop::park_if_idle() {
     if (last_batch_ > 1) return;
-    if (state_ != State::ready || !wire_ || !in_flight_.empty() || !waiting_.empty() || leaving_ || read_wants_write_ ||
-        self_submitted_ || ledger_.written() != ledger_.handed() || direct_io::holds_more(wire_->reader()) ||
-        wire_->transport().holds_bytes() ||
-        topology_->generation() != generation_)
+    if (state_ != State::ready || !transport_ || !mux_.idle() || leaving_ || read_wants_write_ || self_submitted_ ||
+        direct_io::holds_more(mux_.reader()) || transport_->holds_bytes() || topology_->generation() != generation_)
         return;
     std::lock_guard lock(mutex_);
     if (stopping_ || !submitted_.empty()) return;
     holder_ = Holder::parked;
-    socket_fd_ = wire_->transport().fd();
+    socket_fd_ = transport_->fd();
     parked_ = true;
 }
 
@@ -169,13 +167,11 @@ void AsyncLoop::reclaim() {
 
 void AsyncLoop::take_back(Returned how, std::error_code failure) {
     if (how == Returned::leave) leaving_ = true;  // pump() closes it: nothing is in flight
-    if (how != Returned::broken || !wire_) return;
+    if (how != Returned::broken || !transport_) return;
     topology_->report_failure(server_, failure);
     // Nothing was handed over but the borrower's request (already failed): this fails no one,
     // and what queued meanwhile (never written) goes out on the next connection.
-    auto keep = std::exchange(waiting_, {});
-    drop(errc::connection_lost, errc::unavailable);
-    waiting_ = std::move(keep);
+    drop(errc::connection_lost, errc::unavailable, {}, Multiplexer::Queued::keep);
 }
 
 }  // namespace fencelock::detail
