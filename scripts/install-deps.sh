@@ -16,6 +16,8 @@
 #          STORE.md's examples read fields with it, and run under test)
 #   bench  demo, plus Google Benchmark (bench/store, bench/queue) and redis-benchmark (redis-tools);
 #          bench/compare.sh installs Node.js and the npm peers it compares with itself
+#   lint   build (scripts/lint.sh configures a build directory for its compile commands), plus
+#          clang-format (14) and clang-tidy-16 (clang-tidy 14 cannot parse libstdc++'s <expected>)
 #
 # Needs root (or sudo) only when something is missing; README, "Installing the library", says how
 # to do without.
@@ -26,6 +28,7 @@ build=(build-essential cmake pkg-config libhiredis-dev libssl-dev libpq-dev libs
 servers=(redis-server redis-tools)
 test_only=(postgresql libgtest-dev openssl dpkg-dev chromium libpng-dev jq)
 bench_only=(libbenchmark-dev)
+lint_only=(clang-format clang-tidy-16)
 
 packages=()
 if [ "${1:-}" = "--packages" ]; then
@@ -39,7 +42,8 @@ else
       demo)  packages+=("${build[@]}" "${servers[@]}") ;;
       test)  packages+=("${build[@]}" "${servers[@]}" "${test_only[@]}") ;;
       bench) packages+=("${build[@]}" "${servers[@]}" "${bench_only[@]}") ;;
-      *) echo "install-deps.sh: unknown task '$task' (build, demo, test, bench; or --packages PKG...)" >&2; exit 2 ;;
+      lint)  packages+=("${build[@]}" "${lint_only[@]}") ;;
+      *) echo "install-deps.sh: unknown task '$task' (build, demo, test, bench, lint; or --packages PKG...)" >&2; exit 2 ;;
     esac
   done
 fi

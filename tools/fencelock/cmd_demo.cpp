@@ -287,7 +287,7 @@ void register_demo_commands(Program& p) {
     cmd->add_flag("--failover", args->failover,
                   "Sentinel failover with lost writes: plain INCR fences against fencelock's");
     cmd->callback([&p, args] {
-        p.run = [&p, args] {
+        p.run = [args] {
             if (!args->timeline.empty()) require_writable_file("--timeline", args->timeline);
             if (!args->failover) return run_demo(*args);
             return demo::run_failover_demo({.seed = args->seed, .workers = args->workers, .duration = args->duration,

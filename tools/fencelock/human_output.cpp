@@ -90,7 +90,7 @@ std::string human_duration(std::int64_t ms) {
     if (ms < 0) return "-" + human_duration(ms == INT64_MIN ? INT64_MAX : -ms);
     constexpr std::int64_t second = 1000, minute = 60 * second, hour = 60 * minute, day = 24 * hour;
     if (ms < second) return fmt::format("{}ms", ms);
-    if (ms < minute) return fmt::format("{:.1f}s", static_cast<double>(ms / 100) / 10.0);
+    if (ms < minute) return fmt::format("{}.{}s", ms / second, ms % second / 100);  // tenths, cut not rounded
     if (ms < hour) return fmt::format("{}m{:02}s", ms / minute, ms % minute / second);
     if (ms < day) return fmt::format("{}h{:02}m", ms / hour, ms % hour / minute);
     return fmt::format("{}d{:02}h", ms / day, ms % day / hour);

@@ -8,7 +8,9 @@
 #include "fencelock/version.hpp"
 #include "secrets.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_cli(int argc, char** argv) {
     using namespace fencelock::cli;
     // A write to a connection Redis has closed raises SIGPIPE (hiredis writes with write(2));
     // the error is handled where it is reported, so the signal must not end the process.
@@ -95,5 +97,17 @@ int main(int argc, char** argv) {
         return fail(exit_invalid_input, "invalid_input", e.message, e.field);
     } catch (const std::exception& e) {
         return fail(exit_internal, "internal", e.what());
+    }
+}
+
+}  // namespace
+
+// Building the command line can throw too (CLI11 refuses a duplicate option name): an internal
+// error, reported as one, never std::terminate.
+int main(int argc, char** argv) {
+    try {
+        return run_cli(argc, argv);
+    } catch (const std::exception& e) {
+        return fencelock::cli::fail(fencelock::cli::exit_internal, "internal", e.what());
     }
 }
