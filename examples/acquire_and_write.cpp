@@ -1,6 +1,8 @@
 // Acquire a lease, write through the fenced store with its fence, release: the README's first
 // library example, which is this whole program (it includes only installed headers, so the
 // README's text builds as it is against the package).
+// README.md shows this region as written: not reformatted.
+// clang-format off
 // readme:begin
 #include <fencelock/fencelock.hpp>
 #include <fencelock/store.hpp>
@@ -43,3 +45,4 @@ int main() {
     return 0;
 }
 // readme:end
+// clang-format on

@@ -13,6 +13,8 @@ int main() {
     auto client = fencelock::AsyncLockClient::create({.endpoint = *fencelock::parse_redis_url(example::redis_url())});
     if (!client) return example::fail("bad client options");
     std::atomic<int> done{0};
+    // README.md shows this region as written: not reformatted.
+    // clang-format off
     // readme:begin
     std::latch finished(16);
     for (int i = 0; i < 16; ++i) {
@@ -28,6 +30,7 @@ int main() {
     }
     finished.wait();  // only this thread waits; the 16 lockers had no thread of their own
     // readme:end
+    // clang-format on
     if (done != 16) return example::fail(std::to_string(done.load()) + " of 16 cycles completed");
     std::puts("async_lockers: 16 lockers acquired and released");
     return 0;

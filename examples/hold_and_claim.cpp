@@ -9,6 +9,8 @@ int main() {
     auto client = fencelock::LockClient::create({.endpoint = *fencelock::parse_redis_url(example::redis_url())});
     if (!client) return example::fail("bad client options");
     const auto order = *fencelock::ResourceName::make("order:43");
+    // README.md shows this region as written: not reformatted.
+    // clang-format off
     // readme:begin
     auto store = fencelock::FencedStore::create({.url = example::db_url()});
     (void)store->init();
@@ -20,6 +22,7 @@ int main() {
     // ... compute, checking lease.stop_token() ...
     auto written = store->write(order, lease.fence(), "shipped", {.owner = lease.owner()});  // stale if overtaken
     // readme:end
+    // clang-format on
     if (!claimed) return example::fail(claimed.error().detail);
     if (!written || written->status != fencelock::WriteStatus::applied) return example::fail("write not applied");
     std::puts("hold_and_claim: claimed and wrote order:43 under a kept lease");

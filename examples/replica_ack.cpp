@@ -8,6 +8,8 @@ int main() {
     using namespace std::chrono_literals;
     auto client = fencelock::LockClient::create({.endpoint = *fencelock::parse_redis_url(example::redis_url())});
     if (!client) return example::fail("bad client options");
+    // README.md shows this region as written: not reformatted.
+    // clang-format off
     // readme:begin
     const auto resource = *fencelock::ResourceName::make("order:42");
     auto got = client->acquire(resource, {.lease = 30s, .wait = 1s, .replicas = 1, .replica_timeout = 200ms});
@@ -15,6 +17,7 @@ int main() {
         // No replica acknowledged the lease within 1 s of attempts: nobody holds it; try later.
     }
     // readme:end
+    // clang-format on
     if (got && got->acquired()) {
         (void)client->release(resource, got->lease->owner);
         std::puts("replica_ack: a replica acknowledged the lease");

@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
     int failed = 0;
     for (int i = 1; i < argc; ++i) {
         fencelock::test_support::TempDir dir("fencelock-example");
-        const auto ran = fencelock::local::run_process(
-            {argv[i]}, {"FENCELOCK_REDIS_URL=" + redis.url(), "FENCELOCK_DB_URL=sqlite://" + (dir.path() / "db").string()});
+        const auto ran =
+            fencelock::local::run_process({argv[i]}, {"FENCELOCK_REDIS_URL=" + redis.url(),
+                                                      "FENCELOCK_DB_URL=sqlite://" + (dir.path() / "db").string()});
         std::printf("%s: exit %d\n%s%s", argv[i], ran.exit_code, ran.out.c_str(), ran.err.c_str());
         if (ran.exit_code != 0) ++failed;
     }

@@ -48,19 +48,24 @@ nlohmann::json run(const Scenario& sc, const local::RedisServer& redis, int roun
         if (!sc.hot || i == 0) store.create_resource(ResourceName::make(r).value(), std::string_view("")).value();
     }
     auto locks = LockClient::create(ClientOptions{.endpoint = ep, .pool_size = sc.slots + 1}).value();
-    WorkerOptions options{.concurrency = sc.slots, .processing = {.lease = milliseconds(10'000)},
-                          .block = milliseconds(50), .promote_every = milliseconds(20)};
+    WorkerOptions options{.concurrency = sc.slots,
+                          .processing = {.lease = milliseconds(10'000)},
+                          .block = milliseconds(50),
+                          .promote_every = milliseconds(20)};
     options.processing.retry.contention = sc.contention;
     auto worker = QueueWorker::create(QueueOptions{.queue = qname, .endpoint = ep}, options, locks, store).value();
     std::stop_source stop;
     const auto start = std::chrono::steady_clock::now();
     std::thread t([&] {
-        worker.run([](const JobContext& ctx, Transaction& tx) -> std::expected<void, JobFailure> {
-            if (auto r = tx.exec("INSERT INTO effects (job, fence) VALUES ($1, $2)",
-                                 {ctx.job.id, std::to_string(ctx.fence.value())}); !r)
-                return std::unexpected(JobFailure::business(r.error().detail));
-            return {};
-        }, stop.get_token());
+        worker.run(
+            [](const JobContext& ctx, Transaction& tx) -> std::expected<void, JobFailure> {
+                if (auto r = tx.exec("INSERT INTO effects (job, fence) VALUES ($1, $2)",
+                                     {ctx.job.id, std::to_string(ctx.fence.value())});
+                    !r)
+                    return std::unexpected(JobFailure::business(r.error().detail));
+                return {};
+            },
+            stop.get_token());
     });
     while (queue.stats().value().counter("completed") < sc.jobs) std::this_thread::sleep_for(milliseconds(2));
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -68,8 +73,12 @@ nlohmann::json run(const Scenario& sc, const local::RedisServer& redis, int roun
     t.join();
     const auto s = queue.stats().value();
     std::filesystem::remove_all(dir);
-    return {{"scenario", sc.name}, {"slots", sc.slots}, {"jobs", sc.jobs}, {"seconds", secs},
-            {"jobs_per_second", sc.jobs / secs}, {"contention_retries", s.counter("contention_retries")}};
+    return {{"scenario", sc.name},
+            {"slots", sc.slots},
+            {"jobs", sc.jobs},
+            {"seconds", secs},
+            {"jobs_per_second", sc.jobs / secs},
+            {"contention_retries", s.counter("contention_retries")}};
 }
 
 }  // namespace
@@ -85,10 +94,8 @@ int main(int argc, char** argv) {
     const RetryPolicy defaults{};
     const RetryPolicy fast{.base = milliseconds(5), .cap = milliseconds(100), .jitter = milliseconds(10)};
     const std::vector<Scenario> scenarios = {
-        {"distinct-1", 1, false, jobs, defaults},
-        {"distinct-8", 8, false, jobs, defaults},
-        {"hot-1", 1, true, hot_jobs, defaults},
-        {"hot-8-default-backoff", 8, true, hot_jobs, defaults},
+        {"distinct-1", 1, false, jobs, defaults},        {"distinct-8", 8, false, jobs, defaults},
+        {"hot-1", 1, true, hot_jobs, defaults},          {"hot-8-default-backoff", 8, true, hot_jobs, defaults},
         {"hot-8-fast-backoff", 8, true, hot_jobs, fast},
     };
     int round = 0;

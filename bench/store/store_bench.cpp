@@ -18,15 +18,15 @@
 // Run: taskset -c 0 build/bench/store/store_bench --benchmark_min_time=2
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <unistd.h>
 
 #include "fencelock/store.hpp"
+#include "local_servers/postgres_server.hpp"
 #include "store/session.hpp"
 #include "store/sql.hpp"
-#include "local_servers/postgres_server.hpp"
 
 namespace {
 
@@ -88,8 +88,9 @@ void plain_update(benchmark::State& state, Target* t) {
     std::uint64_t n = 0;
     for (auto _ : state) {
         const std::string value = "value" + std::to_string(++n);
-        auto r = t->raw->exec("UPDATE fencelock_resources SET value = $2, updated_at = CURRENT_TIMESTAMP WHERE resource = $1",
-                              {detail::Param(std::string_view("bench")), detail::Param(std::string_view(value))});
+        auto r = t->raw->exec(
+            "UPDATE fencelock_resources SET value = $2, updated_at = CURRENT_TIMESTAMP WHERE resource = $1",
+            {detail::Param(std::string_view("bench")), detail::Param(std::string_view(value))});
         if (!r || r->affected != 1) state.SkipWithError("update failed");
     }
 }
@@ -132,9 +133,10 @@ void two_step_txn(benchmark::State& state, Target* t) {
                                   {r});
         ok = ok && guard && guard->rows.size() == 1;
         ok = ok && t->raw->exec(app_update, {}).has_value();
-        auto up = t->raw->exec("UPDATE fencelock_resources SET last_fence = $2, last_owner = NULL, "
-                               "updated_at = CURRENT_TIMESTAMP WHERE resource = $1 AND last_fence < $2",
-                               {r, fence});
+        auto up = t->raw->exec(
+            "UPDATE fencelock_resources SET last_fence = $2, last_owner = NULL, "
+            "updated_at = CURRENT_TIMESTAMP WHERE resource = $1 AND last_fence < $2",
+            {r, fence});
         ok = ok && up && up->affected == 1;
         ok = ok && t->raw->exec("COMMIT", {}).has_value();
         if (!ok) state.SkipWithError("two-step transaction failed");
@@ -183,9 +185,10 @@ std::unique_ptr<Target> prepare(std::string name, std::string url) {
         throw std::runtime_error("bench table");
     // Both connections are open now (the store keeps its session in the pool between calls).
     if (t->raw->backend() == StoreBackend::postgresql) {
-        auto pids = t->raw->exec("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-                                 "AND backend_type = 'client backend'",
-                                 {});
+        auto pids = t->raw->exec(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND backend_type = 'client backend'",
+            {});
         if (pids)
             for (const auto& row : pids->rows) t->backends.push_back(row.at(0).value_or(""));
     }

@@ -102,15 +102,13 @@ public:
     /// the wait; when the wait ends on an error, that error is returned (not "contended"). If
     /// the last attempt's outcome was unknown and the token was generated here (so the caller
     /// cannot retry with it), a best-effort release frees what Redis may have granted.
-    Result<Acquisition> acquire(const ResourceName& resource, const AcquireOptions& options,
+    Result<Acquisition> acquire(const ResourceName& resource, const AcquireOptions& options, std::stop_token stop = {});
+    Result<Acquisition> acquire(const ResourceName& resource, const OwnerToken& owner, const AcquireOptions& options,
                                 std::stop_token stop = {});
-    Result<Acquisition> acquire(const ResourceName& resource, const OwnerToken& owner,
-                                const AcquireOptions& options, std::stop_token stop = {});
 
     /// Extends the lease to `lease` from now if `owner` still holds it and the max hold has
     /// not been reached (Redis decides both, from its own clock).
-    Result<Renewal> renew(const ResourceName& resource, const OwnerToken& owner,
-                          milliseconds lease);
+    Result<Renewal> renew(const ResourceName& resource, const OwnerToken& owner, milliseconds lease);
 
     /// Deletes the lock only if `owner` still holds it (compare-and-delete).
     Result<ReleaseStatus> release(const ResourceName& resource, const OwnerToken& owner);
@@ -120,8 +118,8 @@ public:
     /// released, destroyed or lost. The lease is registered with the keeper before the request
     /// is sent, so no granted lease exists that the keeper does not know about.
     Result<Holding> hold(const ResourceName& resource, const AcquireOptions& options);
-    Result<Holding> hold(const ResourceName& resource, const AcquireOptions& options,
-                         KeepOptions keep, std::stop_token stop = {});
+    Result<Holding> hold(const ResourceName& resource, const AcquireOptions& options, KeepOptions keep,
+                         std::stop_token stop = {});
 
     /// Counters of this client's keeper (all zero before the first hold()).
     KeeperStats keeper_stats() const;

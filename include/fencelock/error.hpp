@@ -74,9 +74,7 @@ enum class failure_kind {
 
 const std::error_category& error_category() noexcept;
 
-inline std::error_code make_error_code(errc e) noexcept {
-    return {static_cast<int>(e), error_category()};
-}
+inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
 /// Refusals of a Redis server that may evict keys (maxmemory-policy other than `noeviction`):
 /// an evicted fence counter would hand out a fence twice, an evicted lease would let a second

@@ -29,8 +29,7 @@ public:
     LogValue(bool b) : v_(b) {}
     LogValue(double d) : v_(d) {}
     template <std::integral T>
-        requires(!std::same_as<T, bool> && !std::same_as<T, char>)
-    LogValue(T n) {
+    requires(!std::same_as<T, bool> && !std::same_as<T, char>) LogValue(T n) {
         if constexpr (std::is_signed_v<T>) v_ = static_cast<std::int64_t>(n);
         else v_ = static_cast<std::uint64_t>(n);
     }

@@ -9,12 +9,12 @@
 
 #include <functional>
 #include <initializer_list>
-#include <optional>
-#include <utility>
-#include <vector>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "fencelock/log_value.hpp"
 #include "fencelock/observer.hpp"
@@ -79,10 +79,18 @@ private:
 class ObserverChain final : public LockObserver {
 public:
     explicit ObserverChain(std::vector<std::shared_ptr<LockObserver>> observers) : observers_(std::move(observers)) {}
-    void on_acquire(const AcquireEvent& e) noexcept override { for (auto& o : observers_) o->on_acquire(e); }
-    void on_renew(const RenewEvent& e) noexcept override { for (auto& o : observers_) o->on_renew(e); }
-    void on_release(const ReleaseEvent& e) noexcept override { for (auto& o : observers_) o->on_release(e); }
-    void on_lease_lost(const LossEvent& e) noexcept override { for (auto& o : observers_) o->on_lease_lost(e); }
+    void on_acquire(const AcquireEvent& e) noexcept override {
+        for (auto& o : observers_) o->on_acquire(e);
+    }
+    void on_renew(const RenewEvent& e) noexcept override {
+        for (auto& o : observers_) o->on_renew(e);
+    }
+    void on_release(const ReleaseEvent& e) noexcept override {
+        for (auto& o : observers_) o->on_release(e);
+    }
+    void on_lease_lost(const LossEvent& e) noexcept override {
+        for (auto& o : observers_) o->on_lease_lost(e);
+    }
 
 private:
     std::vector<std::shared_ptr<LockObserver>> observers_;

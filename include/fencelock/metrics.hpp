@@ -28,10 +28,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <system_error>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <vector>
 
 #include "fencelock/observer.hpp"
 #include "fencelock/store_observer.hpp"

@@ -275,8 +275,8 @@ struct WorkerStats {
 class QueueWorker {
 public:
     /// The client and store must outlive the worker.
-    static std::expected<QueueWorker, OptionError> create(QueueOptions queue, WorkerOptions options,
-                                                          LockClient& locks, FencedStore& store);
+    static std::expected<QueueWorker, OptionError> create(QueueOptions queue, WorkerOptions options, LockClient& locks,
+                                                          FencedStore& store);
     QueueWorker(QueueWorker&&) noexcept;
     QueueWorker& operator=(QueueWorker&&) noexcept;
     ~QueueWorker();

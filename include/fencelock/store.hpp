@@ -146,7 +146,10 @@ private:
     friend struct detail::TransactAttempt;
     Transaction(detail::Session& session, std::string resource, FencingToken fence, std::string value,
                 StoreBackend backend)
-        : session_(session), resource_(std::move(resource)), fence_(fence), value_(std::move(value)),
+        : session_(session),
+          resource_(std::move(resource)),
+          fence_(fence),
+          value_(std::move(value)),
           backend_(backend) {}
     StoreResult<Rows> run(std::string_view sql, std::span<const std::optional<std::string>> params);
     /// Poisons the transaction with `e` (transact() will roll back and return it) and returns it.

@@ -57,9 +57,7 @@ struct StoreError {
 
 const std::error_category& store_error_category() noexcept;
 
-inline std::error_code make_error_code(store_errc e) noexcept {
-    return {static_cast<int>(e), store_error_category()};
-}
+inline std::error_code make_error_code(store_errc e) noexcept { return {static_cast<int>(e), store_error_category()}; }
 
 /// What to do after a store error: retryable (nothing happened), outcome_unknown (it may have
 /// happened) or fatal (fix configuration or data first). Codes of the lock's `fencelock`

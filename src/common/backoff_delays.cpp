@@ -17,10 +17,8 @@ std::chrono::milliseconds backoff_ceiling(const BackoffPolicy& policy, unsigned 
     return ceiling < policy.max ? ceiling : policy.max;
 }
 
-std::chrono::milliseconds full_jitter(const BackoffPolicy& policy, unsigned attempt,
-                                      std::mt19937_64& rng) noexcept {
-    std::uniform_int_distribution<std::chrono::milliseconds::rep> pick(
-        0, backoff_ceiling(policy, attempt).count());
+std::chrono::milliseconds full_jitter(const BackoffPolicy& policy, unsigned attempt, std::mt19937_64& rng) noexcept {
+    std::uniform_int_distribution<std::chrono::milliseconds::rep> pick(0, backoff_ceiling(policy, attempt).count());
     return std::chrono::milliseconds(pick(rng));
 }
 

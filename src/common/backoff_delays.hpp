@@ -11,8 +11,7 @@ namespace fencelock::detail {
 std::chrono::milliseconds backoff_ceiling(const BackoffPolicy& policy, unsigned attempt) noexcept;
 
 /// A delay uniform in [0, backoff_ceiling(policy, attempt)].
-std::chrono::milliseconds full_jitter(const BackoffPolicy& policy, unsigned attempt,
-                                      std::mt19937_64& rng) noexcept;
+std::chrono::milliseconds full_jitter(const BackoffPolicy& policy, unsigned attempt, std::mt19937_64& rng) noexcept;
 
 /// The fallback sleep of a waiter that release messages wake: until the holder's lease would
 /// end (it can expire without a release), plus up to policy.base of jitter so the waiters of

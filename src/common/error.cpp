@@ -17,8 +17,7 @@ public:
         switch (static_cast<errc>(value)) {
             case errc::unavailable: return "Redis unavailable (could not connect)";
             case errc::reply_timeout: return "no reply from Redis in time (outcome unknown)";
-            case errc::connection_lost:
-                return "connection to Redis lost after sending (outcome unknown)";
+            case errc::connection_lost: return "connection to Redis lost after sending (outcome unknown)";
             case errc::auth_failed: return "Redis authentication failed";
             case errc::server_busy:
                 return "Redis cannot serve the request now (LOADING, BUSY, TRYAGAIN, CLUSTERDOWN or OOM); nothing was "
@@ -53,9 +52,16 @@ public:
 
 // Value 0 is "no error" for any std::error_code, so 1: the policy could not be read; 2..:
 // Redis 7's policies; the last: any other name.
-constexpr std::array<std::string_view, 10> eviction_policies = {
-    "", "", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random",
-    "volatile-ttl", "(another policy)"};
+constexpr std::array<std::string_view, 10> eviction_policies = {"",
+                                                                "",
+                                                                "allkeys-lru",
+                                                                "allkeys-lfu",
+                                                                "allkeys-random",
+                                                                "volatile-lru",
+                                                                "volatile-lfu",
+                                                                "volatile-random",
+                                                                "volatile-ttl",
+                                                                "(another policy)"};
 
 class EvictionCategory final : public std::error_category {
 public:

@@ -33,8 +33,8 @@ std::string rfc3339_utc(std::chrono::system_clock::time_point t) {
     std::tm tm{};
     ::gmtime_r(&secs, &tm);
     char buf[64];  // room for any int the compiler cannot rule out
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms.count() % 1000));
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms.count() % 1000));
     return buf;
 }
 

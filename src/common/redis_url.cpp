@@ -28,9 +28,12 @@ struct Scheme {
 };
 
 constexpr Scheme schemes[] = {
-    {"redis://", Kind::plain, false},         {"rediss://", Kind::plain, true},
-    {"redis-sentinel://", Kind::sentinel, false}, {"rediss-sentinel://", Kind::sentinel, true},
-    {"redis-cluster://", Kind::cluster, false},   {"rediss-cluster://", Kind::cluster, true},
+    {"redis://", Kind::plain, false},
+    {"rediss://", Kind::plain, true},
+    {"redis-sentinel://", Kind::sentinel, false},
+    {"rediss-sentinel://", Kind::sentinel, true},
+    {"redis-cluster://", Kind::cluster, false},
+    {"rediss-cluster://", Kind::cluster, true},
     {"unix://", Kind::socket, false},
 };
 
@@ -98,8 +101,8 @@ std::string show_path(std::string_view path) {
 }
 
 // `user:password` (user may be empty); the password is required.
-Problem parse_credentials(std::string_view user_text, std::optional<std::string_view> password_text,
-                          std::string& user, std::string& password) {
+Problem parse_credentials(std::string_view user_text, std::optional<std::string_view> password_text, std::string& user,
+                          std::string& password) {
     if (!password_text) return "user given without a password (use user:password@)";
     if (!detail::percent_decode(user_text, user) || !detail::percent_decode(*password_text, password))
         return "bad percent-encoding in user or password";
@@ -110,8 +113,7 @@ Problem parse_credentials(std::string_view user_text, std::optional<std::string_
 // `[user:password]`: the part before the '@' that ends the credentials.
 Problem parse_userinfo(std::string_view userinfo, RedisEndpoint& ep) {
     const std::size_t colon = userinfo.find(':');
-    const auto password =
-        colon == std::string_view::npos ? std::nullopt : std::optional(userinfo.substr(colon + 1));
+    const auto password = colon == std::string_view::npos ? std::nullopt : std::optional(userinfo.substr(colon + 1));
     return parse_credentials(userinfo.substr(0, colon), password, ep.user, ep.password);
 }
 
@@ -329,8 +331,9 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
     auto fail = [](std::string why) { return std::unexpected(UrlError{"invalid Redis URL: " + why}); };
     const Scheme* scheme = scheme_of(url);
     if (scheme == nullptr)
-        return fail("must start with redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster://, "
-                    "rediss-cluster:// or unix://");
+        return fail(
+            "must start with redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster://, "
+            "rediss-cluster:// or unix://");
     const bool sentinel = scheme->kind == Kind::sentinel;
     const bool cluster = scheme->kind == Kind::cluster;
     std::string_view rest = url.substr(scheme->prefix.size());
@@ -343,8 +346,9 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
             return fail("a " + std::string(scheme->prefix) + " URL names its master group after '#' (...#mymaster)");
         const std::string_view name = rest.substr(hash + 1);
         if (name.find('?') != std::string_view::npos)
-            return fail("'?' after the '#master-name': put the ?query before it (...:26379?failover_grace=0#mymaster; "
-                        "a '?' in a master name is written %3F)");
+            return fail(
+                "'?' after the '#master-name': put the ?query before it (...:26379?failover_grace=0#mymaster; "
+                "a '?' in a master name is written %3F)");
         if (!detail::percent_decode(name, ep.master_name)) return fail("bad percent-encoding in the master name");
         if (ep.master_name.empty()) return fail("empty master name after '#'");
         rest = rest.substr(0, hash);

@@ -13,11 +13,11 @@ namespace fencelock {
 std::expected<ResourceName, InvalidName> ResourceName::make(std::string_view name) {
     if (name.empty()) return std::unexpected(InvalidName{"resource name is empty"});
     if (name.size() > max_size)
-        return std::unexpected(InvalidName{"resource name is " + std::to_string(name.size()) +
-                                           " bytes; the limit is " + std::to_string(max_size)});
+        return std::unexpected(InvalidName{"resource name is " + std::to_string(name.size()) + " bytes; the limit is " +
+                                           std::to_string(max_size)});
     if (name.front() == '}')
-        return std::unexpected(InvalidName{
-            "resource name must not start with '}' (it would empty the Redis Cluster hash tag)"});
+        return std::unexpected(
+            InvalidName{"resource name must not start with '}' (it would empty the Redis Cluster hash tag)"});
     return ResourceName(std::string(name));
 }
 
@@ -51,12 +51,10 @@ OwnerToken OwnerToken::generate() { return OwnerToken(detail::random_hex_id()); 
 std::expected<OwnerToken, InvalidName> OwnerToken::make(std::string_view token) {
     if (token.empty()) return std::unexpected(InvalidName{"owner token is empty"});
     if (token.size() > max_size)
-        return std::unexpected(InvalidName{"owner token is longer than " +
-                                           std::to_string(max_size) + " characters"});
+        return std::unexpected(InvalidName{"owner token is longer than " + std::to_string(max_size) + " characters"});
     for (char c : token) {
         if (c <= ' ' || c > '~')
-            return std::unexpected(
-                InvalidName{"owner token must be printable ASCII without spaces"});
+            return std::unexpected(InvalidName{"owner token must be printable ASCII without spaces"});
     }
     return OwnerToken(std::string(token));
 }

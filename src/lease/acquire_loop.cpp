@@ -34,7 +34,8 @@ AcquireStep AcquireLoop::start(steady_time now, bool others_wait, bool subscribe
 
 // A slow subscription is no reason to wait longer than polling would.
 AcquireStep AcquireLoop::join(steady_time now) {
-    return {.kind = Kind::join_line, .until = std::min({deadline_, now + plan_.command_timeout, now + plan_.backoff.max})};
+    return {.kind = Kind::join_line,
+            .until = std::min({deadline_, now + plan_.command_timeout, now + plan_.backoff.max})};
 }
 
 AcquireStep AcquireLoop::joined(bool subscribed, std::size_t ahead, std::optional<steady_time> successor_until) {
@@ -114,7 +115,8 @@ AcquireStep AcquireLoop::replied(const std::expected<AcquireReply, std::error_co
         const failure_kind kind = classify(last_error_);
         if (kind == failure_kind::fatal) {
             // A release may have granted us the lease meanwhile: leave_line gives it back.
-            if (may_be_in_line_ && plan_.direct_grants) queued_.push_back({.kind = Kind::leave_line, .owner = &plan_.owner});
+            if (may_be_in_line_ && plan_.direct_grants)
+                queued_.push_back({.kind = Kind::leave_line, .owner = &plan_.owner});
             queued_.push_back({.kind = Kind::finish, .result = AcquireResult::error, .error = last_error_});
             return next_queued();
         }
@@ -166,8 +168,8 @@ AcquireStep AcquireLoop::waited(bool woken, bool stopped, const std::optional<Di
 // A release granted us the lease and said so (see the header for when that is trusted).
 AcquireStep AcquireLoop::granted(const DirectGrant& g, steady_time now, bool stopped, bool in_grace) {
     ++grants_;
-    woken_ = false;         // the wake-up was ours: nothing to hand on
-    may_be_in_line_ = true; // the lease may be ours: giving up must give it back (leave_line)
+    woken_ = false;          // the wake-up was ours: nothing to hand on
+    may_be_in_line_ = true;  // the lease may be ours: giving up must give it back (leave_line)
     if (stopped || now >= deadline_) {
         queue_give_up();
         return next_queued();
@@ -185,7 +187,7 @@ AcquireStep AcquireLoop::granted(const DirectGrant& g, steady_time now, bool sto
 AcquireStep AcquireLoop::finish_handed(AcquireStep finish) {
     if (!plan_.extend_grants || finish.grant.ttl >= plan_.lease) return finish;
     AcquireStep extend{.kind = Kind::extend, .owner = &plan_.owner, .grant = finish.grant, .sent = finish.sent};
-    extending_ = std::move(finish);
+    extending_ = finish;
     return extend;
 }
 
@@ -195,7 +197,7 @@ AcquireStep AcquireLoop::finish_handed(AcquireStep finish) {
 // the caller's Lease reports as it is.
 AcquireStep AcquireLoop::extended(const std::expected<RenewReply, std::error_code>& reply, steady_time sent,
                                   steady_time now) {
-    AcquireStep finish = std::move(*extending_);
+    AcquireStep finish = *extending_;
     extending_.reset();
     if (reply && reply->status == RenewStatus::renewed) {
         finish.grant.ttl = reply->ttl;

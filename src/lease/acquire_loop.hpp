@@ -116,8 +116,7 @@ public:
     /// ahead of this one. `successor_until`: this client holds the lock until at most then, and
     /// its release will name this waiter its successor (docs/DESIGN.md, "Successors"): a first
     /// join then waits for that grant without an attempt, and attempts if none came by then.
-    AcquireStep joined(bool subscribed, std::size_t ahead,
-                       std::optional<steady_time> successor_until = std::nullopt);
+    AcquireStep joined(bool subscribed, std::size_t ahead, std::optional<steady_time> successor_until = std::nullopt);
     /// A release by this client named this waiter its successor: a grant may come, so giving up
     /// from now on sends leave_line, which gives a handed lease back.
     void named_successor() noexcept { may_be_in_line_ = true; }
@@ -174,17 +173,17 @@ private:
     unsigned failed_ = 0;
     std::chrono::milliseconds holder_ttl_{0};
     std::error_code last_error_;
-    bool in_line_ = false;        // joined the local line
-    bool watched_ = false;        // the last attempt was sent while subscribed
-    bool woken_ = false;          // the last wait ended by a release message
-    bool maybe_granted_ = false;  // an attempt with unknown outcome may hold the lease
-    bool may_be_in_line_ = false; // a waiting attempt was refused: Redis may keep a place for us
+    bool in_line_ = false;         // joined the local line
+    bool watched_ = false;         // the last attempt was sent while subscribed
+    bool woken_ = false;           // the last wait ended by a release message
+    bool maybe_granted_ = false;   // an attempt with unknown outcome may hold the lease
+    bool may_be_in_line_ = false;  // a waiting attempt was refused: Redis may keep a place for us
     // The last refused attempt: the fence it saw and when it was sent (direct grants).
     bool refused_ = false;
     std::optional<FencingToken> refused_fence_;
     steady_time refused_sent_{};
     unsigned grants_ = 0;
-    std::deque<AcquireStep> queued_;  // steps that follow a pass_on / leave_line / release
+    std::deque<AcquireStep> queued_;        // steps that follow a pass_on / leave_line / release
     std::optional<AcquireStep> extending_;  // the finish an extend step holds back
 };
 

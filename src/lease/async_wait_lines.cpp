@@ -68,7 +68,8 @@ bool AsyncWaitLines::has_waiters(const std::string& channel) const {
 bool AsyncWaitLines::waited_lately(const std::string& channel, clock::time_point now) const {
     auto it = lines_.find(channel);
     if (it == lines_.end()) return false;
-    return !it->second.entries.empty() || (it->second.last_left != clock::time_point{} && now < it->second.last_left + linger);
+    return !it->second.entries.empty() ||
+           (it->second.last_left != clock::time_point{} && now < it->second.last_left + linger);
 }
 
 bool AsyncWaitLines::grant(const std::string& channel, std::string_view owner, const DirectGrant& g) {
@@ -93,8 +94,7 @@ void AsyncWaitLines::wake_after(const std::string& channel, Ticket t) {
     if (waiter) waiter->woken();
 }
 
-void AsyncWaitLines::hold(const std::string& channel, std::string owner, std::uint64_t fence,
-                          clock::time_point until) {
+void AsyncWaitLines::hold(const std::string& channel, std::string owner, std::uint64_t fence, clock::time_point until) {
     const auto now = clock::now();
     purge(now);
     lines_[channel].held[fence] = {std::move(owner), until};

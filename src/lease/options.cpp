@@ -50,8 +50,8 @@ std::expected<void, OptionError> AcquireOptions::validate() const {
 std::expected<void, OptionError> AcquireOptions::validate_for(milliseconds command_timeout) const {
     if (auto r = validate(); !r) return r;
     if (replicas > 0 && replica_timeout * 2 > command_timeout)
-        return bad("replica_timeout", "must be at most half the command timeout (" +
-                                          format_duration(command_timeout) + ")");
+        return bad("replica_timeout",
+                   "must be at most half the command timeout (" + format_duration(command_timeout) + ")");
     return {};
 }
 

@@ -34,10 +34,10 @@ class ServerClockWatch {
 public:
     using time = std::chrono::steady_clock::time_point;
     struct Reading {
-        time sent;                       ///< when TIME went out
-        time received;                   ///< when its reply came back
+        time sent;                         ///< when TIME went out
+        time received;                     ///< when its reply came back
         std::chrono::microseconds server;  ///< what TIME said
-        std::int64_t connection = 0;     ///< its origin: CLIENT ID, or a hash of the run_id
+        std::int64_t connection = 0;       ///< its origin: CLIENT ID, or a hash of the run_id
     };
 
     /// A fixed allowance on top of the round trips and the drift: TIME's resolution and noise.
@@ -70,8 +70,9 @@ private:
         using std::chrono::microseconds;
         const auto server = server_now - last.server;
         const auto steady_most = std::chrono::duration_cast<microseconds>(received - last.sent);
-        const auto margin = microseconds(allowance) +
-                            microseconds(static_cast<microseconds::rep>(static_cast<double>(steady_most.count()) * drift_factor_));
+        const auto margin =
+            microseconds(allowance) +
+            microseconds(static_cast<microseconds::rep>(static_cast<double>(steady_most.count()) * drift_factor_));
         if (server > steady_most + margin) return server - steady_most;
         return std::nullopt;
     }

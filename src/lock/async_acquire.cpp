@@ -5,14 +5,14 @@
 #include <stdexcept>
 #include <utility>
 
-#include "lease/attempt_policy.hpp"
 #include "coordinator/redis/calls/leave_line_call.hpp"
 #include "coordinator/redis/calls/release_call.hpp"
 #include "coordinator/redis/calls/renew_call.hpp"
 #include "coordinator/redis/keys.hpp"
-#include "lease/safe_until.hpp"
 #include "coordinator/redis/replica_ack.hpp"
 #include "coordinator/redis/scripts.hpp"
+#include "lease/attempt_policy.hpp"
+#include "lease/safe_until.hpp"
 #include "redis/async_script.hpp"
 
 namespace fencelock::detail {
@@ -48,8 +48,7 @@ public:
           finish_(std::move(finish)),
           rng_(fresh_seed()),
           policy_(o, ReleaseSource::own_client),
-          loop_(policy_.plan(owner, token_is_private, c.options),
-                rng_) {}
+          loop_(policy_.plan(owner, token_is_private, c.options), rng_) {}
 
     void start() {
         const auto now = steady_clock::now();
@@ -127,9 +126,7 @@ private:
                     return drive(loop_.waited(false, true));
                 return;
             }
-            case Kind::pass_on:
-                lines().wake_after(channel_, ticket_);
-                return drive(loop_.done());
+            case Kind::pass_on: lines().wake_after(channel_, ticket_); return drive(loop_.done());
             case Kind::extend: {
                 // A grant bounded by its place (lib/handoff.lua) is renewed to the lease asked.
                 // The lock is this client's from the grant on: waiters arriving meanwhile wait
@@ -138,22 +135,20 @@ private:
                     lines().hold(channel_, owner_.str(), step.grant.fence.value(),
                                  safe_until(step.sent, step.grant.ttl, context_.options.clock_drift_factor));
                 const auto sent = steady_clock::now();
-                return run_script_async(context_.loop, scripts::renew,
-                                        renew_script_call(context_.options.key_prefix, resource_, *step.owner,
-                                                          options_.lease),
-                                        {}, [self = shared_from_this(), sent](std::expected<BatchThen, std::error_code> batch) {
-                                            self->drive(self->loop_.extended(decode_renew_then(batch), sent,
-                                                                             steady_clock::now()));
-                                        });
+                return run_script_async(
+                    context_.loop, scripts::renew,
+                    renew_script_call(context_.options.key_prefix, resource_, *step.owner, options_.lease), {},
+                    [self = shared_from_this(), sent](std::expected<BatchThen, std::error_code> batch) {
+                        self->drive(self->loop_.extended(decode_renew_then(batch), sent, steady_clock::now()));
+                    });
             }
             case Kind::leave_line:
                 return then_done(scripts::leave_line,
                                  leave_line_script_call(context_.options.key_prefix, resource_, *step.owner));
             case Kind::release:
-                return release_on_loop(context_, resource_, *step.owner,
-                                       [self = shared_from_this()](const Result<ReleaseStatus>&) {
-                                           self->drive(self->loop_.done());
-                                       });
+                return release_on_loop(
+                    context_, resource_, *step.owner,
+                    [self = shared_from_this()](const Result<ReleaseStatus>&) { self->drive(self->loop_.done()); });
             case Kind::finish: {
                 const auto now = steady_clock::now();
                 if (in_line_) lines().leave(channel_, ticket_, now);
@@ -189,8 +184,8 @@ private:
             acquire_script_call(context_.options.key_prefix, resource_, owner_, options_, context_.holder,
                                 policy_.wait_place(), local, direct),
             wait_argv(ack_), [self](std::expected<BatchThen, std::error_code> batch) {
-                std::expected<AcquireReply, std::error_code> reply =
-                    batch ? decode_acquire_batch(*batch, self->ack_) : std::unexpected(batch.error());
+                std::expected<AcquireReply, std::error_code> reply = batch ? decode_acquire_batch(*batch, self->ack_)
+                                                                           : std::unexpected(batch.error());
                 // A new grant found inside the grace is given back before anyone hears of it (and
                 // before the loop goes on, as LockClient waits for that release).
                 if (reply && AttemptPolicy::gives_back(*reply, self->in_grace())) {
@@ -231,10 +226,10 @@ private:
     // The local line (loop thread only, like everything here).
     bool in_line_ = false;
     AsyncWaitLines::Ticket ticket_ = 0;
-    bool waiting_ = false;                 // a wait_for_release step is under way
-    std::uint64_t wait_generation_ = 0;    // a wait's timer acts only if no wake-up ended it
-    std::optional<DirectGrant> grant_;     // came while not waiting: for the next wait
-    bool woken_ = false;                   // likewise, a wake-up handed on
+    bool waiting_ = false;               // a wait_for_release step is under way
+    std::uint64_t wait_generation_ = 0;  // a wait's timer acts only if no wake-up ended it
+    std::optional<DirectGrant> grant_;   // came while not waiting: for the next wait
+    bool woken_ = false;                 // likewise, a wake-up handed on
 };
 
 }  // namespace
@@ -285,13 +280,15 @@ void release_on_loop(const AsyncLockContext& context, const ResourceName& resour
          then = std::move(then)](std::expected<BatchThen, std::error_code> batch) mutable {
             std::expected<ReleaseReply, std::error_code> reply = std::unexpected(make_error_code(errc::protocol_error));
             if (!batch) reply = std::unexpected(batch.error());
-            else if (batch->results.size() == 1 && !batch->results.front()) reply = std::unexpected(batch->results.front().error());
+            else if (batch->results.size() == 1 && !batch->results.front())
+                reply = std::unexpected(batch->results.front().error());
             else if (batch->results.size() == 1) reply = decode_release_reply(*batch->results.front());
             context.lines.release(channel, owner);
             // The grant first: it is on the path of whoever waits next.
             if (reply && reply->granted) {
                 reply->granted->grant.release_sent = sent;
-                if (!context.lines.grant(channel, reply->granted->owner, reply->granted->grant) && context.on_foreign_grant)
+                if (!context.lines.grant(channel, reply->granted->owner, reply->granted->grant) &&
+                    context.on_foreign_grant)
                     context.on_foreign_grant(channel, *reply->granted);
             }
             // Nobody of this client holds it now (no grant, or one to a thread of the

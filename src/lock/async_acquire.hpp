@@ -6,20 +6,20 @@
 // What differs from LockClient's driver: the loop hears no release messages, only this client's
 // own releases. So a waiting acquisition joins its client's local line (lease/async_wait_lines.hpp)
 // and takes direct grants from this client's releases only (told by the release's reply, and
-// renewed to the lease asked when its place bounded it); it waits calmly (until the holder's lease would end) only on a lease of this client,
-// and otherwise polls with full-jitter backoff. Everything else is the same code: the attempt's
+// renewed to the lease asked when its place bounded it); it waits calmly (until the holder's lease would end) only on a
+// lease of this client, and otherwise polls with full-jitter backoff. Everything else is the same code: the attempt's
 // script call and reply, the failover grace before and after each attempt, the replica WAIT in
 // the same write, lost replies retried with the same owner token, and giving up (leave_line,
 // release of a lease an unknown outcome may have granted).
 #include <atomic>
 #include <functional>
 
-#include "fencelock/client.hpp"
-#include "lease/acquire_loop.hpp"
-#include "lease/async_wait_lines.hpp"
 #include "coordinator/redis/calls/acquire_call.hpp"
 #include "coordinator/redis/calls/grant_message.hpp"
 #include "coordinator/redis/calls/renew_call.hpp"
+#include "fencelock/client.hpp"
+#include "lease/acquire_loop.hpp"
+#include "lease/async_wait_lines.hpp"
 #include "redis/async_loop.hpp"
 #include "redis/async_script.hpp"
 #include "redis/topology.hpp"

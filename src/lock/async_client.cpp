@@ -11,14 +11,14 @@
 #include <stop_token>
 #include <system_error>
 
+#include "coordinator/redis/redis_coordinator.hpp"
+#include "coordinator/redis/scripts.hpp"
 #include "lock/async_acquire.hpp"
 #include "lock/async_runners.hpp"
 #include "lock/client_core.hpp"
 #include "lock/client_gate.hpp"
 #include "lock/client_results.hpp"
 #include "lock/lock_events.hpp"
-#include "coordinator/redis/redis_coordinator.hpp"
-#include "coordinator/redis/scripts.hpp"
 #include "redis/async_script.hpp"
 
 namespace fencelock {
@@ -45,7 +45,8 @@ struct AsyncLockClient::Impl {
     struct LoopMode {
         // Redis only, for now: the loop speaks to the Redis coordinator's endpoint itself
         // (docs/DESIGN.md, "Layout").
-        explicit LoopMode(detail::ClientCore& sync) : LoopMode(sync.options, detail::redis_coordinator(*sync.coordinator)) {}
+        explicit LoopMode(detail::ClientCore& sync)
+            : LoopMode(sync.options, detail::redis_coordinator(*sync.coordinator)) {}
         LoopMode(const ClientOptions& options, detail::RedisCoordinator& redis)
             : loop(redis.settings()),
               context{loop,
@@ -105,7 +106,8 @@ struct AsyncLockClient::Impl {
     class Completion {
     public:
         Completion(LoopMode& mode, Callback<T> done) : mode_(&mode), done_(std::move(done)) {}
-        Completion(Completion&& other) noexcept : mode_(std::exchange(other.mode_, nullptr)), done_(std::move(other.done_)) {}
+        Completion(Completion&& other) noexcept
+            : mode_(std::exchange(other.mode_, nullptr)), done_(std::move(other.done_)) {}
         Completion& operator=(Completion&&) = delete;
         ~Completion() {
             if (mode_) (*this)(std::unexpected(std::make_error_code(std::errc::not_enough_memory)));
@@ -165,8 +167,8 @@ struct AsyncLockClient::Impl {
     // Loop mode: one acquisition, its result built by `on_granted` as LockClient builds it.
     // One that ends after destruction began gives its lease back and reports cancelled.
     template <typename Out, typename OnGranted, typename Undo>
-    void acquire_on_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
-                         const AcquireOptions& o, Callback<Out> done, OnGranted on_granted, Undo undo) {
+    void acquire_on_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private, const AcquireOptions& o,
+                         Callback<Out> done, OnGranted on_granted, Undo undo) {
         auto completion = begin(done);
         if (!completion) return undo(Result<Out>(cancelled()));
         const auto started = std::chrono::steady_clock::now();
@@ -190,12 +192,12 @@ struct AsyncLockClient::Impl {
     template <typename Then>
     void give_back(Acquisition& got, Then then) {
         const auto& options = client.options();
-        detail::release_on_loop(native->context, got.lease->resource, got.lease->owner,
-                                [&options, lease = *got.lease, then = std::move(then)](const Result<ReleaseStatus>& result) mutable {
-                                    detail::report_release(options.observer.get(), lease.resource, lease.owner, result,
-                                                           std::nullopt);
-                                    then();
-                                });
+        detail::release_on_loop(
+            native->context, got.lease->resource, got.lease->owner,
+            [&options, lease = *got.lease, then = std::move(then)](const Result<ReleaseStatus>& result) mutable {
+                detail::report_release(options.observer.get(), lease.resource, lease.owner, result, std::nullopt);
+                then();
+            });
     }
     template <typename Then>
     void give_back(Holding& got, Then then) {
@@ -239,8 +241,7 @@ void AsyncLockClient::try_acquire(const ResourceName& resource, const AcquireOpt
     acquire(resource, single_attempt(options), std::move(done));
 }
 
-void AsyncLockClient::acquire(const ResourceName& resource, const AcquireOptions& options,
-                              Callback<Acquisition> done) {
+void AsyncLockClient::acquire(const ResourceName& resource, const AcquireOptions& options, Callback<Acquisition> done) {
     detail::require_valid(options, impl_->client.options().command_timeout);
     if (!impl_->native) {
         return impl_->submit<Acquisition>(
@@ -249,10 +250,9 @@ void AsyncLockClient::acquire(const ResourceName& resource, const AcquireOptions
             give_back_acquisition);
     }
     const OwnerToken owner = OwnerToken::generate();
-    impl_->acquire_on_loop<Acquisition>(
-        resource, owner, true, options, std::move(done),
-        detail::lease_for(resource, owner, impl_->client.options().clock_drift_factor),
-        nothing_to_undo<Result<Acquisition>>);
+    impl_->acquire_on_loop<Acquisition>(resource, owner, true, options, std::move(done),
+                                        detail::lease_for(resource, owner, impl_->client.options().clock_drift_factor),
+                                        nothing_to_undo<Result<Acquisition>>);
 }
 
 void AsyncLockClient::renew(const ResourceName& resource, const OwnerToken& owner, milliseconds lease,
@@ -285,11 +285,12 @@ void AsyncLockClient::release(const ResourceName& resource, const OwnerToken& ow
     auto completion = impl_->begin(done);
     if (!completion) return;
     const auto& options = impl_->client.options();
-    detail::release_on_loop(impl_->native->context, resource, owner,
-                            [&options, resource, owner, done = std::move(*completion)](const Result<ReleaseStatus>& result) mutable {
-                                detail::report_release(options.observer.get(), resource, owner, result, std::nullopt);
-                                done(result);
-                            });
+    detail::release_on_loop(
+        impl_->native->context, resource, owner,
+        [&options, resource, owner, done = std::move(*completion)](const Result<ReleaseStatus>& result) mutable {
+            detail::report_release(options.observer.get(), resource, owner, result, std::nullopt);
+            done(result);
+        });
 }
 
 void AsyncLockClient::hold(const ResourceName& resource, const AcquireOptions& options, KeepOptions keep,
@@ -308,12 +309,11 @@ void AsyncLockClient::hold(const ResourceName& resource, const AcquireOptions& o
     const OwnerToken owner = OwnerToken::generate();
     auto state = sync.kept_lease(resource, owner, options, std::move(keep));
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
-    impl_->acquire_on_loop<Holding>(
-        resource, owner, true, options, std::move(done),
-        detail::ClientCore::held_lease_for(keeper, state),
-        [keeper, state](const Result<Holding>& result) {
-            if (!result || !result->acquired()) keeper->remove(state);
-        });
+    impl_->acquire_on_loop<Holding>(resource, owner, true, options, std::move(done),
+                                    detail::ClientCore::held_lease_for(keeper, state),
+                                    [keeper, state](const Result<Holding>& result) {
+                                        if (!result || !result->acquired()) keeper->remove(state);
+                                    });
 }
 
 }  // namespace fencelock

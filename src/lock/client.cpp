@@ -54,9 +54,8 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
     detail::AcquireLoop loop(policy.plan(owner, token_is_private, options), thread_rng());
     std::unique_ptr<detail::WatchSeat> line;
     steady_time sent;
-    auto step = loop.may_wait()
-                    ? loop.start(started, coordinator->has_local_waiters(r), coordinator->watching(r))
-                    : loop.start(started, false);
+    auto step = loop.may_wait() ? loop.start(started, coordinator->has_local_waiters(r), coordinator->watching(r))
+                                : loop.start(started, false);
     for (;;) {
         switch (step.kind) {
             case Kind::attempt: {
@@ -170,7 +169,8 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
     const OwnerToken owner = OwnerToken::generate();
     auto state = impl_->kept_lease(resource, owner, options, std::move(keep));
     keeper->add(state);  // before the request: a grant is never unknown to the keeper
-    auto result = impl_->acquire_loop<Holding>(resource, owner, true, options, stop, Impl::held_lease_for(keeper, state));
+    auto result =
+        impl_->acquire_loop<Holding>(resource, owner, true, options, stop, Impl::held_lease_for(keeper, state));
     if (!result || !result->acquired()) keeper->remove(state);
     return result;
 }
@@ -194,16 +194,14 @@ Result<Renewal> LockClient::renew(const ResourceName& resource, const OwnerToken
 
 Result<ReleaseStatus> LockClient::release(const ResourceName& resource, const OwnerToken& owner) {
     const auto reply = impl_->coordinator->release(resource, owner);
-    const Result<ReleaseStatus> result =
-        reply ? Result<ReleaseStatus>(reply->status) : Result<ReleaseStatus>(std::unexpected(reply.error()));
+    const Result<ReleaseStatus> result = reply ? Result<ReleaseStatus>(reply->status)
+                                               : Result<ReleaseStatus>(std::unexpected(reply.error()));
     detail::report_release(impl_->options.observer.get(), resource, owner, result, std::nullopt);
     if (reply && reply->granted) impl_->coordinator->hand_over(resource, *reply->granted);
     return result;
 }
 
-Result<LockInfo> LockClient::inspect(const ResourceName& resource) {
-    return impl_->coordinator->inspect(resource);
-}
+Result<LockInfo> LockClient::inspect(const ResourceName& resource) { return impl_->coordinator->inspect(resource); }
 
 std::shared_ptr<detail::Coordinator> detail::ClientGate::coordinator(const LockClient& client) {
     return client.impl_->coordinator;

@@ -31,7 +31,7 @@ struct ClientCore {
     // and the caller gets the HeldLease (whose constructor only ClientCore may call).
     static auto held_lease_for(std::shared_ptr<Keeper> keeper, std::shared_ptr<KeptLease> state) {
         return [keeper = std::move(keeper), state = std::move(state)](Holding& out, const AcquireReply& reply,
-                                                                       steady_time sent, steady_time granted_at) {
+                                                                      steady_time sent, steady_time granted_at) {
             keeper->activate(state, sent, reply.ttl, reply.fence, granted_at);
             out.lease.emplace(HeldLease(state, keeper));
         };

@@ -45,8 +45,6 @@ struct LockClient::Impl : detail::ClientCore {
     template <typename Out, typename OnGranted>
     Result<Out> acquire_loop(const ResourceName& r, const OwnerToken& owner, bool token_is_private,
                              const AcquireOptions& o, std::stop_token stop, OnGranted on_granted);
-
 };
-
 
 }  // namespace fencelock

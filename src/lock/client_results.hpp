@@ -37,8 +37,8 @@ Result<Out> finish_acquisition(const AcquireStep& step, const AcquireLoop& loop,
 /// `resource`, safe until the attempt's send + its TTL less the drift margin.
 inline auto lease_for(const ResourceName& resource, const OwnerToken& owner, double drift_factor) {
     return [resource, owner, drift_factor](Acquisition& out, const AcquireReply& reply, steady_time sent, steady_time) {
-        out.lease = Lease{resource, owner, reply.fence, reply.ttl, safe_until(sent, reply.ttl, drift_factor),
-                          reply.reacquired};
+        out.lease =
+            Lease{resource, owner, reply.fence, reply.ttl, safe_until(sent, reply.ttl, drift_factor), reply.reacquired};
     };
 }
 

@@ -1,7 +1,7 @@
 #include <chrono>
 
-#include "lock/renewal_keeper.hpp"
 #include "common/log.hpp"
+#include "lock/renewal_keeper.hpp"
 
 namespace fencelock {
 

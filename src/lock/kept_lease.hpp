@@ -6,21 +6,26 @@
 #include <string>
 
 #include "coordinator/redis/calls/renew_call.hpp"
-#include "lease/renewal.hpp"
-#include "lease/renewal_schedule.hpp"
 #include "coordinator/redis/replica_ack.hpp"
 #include "fencelock/keeper.hpp"
+#include "lease/renewal.hpp"
+#include "lease/renewal_schedule.hpp"
 
 namespace fencelock::detail {
 
 struct KeptLease {
     enum class State { pending, active, lost };
 
-    KeptLease(ResourceName r, OwnerToken o, std::chrono::milliseconds lease_length, RenewalPolicy p,
-              KeepOptions k, std::string lock_key_, ReplicaAck replica_ack)
-        : resource(std::move(r)), owner(std::move(o)), lease(lease_length),
-          lease_ms(lease_argument(lease_length)), policy(p), keep(std::move(k)),
-          lock_key(std::move(lock_key_)), ack(replica_ack) {}
+    KeptLease(ResourceName r, OwnerToken o, std::chrono::milliseconds lease_length, RenewalPolicy p, KeepOptions k,
+              std::string lock_key_, ReplicaAck replica_ack)
+        : resource(std::move(r)),
+          owner(std::move(o)),
+          lease(lease_length),
+          lease_ms(lease_argument(lease_length)),
+          policy(p),
+          keep(std::move(k)),
+          lock_key(std::move(lock_key_)),
+          ack(replica_ack) {}
 
     const ResourceName resource;
     const OwnerToken owner;
@@ -49,8 +54,8 @@ struct KeptLease {
     // Guarded by the keeper's mutex.
     steady_time next_renewal{};  ///< as planned in the keeper's schedule
     ScheduleSlot schedule;       ///< its place in the keeper's RenewalSchedule
-    bool leaving = false;       ///< release() is taking it off the keeper
-    bool loss_pending = false;  ///< marked lost; its stop token and on_lost have not finished
+    bool leaving = false;        ///< release() is taking it off the keeper
+    bool loss_pending = false;   ///< marked lost; its stop token and on_lost have not finished
 
     steady_time deadline() const noexcept { return steady_time(steady_time::duration(safe_until.load())); }
     void set_deadline(steady_time t) noexcept { safe_until.store(t.time_since_epoch().count()); }

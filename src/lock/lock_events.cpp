@@ -23,14 +23,23 @@ void report_acquire(LockObserver* observer, const AcquireStep& finish, const Res
                   {{"resource", resource.str()},
                    {"fence", finish.grant.fence.value()},
                    {"behind_ms", std::chrono::duration_cast<std::chrono::milliseconds>(*behind).count()},
-                   {"hint", "the Redis server's clock is behind the fences it issued before (stepped back, or a "
-                            "promoted replica's clock lags): fences may go backwards across a failover that loses "
-                            "writes; fix the server's clock (docs/RUNBOOK.md, clock behind)"}});
+                   {"hint",
+                    "the Redis server's clock is behind the fences it issued before (stepped back, or a "
+                    "promoted replica's clock lags): fences may go backwards across a failover that loses "
+                    "writes; fix the server's clock (docs/RUNBOOK.md, clock behind)"}});
     if (observer == nullptr) return;
     const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-    AcquireEvent event{resource, owner, finish.result, acquired ? std::optional(finish.grant.fence) : std::nullopt,
-                       loop.attempts(), took, options.lease, acquired ? std::error_code{} : finish.error, loop.contended_attempts(),
-                       loop.failed_attempts(), loop.direct_grants()};
+    AcquireEvent event{resource,
+                       owner,
+                       finish.result,
+                       acquired ? std::optional(finish.grant.fence) : std::nullopt,
+                       loop.attempts(),
+                       took,
+                       options.lease,
+                       acquired ? std::error_code{} : finish.error,
+                       loop.contended_attempts(),
+                       loop.failed_attempts(),
+                       loop.direct_grants()};
     event.clock_behind = behind;
     observer->on_acquire(event);
 }

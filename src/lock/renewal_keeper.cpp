@@ -27,8 +27,12 @@ constexpr std::size_t max_round_trip = 1000;
 
 Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
                std::shared_ptr<LockObserver> observer, ClockWatchTerms clock)
-    : connection_(std::move(connection)), pool_(std::move(pool)), prefix_(std::move(key_prefix)),
-      observer_(std::move(observer)), lane_map_(slot_routes(*connection_) == nullptr), clock_terms_(clock),
+    : connection_(std::move(connection)),
+      pool_(std::move(pool)),
+      prefix_(std::move(key_prefix)),
+      observer_(std::move(observer)),
+      lane_map_(slot_routes(*connection_) == nullptr),
+      clock_terms_(clock),
       thread_([this](std::stop_token stop) { run(stop); }) {
     // The lane of a single server (or of a cluster before its map is loaded) is ready before
     // the first renewal, as the one sender was: no thread start delays it.
@@ -87,8 +91,7 @@ void Keeper::remove(const std::shared_ptr<KeptLease>& lease) {
     std::unique_lock lock(mutex_);
     lease->leaving = true;
     schedule_.forget(lease);
-    if (std::this_thread::get_id() != thread_.get_id())
-        changed_.wait(lock, [&] { return !lease->loss_pending; });
+    if (std::this_thread::get_id() != thread_.get_id()) changed_.wait(lock, [&] { return !lease->loss_pending; });
     leases_.erase(lease);
 }
 
@@ -189,10 +192,12 @@ void Keeper::hand_to_lanes(steady_time now) {
         Lane& lane = lane_for(*lease);
         if (!lane.open) return false;
         lane.batch.push_back(lease);
-        if (!lane_map_.single() && lane.sample.expired()) lane.sample = lease;  // the node has kept leases: watch its clock
+        if (!lane_map_.single() && lane.sample.expired())
+            lane.sample = lease;  // the node has kept leases: watch its clock
         if (now > lease->next_renewal)
-            stats_.max_send_lateness = std::max(
-                stats_.max_send_lateness, std::chrono::duration_cast<std::chrono::microseconds>(now - lease->next_renewal));
+            stats_.max_send_lateness =
+                std::max(stats_.max_send_lateness,
+                         std::chrono::duration_cast<std::chrono::microseconds>(now - lease->next_renewal));
         return true;
     });
     for (auto& lane : lanes_)
@@ -205,7 +210,8 @@ void Keeper::fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost) {
             observer_->on_lease_lost(LossEvent{lease->resource, lease->owner, FencingToken(lease->fence),
                                                lease->reason.load(), lease->held_for(steady_clock::now())});
         lease->stop.request_stop();
-        if (lease->keep.on_lost) lease->keep.on_lost(LeaseLoss{lease->resource, FencingToken(lease->fence), lease->reason});
+        if (lease->keep.on_lost)
+            lease->keep.on_lost(LeaseLoss{lease->resource, FencingToken(lease->fence), lease->reason});
     }
 }
 
@@ -221,7 +227,8 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
         const bool watch_clock = watches_clock(lane);
         lane.kept_news = false;
         const auto woken = [&] {
-            return !lane.batch.empty() || (!watch_clock && (lane_map_.single() ? schedule_.size() > 0 : lane.kept_news));
+            return !lane.batch.empty() ||
+                   (!watch_clock && (lane_map_.single() ? schedule_.size() > 0 : lane.kept_news));
         };
         if (watch_clock) lane.work.wait_until(lock, stop, lane.next_probe, woken);
         else lane.work.wait(lock, stop, woken);
@@ -229,8 +236,8 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
         if (steady_clock::now() >= lane.next_probe && watches_clock(lane)) probe_clock(lane, lock);
         if (lane.batch.empty()) continue;
         for (std::size_t first = 0; first < lane.batch.size() && !stop.stop_requested(); first += max_round_trip) {
-            const std::span<const std::shared_ptr<KeptLease>> part(
-                lane.batch.data() + first, std::min(max_round_trip, lane.batch.size() - first));
+            const std::span<const std::shared_ptr<KeptLease>> part(lane.batch.data() + first,
+                                                                   std::min(max_round_trip, lane.batch.size() - first));
             calls.clear();
             ReplicaAck ack;  // one WAIT per round trip: the most any of its leases asks for
             for (const auto& lease : part) {
@@ -330,9 +337,10 @@ void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
               {{"step_ms", std::chrono::duration_cast<std::chrono::milliseconds>(*step).count()},
                {"node", node},
                {"leases_lost", static_cast<std::uint64_t>(gone.size())},
-               {"hint", "the Redis server's wall clock jumped forward and Redis expires keys by it: every lease "
-                        "there may have ended early. Keep server clocks slewing, never stepping (chrony without "
-                        "makestep after boot)"}});
+               {"hint",
+                "the Redis server's wall clock jumped forward and Redis expires keys by it: every lease "
+                "there may have ended early. Keep server clocks slewing, never stepping (chrony without "
+                "makestep after boot)"}});
     dirty_ = true;
     changed_.notify_all();
 }
@@ -347,14 +355,16 @@ std::optional<std::chrono::milliseconds> Keeper::apply(std::span<const std::shar
     for (std::size_t i = 0; i < batch.size(); ++i) {
         KeptLease& lease = *batch[i];
         std::expected<RenewReply, std::error_code> reply = decode_renew_result(results.results, i);
-        if (reply && reply->server_time) server_time = std::max(server_time.value_or(*reply->server_time), *reply->server_time);
+        if (reply && reply->server_time)
+            server_time = std::max(server_time.value_or(*reply->server_time), *reply->server_time);
         // release() owns a leaving lease; a lost one stays lost (the timer declared it).
         if (lease.leaving || lease.state != State::active) continue;
         // A renewal fewer replicas acknowledged than the lease asked for is not a confirmation:
         // safe_until stays where the last acknowledged one put it (what a promoted replica
         // would still have), and the renewal is retried. Nothing says the lease is gone.
         if (reply && reply->status == RenewStatus::renewed)
-            if (const std::error_code e = replication_shortfall(lease.ack, results.acknowledged)) reply = std::unexpected(e);
+            if (const std::error_code e = replication_shortfall(lease.ack, results.acknowledged))
+                reply = std::unexpected(e);
         report_renew(observer_.get(), lease.resource, lease.owner, reply, lease.lease, true);
         if (!reply) {
             // Outcome unknown or Redis failing: retry while the lease can still be saved.

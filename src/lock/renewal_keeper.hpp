@@ -21,9 +21,9 @@
 #include "coordinator/coordinator.hpp"
 #include "coordinator/redis/calls/renew_call.hpp"
 #include "coordinator/redis/keeper_lanes.hpp"
-#include "lock/kept_lease.hpp"
 #include "lease/renewal_schedule.hpp"
 #include "lease/server_clock_watch.hpp"
+#include "lock/kept_lease.hpp"
 #include "redis/connection.hpp"
 #include "redis/connection_pool.hpp"
 #include "redis/topology.hpp"
@@ -62,11 +62,11 @@ private:
     /// One node's renewals: at most one batch on the wire at a time.
     struct Lane {
         explicit Lane(double drift_factor) : clock(drift_factor) {}
-        std::size_t index = 0;              ///< in lane_map_, which knows its node
-        Batch batch;                        ///< on its way to Redis; empty: idle
-        bool open = false;                  ///< idle when the timer's sweep began: takes due leases
-        std::condition_variable_any work;   ///< wakes this lane's sender
-        ServerClockWatch clock;             ///< this node's clock (the sender's alone)
+        std::size_t index = 0;             ///< in lane_map_, which knows its node
+        Batch batch;                       ///< on its way to Redis; empty: idle
+        bool open = false;                 ///< idle when the timer's sweep began: takes due leases
+        std::condition_variable_any work;  ///< wakes this lane's sender
+        ServerClockWatch clock;            ///< this node's clock (the sender's alone)
         steady_time next_probe{};
         /// On a cluster: a kept lease of this node, whose key routes the clock probe there.
         std::weak_ptr<KeptLease> sample;
@@ -108,12 +108,13 @@ private:
     /// lanes_.front(). Mutex held (lanes are made by the timer thread).
     KeeperLanes lane_map_;
     std::mutex mutex_;
-    std::condition_variable_any changed_;  ///< wakes the timer thread and remove()
+    std::condition_variable_any changed_;                    ///< wakes the timer thread and remove()
     std::unordered_set<std::shared_ptr<KeptLease>> leases_;  ///< added, not yet removed or lost
     RenewalSchedule<std::shared_ptr<KeptLease>> schedule_;   ///< the active leases' renewals and deadlines
     /// Due, and taken off the schedule, but their lane was busy: sent when it is idle again.
     std::vector<std::shared_ptr<KeptLease>> waiting_;
-    std::vector<std::unique_ptr<Lane>> lanes_;     ///< by lane_map_ index; made by the timer thread as nodes appear; never shrinks
+    std::vector<std::unique_ptr<Lane>>
+        lanes_;  ///< by lane_map_ index; made by the timer thread as nodes appear; never shrinks
     std::vector<std::shared_ptr<KeptLease>> lost_;  ///< marked lost, callbacks not run yet
     bool dirty_ = false;
     KeeperStats stats_;

@@ -1,9 +1,9 @@
 #include <cstdio>
 #include <string>
 
+#include "common/log.hpp"
 #include "fencelock/error.hpp"
 #include "fencelock/logging.hpp"
-#include "common/log.hpp"
 #include "obs/renewal_log_limit.hpp"
 
 namespace fencelock {
@@ -70,7 +70,7 @@ void JsonLogObserver::log(LogLevel level, std::string_view event, std::string_vi
 
 void JsonLogObserver::on_acquire(const AcquireEvent& e) noexcept {
     const bool failed = e.result == AcquireResult::error;
-    const LogLevel level = failed || e.clock_behind ? LogLevel::warn
+    const LogLevel level = failed || e.clock_behind              ? LogLevel::warn
                            : e.result == AcquireResult::acquired ? LogLevel::info
                                                                  : LogLevel::debug;
     log(level, "lock_acquire", e.resource.str(),
@@ -99,7 +99,8 @@ std::string lease_key(const ResourceName& resource, const OwnerToken& owner) {
 // Failures of the same kind are repeats: the same status, or the same error code.
 std::string renewal_outcome(const std::expected<RenewStatus, std::error_code>& result) {
     std::string kind(result_label(result));
-    if (!result) kind += std::string(":") + result.error().category().name() + ":" + std::to_string(result.error().value());
+    if (!result)
+        kind += std::string(":") + result.error().category().name() + ":" + std::to_string(result.error().value());
     return kind;
 }
 

@@ -18,8 +18,8 @@ namespace {
 
 void respond(mg_connection* conn, int status, const char* content_type, const std::string& body) {
     const char* reason = status == 200 ? "OK" : status == 503 ? "Service Unavailable" : "Error";
-    mg_printf(conn, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n\r\n", status,
-              reason, content_type, body.size());
+    mg_printf(conn, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n\r\n",
+              status, reason, content_type, body.size());
     mg_write(conn, body.data(), body.size());
 }
 
@@ -112,7 +112,8 @@ private:
 }  // namespace
 
 struct MetricsServer::Impl {
-    explicit Impl(std::shared_ptr<prometheus::Registry> r) : registry(std::move(r)), metrics(registry), ready(registry) {}
+    explicit Impl(std::shared_ptr<prometheus::Registry> r)
+        : registry(std::move(r)), metrics(registry), ready(registry) {}
     // The handlers are declared before the server: it stops (and its threads leave them) first.
     SampledRegistry registry;
     MetricsHandler metrics;
@@ -125,7 +126,8 @@ MetricsServer::MetricsServer(const std::string& address, std::shared_ptr<prometh
     : impl_(std::make_unique<Impl>(std::move(registry))) {
     try {
         // Two threads as prometheus::Exposer had: a slow scrape does not hold up a probe.
-        impl_->server = std::make_unique<CivetServer>(std::vector<std::string>{"listening_ports", address, "num_threads", "2"});
+        impl_->server =
+            std::make_unique<CivetServer>(std::vector<std::string>{"listening_ports", address, "num_threads", "2"});
     } catch (const std::exception& e) {
         throw std::runtime_error("cannot serve metrics on " + address + ": " + e.what());
     }

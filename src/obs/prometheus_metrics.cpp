@@ -30,23 +30,40 @@ double seconds(std::chrono::microseconds d) { return static_cast<double>(d.count
 
 struct PrometheusMetrics::Families {
     Families(prometheus::Registry& r, const std::string& p)
-        : acquire(prometheus::BuildCounter().Name(p + "lock_acquire_total").Help("Lock acquisitions by result").Register(r)),
-          acquire_duration(prometheus::BuildHistogram().Name(p + "lock_acquire_duration_seconds")
-                               .Help("Time from the first attempt to the outcome of an acquisition").Register(r)),
-          contention(prometheus::BuildCounter().Name(p + "lock_contention_total")
-                         .Help("Acquisition attempts that found the lock held, by resource type").Register(r)),
-          hold_duration(prometheus::BuildHistogram().Name(p + "lock_hold_duration_seconds")
-                            .Help("Time from acquisition to release or loss of a held lease").Register(r)),
+        : acquire(prometheus::BuildCounter()
+                      .Name(p + "lock_acquire_total")
+                      .Help("Lock acquisitions by result")
+                      .Register(r)),
+          acquire_duration(prometheus::BuildHistogram()
+                               .Name(p + "lock_acquire_duration_seconds")
+                               .Help("Time from the first attempt to the outcome of an acquisition")
+                               .Register(r)),
+          contention(prometheus::BuildCounter()
+                         .Name(p + "lock_contention_total")
+                         .Help("Acquisition attempts that found the lock held, by resource type")
+                         .Register(r)),
+          hold_duration(prometheus::BuildHistogram()
+                            .Name(p + "lock_hold_duration_seconds")
+                            .Help("Time from acquisition to release or loss of a held lease")
+                            .Register(r)),
           renew(prometheus::BuildCounter().Name(p + "lock_renew_total").Help("Lease renewals by result").Register(r)),
-          lease_lost(prometheus::BuildCounter().Name(p + "lock_lease_lost_total").Help("Leases lost, by reason").Register(r)),
+          lease_lost(
+              prometheus::BuildCounter().Name(p + "lock_lease_lost_total").Help("Leases lost, by reason").Register(r)),
           release(prometheus::BuildCounter().Name(p + "lock_release_total").Help("Releases by result").Register(r)),
-          fence_rejected(prometheus::BuildCounter().Name(p + "fence_rejected_total")
-                             .Help("Writes the store refused because their fence was stale").Register(r)),
-          redis_errors(prometheus::BuildCounter().Name(p + "redis_errors_total")
-                           .Help("Redis calls that failed (transport or server errors), by who sent them").Register(r)),
-          clock_behind(prometheus::BuildCounter().Name(p + "clock_behind_total")
-                           .Help("Grants whose Redis server's clock was behind its fence counter (clock skew)").Register(r)),
-          clock_skew(prometheus::BuildGauge().Name(p + "clock_skew_seconds")
+          fence_rejected(prometheus::BuildCounter()
+                             .Name(p + "fence_rejected_total")
+                             .Help("Writes the store refused because their fence was stale")
+                             .Register(r)),
+          redis_errors(prometheus::BuildCounter()
+                           .Name(p + "redis_errors_total")
+                           .Help("Redis calls that failed (transport or server errors), by who sent them")
+                           .Register(r)),
+          clock_behind(prometheus::BuildCounter()
+                           .Name(p + "clock_behind_total")
+                           .Help("Grants whose Redis server's clock was behind its fence counter (clock skew)")
+                           .Register(r)),
+          clock_skew(prometheus::BuildGauge()
+                         .Name(p + "clock_skew_seconds")
                          .Help("How far behind its fence counter the Redis server's clock was at the last such grant")
                          .Register(r)),
           acquire_seconds(acquire_duration.Add({}, seconds_buckets())),
@@ -66,8 +83,8 @@ struct PrometheusMetrics::Families {
         for (const Released& r : {Released(ReleaseStatus::released), Released(ReleaseStatus::not_owner),
                                   Released(ReleaseStatus::not_held), Released(std::unexpected(std::error_code{}))})
             release.Add({{"result", std::string(result_label(r))}});
-        for (auto reason : {LossReason::not_owner, LossReason::max_hold_exceeded, LossReason::expired,
-                            LossReason::clock_step})
+        for (auto reason :
+             {LossReason::not_owner, LossReason::max_hold_exceeded, LossReason::expired, LossReason::clock_step})
             lease_lost.Add({{"reason", std::string(to_string(reason))}});
         for (const char* source : {"client", "keeper"}) redis_errors.Add({{"source", source}});
     }
@@ -94,15 +111,28 @@ struct PrometheusMetrics::Families {
 // (fencelock run) exports no job_* series that would read as a worker doing nothing.
 struct PrometheusMetrics::JobFamilies {
     JobFamilies(prometheus::Registry& r, const std::string& p, Family<Counter>& redis_errors)
-        : job_retry(prometheus::BuildCounter().Name(p + "job_retry_total").Help("Jobs put back for a retry, by reason").Register(r)),
-          job_requeue(prometheus::BuildCounter().Name(p + "job_requeue_total").Help("Jobs requeued with a delay").Register(r)),
-          job_aborted(prometheus::BuildCounter().Name(p + "job_aborted_total").Help("Job executions abandoned, by reason").Register(r)),
-          job_duplicate(prometheus::BuildCounter().Name(p + "job_duplicate_total")
-                            .Help("Jobs whose idempotency key was already completed").Register(r)),
-          job_completed(prometheus::BuildCounter().Name(p + "job_completed_total")
-                            .Help("Jobs completed and acknowledged by this process").Register(r)),
-          job_dead(prometheus::BuildCounter().Name(p + "job_dead_total")
-                       .Help("Jobs this process moved to the dead-letter stream").Register(r)),
+        : job_retry(prometheus::BuildCounter()
+                        .Name(p + "job_retry_total")
+                        .Help("Jobs put back for a retry, by reason")
+                        .Register(r)),
+          job_requeue(
+              prometheus::BuildCounter().Name(p + "job_requeue_total").Help("Jobs requeued with a delay").Register(r)),
+          job_aborted(prometheus::BuildCounter()
+                          .Name(p + "job_aborted_total")
+                          .Help("Job executions abandoned, by reason")
+                          .Register(r)),
+          job_duplicate(prometheus::BuildCounter()
+                            .Name(p + "job_duplicate_total")
+                            .Help("Jobs whose idempotency key was already completed")
+                            .Register(r)),
+          job_completed(prometheus::BuildCounter()
+                            .Name(p + "job_completed_total")
+                            .Help("Jobs completed and acknowledged by this process")
+                            .Register(r)),
+          job_dead(prometheus::BuildCounter()
+                       .Name(p + "job_dead_total")
+                       .Help("Jobs this process moved to the dead-letter stream")
+                       .Register(r)),
           requeued(job_requeue.Add({})),
           duplicates(job_duplicate.Add({})),
           completed(job_completed.Add({})),
@@ -125,7 +155,9 @@ struct PrometheusMetrics::JobFamilies {
 };
 
 PrometheusMetrics::PrometheusMetrics(prometheus::Registry& registry, MetricsOptions options)
-    : registry_(registry), f_(std::make_unique<Families>(registry, options.name_prefix)), options_(std::move(options)),
+    : registry_(registry),
+      f_(std::make_unique<Families>(registry, options.name_prefix)),
+      options_(std::move(options)),
       health_(std::make_unique<detail::RedisHealth>()) {
     for (const auto& type : options_.resource_types) f_->contention.Add({{"resource_type", type}});
     // Which build a process runs, for dashboards that span a rollout: always 1.
@@ -214,9 +246,8 @@ void PrometheusMetrics::redis_answered(std::string_view) noexcept { health_->ans
 Readiness PrometheusMetrics::redis_readiness() const { return health_->state(); }
 
 void PrometheusMetrics::export_job_metrics() {
-    std::call_once(jobs_once_, [&] {
-        jobs_ = std::make_unique<JobFamilies>(registry_, options_.name_prefix, f_->redis_errors);
-    });
+    std::call_once(jobs_once_,
+                   [&] { jobs_ = std::make_unique<JobFamilies>(registry_, options_.name_prefix, f_->redis_errors); });
 }
 
 // The job counters register their families on first use when no QueueMetricsObserver did.

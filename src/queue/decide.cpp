@@ -88,8 +88,8 @@ public:
 std::uint32_t plus_one(std::uint32_t n) { return n == std::numeric_limits<std::uint32_t>::max() ? n : n + 1; }
 
 Decision make(Verdict v, DecisionCause cause, const Job& job, std::optional<FencingToken> fence) {
-    return Decision{.verdict = v, .cause = cause, .job = job, .delay = milliseconds(0), .reason = {}, .fence = fence,
-                    .error = {}};
+    return Decision{
+        .verdict = v, .cause = cause, .job = job, .delay = milliseconds(0), .reason = {}, .fence = fence, .error = {}};
 }
 
 Decision infrastructure_like(Verdict v, DecisionCause cause, const Job& job, std::optional<FencingToken> fence,
@@ -118,7 +118,8 @@ Decision decide_contended(const Job& job, const RetryPolicies& p, std::mt19937_6
 
 Decision decide_infrastructure(const Job& job, std::optional<FencingToken> fence, std::error_code error,
                                std::string reason, const RetryPolicies& p, std::mt19937_64& rng) {
-    Decision d = infrastructure_like(Verdict::retry_infrastructure, DecisionCause::infrastructure, job, fence, std::move(reason), p, rng);
+    Decision d = infrastructure_like(Verdict::retry_infrastructure, DecisionCause::infrastructure, job, fence,
+                                     std::move(reason), p, rng);
     d.error = error;
     return d;
 }
@@ -132,7 +133,8 @@ Decision decide_failure(const Job& job, std::optional<FencingToken> fence, const
                         const RetryPolicies& p, std::mt19937_64& rng) {
     switch (failure.kind) {
         case JobFailure::Kind::retry_later:
-            return infrastructure_like(Verdict::retry_later, DecisionCause::handler, job, fence, failure.reason, p, rng);
+            return infrastructure_like(Verdict::retry_later, DecisionCause::handler, job, fence, failure.reason, p,
+                                       rng);
         case JobFailure::Kind::permanent: {
             Decision d = make(Verdict::dead, DecisionCause::handler, job, fence);
             d.job.business_attempts = plus_one(job.business_attempts);
@@ -169,8 +171,8 @@ Decision decide_too_many_deliveries(const Job& job, std::uint32_t max_deliveries
     return d;
 }
 
-Decision decide_handler_failure(const Job& job, FencingToken fence, const AttemptState& s,
-                                const RetryPolicies& p, std::mt19937_64& rng) {
+Decision decide_handler_failure(const Job& job, FencingToken fence, const AttemptState& s, const RetryPolicies& p,
+                                std::mt19937_64& rng) {
     if (s.lease_lost) return decide_lease_lost(job, fence, "lease lost while the handler ran", p, rng);
     if (s.cancelled) return decide_cancelled(job, fence);
     return decide_failure(job, fence, s.failure.value_or(JobFailure::business("handler failed")), p, rng);
@@ -218,8 +220,8 @@ Decision decide_transact(const Job& job, FencingToken fence, const StoreResult<T
     if (cause == abort_reason::cancelled) return decide_cancelled(job, fence);
     if (cause == abort_reason::handler_failed) return decide_handler_failure(job, fence, s, p, rng);
     // Another error code returned by the handler's own mutation code: treat as its failure.
-    return decide_failure(job, fence,
-                          JobFailure::business(r->cause ? r->cause->detail : std::string("aborted")), p, rng);
+    return decide_failure(job, fence, JobFailure::business(r->cause ? r->cause->detail : std::string("aborted")), p,
+                          rng);
 }
 
 }  // namespace detail

@@ -62,12 +62,12 @@ struct AttemptState {
 
 /// Maps the store's answer to the completing transaction. committed -> completed;
 /// duplicate -> duplicate, unless the key was recorded under `fence` on this resource: that
-/// is this execution's own completion (an external command recorded it), so completed; stale -> lease_lost with cause stale_fence; aborted -> by its cause (the handler's
-/// failure, a lost lease, a cancellation); not_found -> retry_infrastructure (the processor
-/// creates the guard row and tries once more before asking); an error -> by its class:
-/// retryable or outcome_unknown -> retry_infrastructure (the idempotency key makes the retry
-/// safe), fatal -> a business failure (a broken statement or schema does not heal by waiting;
-/// the job dead-letters after the limit and can be retried once fixed; cause store_fatal).
+/// is this execution's own completion (an external command recorded it), so completed; stale -> lease_lost with cause
+/// stale_fence; aborted -> by its cause (the handler's failure, a lost lease, a cancellation); not_found ->
+/// retry_infrastructure (the processor creates the guard row and tries once more before asking); an error -> by its
+/// class: retryable or outcome_unknown -> retry_infrastructure (the idempotency key makes the retry safe), fatal -> a
+/// business failure (a broken statement or schema does not heal by waiting; the job dead-letters after the limit and
+/// can be retried once fixed; cause store_fatal).
 Decision decide_transact(const Job& job, FencingToken fence, const StoreResult<TransactResult>& result,
                          const AttemptState& state, const RetryPolicies& policies, std::mt19937_64& rng);
 

@@ -20,8 +20,7 @@ StoreResult<TransactResult> transact_creating(FencedStore& store, const Resource
     auto r = store.transact(resource, fence, options, mutation);
     if (!r || r->status != TransactStatus::not_found) return r;
     // The first job for a resource creates its guard row (idempotent), then tries once more.
-    if (auto created = store.create_resource(resource); !created)
-        return std::unexpected(created.error());
+    if (auto created = store.create_resource(resource); !created) return std::unexpected(created.error());
     return store.transact(resource, fence, options, mutation);
 }
 
@@ -56,16 +55,18 @@ Decision JobProcessor::with_lease(const Job& job, std::stop_token cancel, Run&& 
     auto& rng = thread_rng();
     const auto& policies = options_.retry;
     auto holding = locks_->hold(job.resource,
-                                AcquireOptions{.lease = options_.lease, .max_hold = options_.max_hold,
-                                               .wait = milliseconds(0), .replicas = options_.replicas,
+                                AcquireOptions{.lease = options_.lease,
+                                               .max_hold = options_.max_hold,
+                                               .wait = milliseconds(0),
+                                               .replicas = options_.replicas,
                                                .replica_timeout = options_.replica_timeout},
                                 KeepOptions{}, {});
     // A promoted master's failover grace is the old master's leases running out: the lock is
     // taken, as far as anyone can know, so the job waits like any contended one.
     if (!holding && holding.error() == errc::failover_grace) return detail::decide_contended(job, policies, rng);
     if (!holding)
-        return detail::decide_infrastructure(job, std::nullopt, holding.error(),
-                                             "redis: " + holding.error().message(), policies, rng);
+        return detail::decide_infrastructure(job, std::nullopt, holding.error(), "redis: " + holding.error().message(),
+                                             policies, rng);
     if (!holding->acquired()) return detail::decide_contended(job, policies, rng);
     HeldLease& lease = *holding->lease;
     if (options_.observer) options_.observer->on_acquired(job, lease.fence());

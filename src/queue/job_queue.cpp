@@ -25,8 +25,8 @@ std::expected<JobQueue, OptionError> JobQueue::create(QueueOptions options) {
         detail::ConnectionSettings{options.endpoint, options.connect_timeout, options.command_timeout},
         detail::make_hiredis_connection);
     detail::StreamsTransport transport(detail::queue_keys(options.key_prefix, options.queue), options.queue);
-    return JobQueue(std::unique_ptr<Impl>(
-        new Impl{std::move(options), std::move(transport), {}, std::move(connection)}));
+    return JobQueue(
+        std::unique_ptr<Impl>(new Impl{std::move(options), std::move(transport), {}, std::move(connection)}));
 }
 
 JobQueue::JobQueue(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
@@ -41,18 +41,25 @@ namespace {
 /// The job an enqueue request describes, once the request is known valid: throws
 /// std::invalid_argument for a key outside 1..256 bytes or a negative delay; nullopt for a
 /// resource name or key that is not store text.
-std::optional<detail::StreamsTransport::QueuedRequest> new_job(const std::string& queue, const EnqueueRequest& request) {
+std::optional<detail::StreamsTransport::QueuedRequest> new_job(const std::string& queue,
+                                                               const EnqueueRequest& request) {
     if (request.idempotency_key.empty() || request.idempotency_key.size() > 256)
         throw std::invalid_argument("idempotency_key must be 1..256 bytes");
     if (request.delay < milliseconds::zero()) throw std::invalid_argument("delay must not be negative");
     // The job ends in a store: a name or key no store can hold is refused before Redis sees it.
     if (!validate_store_text(request.resource.str()) || !validate_store_text(request.idempotency_key))
         return std::nullopt;
-    return detail::StreamsTransport::QueuedRequest{
-        Job{.id = detail::new_job_id(), .queue = queue, .resource = request.resource,
-            .idempotency_key = request.idempotency_key, .payload = request.payload, .contention_attempts = 0,
-            .business_attempts = 0, .infrastructure_attempts = 0, .deliveries = 0, .last_error = {}},
-        request.delay};
+    return detail::StreamsTransport::QueuedRequest{Job{.id = detail::new_job_id(),
+                                                       .queue = queue,
+                                                       .resource = request.resource,
+                                                       .idempotency_key = request.idempotency_key,
+                                                       .payload = request.payload,
+                                                       .contention_attempts = 0,
+                                                       .business_attempts = 0,
+                                                       .infrastructure_attempts = 0,
+                                                       .deliveries = 0,
+                                                       .last_error = {}},
+                                                   request.delay};
 }
 
 }  // namespace

@@ -45,7 +45,8 @@ std::int64_t to_ns(milliseconds d) { return std::chrono::duration_cast<std::chro
 /// Lowers `target` to `value` if `value` is earlier.
 void pull_forward(std::atomic<std::int64_t>& target, std::int64_t value) {
     std::int64_t cur = target.load();
-    while (value < cur && !target.compare_exchange_weak(cur, value)) {}
+    while (value < cur && !target.compare_exchange_weak(cur, value)) {
+    }
 }
 
 /// Claims a due schedule for this caller: true (and the schedule moved to now + every) when due.
@@ -71,7 +72,8 @@ std::string default_consumer_prefix() {
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof host, "host");
     std::string h(host);
-    std::replace_if(h.begin(), h.end(), [](char c) { return c <= ' ' || c > '~'; }, '_');
+    std::replace_if(
+        h.begin(), h.end(), [](char c) { return c <= ' ' || c > '~'; }, '_');
     return h + "-" + std::to_string(::getpid()) + "-" + detail::new_job_id().substr(0, 6);
 }
 
@@ -109,8 +111,13 @@ struct Counters {
         }
     }
     WorkerStats snapshot() const {
-        return {delivered, reclaimed, completed, duplicates, contention_retries, business_retries, retry_later,
-                infrastructure_retries, lease_lost, dead, cancelled, superseded, transport_errors};
+        return {delivered,          reclaimed,
+                completed,          duplicates,
+                contention_retries, business_retries,
+                retry_later,        infrastructure_retries,
+                lease_lost,         dead,
+                cancelled,          superseded,
+                transport_errors};
     }
 };
 
@@ -118,11 +125,13 @@ struct Counters {
 
 struct QueueWorker::Impl {
     Impl(QueueOptions q, WorkerOptions o, JobProcessor p)
-        : queue(std::move(q)), options(std::move(o)), processor(std::move(p)),
+        : queue(std::move(q)),
+          options(std::move(o)),
+          processor(std::move(p)),
           transport(detail::queue_keys(queue.key_prefix, queue.queue), queue.queue) {
         consumer_prefix = options.consumer_name.empty() ? default_consumer_prefix() : options.consumer_name;
         heartbeat_every = options.heartbeat_every > milliseconds::zero() ? options.heartbeat_every
-                                                                          : options.visibility_timeout / 3;
+                                                                         : options.visibility_timeout / 3;
         reclaim_every = std::clamp(options.visibility_timeout / 4, milliseconds(10), milliseconds(5000));
     }
 
@@ -158,17 +167,17 @@ struct QueueWorker::Impl {
     void slot_loop(std::size_t index, const AnyHandler& handler, std::stop_token intake, std::stop_token cancel);
     /// Steps 1-3 of the loop: a reclaimed or newly read entry, or nothing.
     Result<std::optional<std::pair<detail::Entry, bool>>> next_entry(detail::Connection& c,
-                                                                             const std::string& consumer);
+                                                                     const std::string& consumer);
     /// Step 4. Returns false when acting on the decision failed at the transport.
     bool handle(detail::Connection& c, const std::string& consumer, detail::Entry entry, bool reclaimed,
                 const AnyHandler& handler, std::stop_token cancel, bool& infrastructure);
-    bool settle(detail::Connection& c, const std::string& consumer, const std::string& entry_id,
-                const Decision& d, const std::vector<std::string>* raw);
+    bool settle(detail::Connection& c, const std::string& consumer, const std::string& entry_id, const Decision& d,
+                const std::vector<std::string>* raw);
     void heartbeat_loop(std::stop_token stop);
 };
 
-Result<std::optional<std::pair<detail::Entry, bool>>> QueueWorker::Impl::next_entry(
-    detail::Connection& c, const std::string& consumer) {
+Result<std::optional<std::pair<detail::Entry, bool>>> QueueWorker::Impl::next_entry(detail::Connection& c,
+                                                                                    const std::string& consumer) {
     using Out = std::optional<std::pair<detail::Entry, bool>>;
     if (claim_due(next_reclaim, reclaim_every)) {
         std::string cursor;
@@ -224,9 +233,8 @@ bool QueueWorker::Impl::settle(detail::Connection& c, const std::string& consume
     return true;
 }
 
-bool QueueWorker::Impl::handle(detail::Connection& c, const std::string& consumer, detail::Entry entry,
-                               bool reclaimed, const AnyHandler& handler, std::stop_token cancel,
-                               bool& infrastructure) {
+bool QueueWorker::Impl::handle(detail::Connection& c, const std::string& consumer, detail::Entry entry, bool reclaimed,
+                               const AnyHandler& handler, std::stop_token cancel, bool& infrastructure) {
     ++counters.delivered;
     if (reclaimed) ++counters.reclaimed;
     auto job = detail::decode_job(queue.queue, entry.fields, entry.delivery_count);
@@ -234,9 +242,15 @@ bool QueueWorker::Impl::handle(detail::Connection& c, const std::string& consume
         const auto raw = detail::raw_fields(entry.fields);
         Decision d{.verdict = Verdict::dead,
                    .cause = DecisionCause::malformed_entry,
-                   .job = Job{.id = "", .queue = queue.queue, .resource = ResourceName::make("?").value(),
-                              .idempotency_key = "", .payload = "", .contention_attempts = 0,
-                              .business_attempts = 0, .infrastructure_attempts = 0, .deliveries = 0,
+                   .job = Job{.id = "",
+                              .queue = queue.queue,
+                              .resource = ResourceName::make("?").value(),
+                              .idempotency_key = "",
+                              .payload = "",
+                              .contention_attempts = 0,
+                              .business_attempts = 0,
+                              .infrastructure_attempts = 0,
+                              .deliveries = 0,
                               .last_error = job.error()},
                    .delay = milliseconds(0),
                    .reason = "malformed entry: " + job.error(),

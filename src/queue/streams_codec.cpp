@@ -16,15 +16,15 @@ QueueKeys queue_keys(std::string_view prefix, std::string_view queue) {
 std::string new_job_id() { return random_hex_id(); }
 
 std::vector<std::string> encode_job(const Job& job) {
-    return {"id",  job.id,
+    return {"id",       job.id,
             "resource", job.resource.str(),
-            "key", job.idempotency_key,
-            "payload", job.payload,
-            "ca",  std::to_string(job.contention_attempts),
-            "ba",  std::to_string(job.business_attempts),
-            "ia",  std::to_string(job.infrastructure_attempts),
-            "dl",  std::to_string(job.deliveries),
-            "err", job.last_error};
+            "key",      job.idempotency_key,
+            "payload",  job.payload,
+            "ca",       std::to_string(job.contention_attempts),
+            "ba",       std::to_string(job.business_attempts),
+            "ia",       std::to_string(job.infrastructure_attempts),
+            "dl",       std::to_string(job.deliveries),
+            "err",      job.last_error};
 }
 
 namespace {
@@ -52,10 +52,16 @@ std::expected<Job, std::string> decode_job(std::string_view queue, const Reply& 
         const std::string& name = fields.elements[i].str;
         const std::string& value = fields.elements[i + 1].str;
         bool ok = true;
-        if (name == "id") { id = value; has_id = true; }
-        else if (name == "resource") { resource = value; has_resource = true; }
-        else if (name == "key") { key = value; has_key = true; }
-        else if (name == "payload") payload = value;
+        if (name == "id") {
+            id = value;
+            has_id = true;
+        } else if (name == "resource") {
+            resource = value;
+            has_resource = true;
+        } else if (name == "key") {
+            key = value;
+            has_key = true;
+        } else if (name == "payload") payload = value;
         else if (name == "err") err = value;
         else if (name == "ca") ok = parse_count(value, ca);
         else if (name == "ba") ok = parse_count(value, ba);
@@ -68,17 +74,27 @@ std::expected<Job, std::string> decode_job(std::string_view queue, const Reply& 
     if (!has_resource) return std::unexpected("entry has no resource");
     auto r = ResourceName::make(resource);
     if (!r) return std::unexpected("bad resource: " + r.error().message);
-    return Job{.id = std::move(id), .queue = std::string(queue), .resource = std::move(*r),
-               .idempotency_key = std::move(key), .payload = std::move(payload), .contention_attempts = ca,
-               .business_attempts = ba, .infrastructure_attempts = ia, .deliveries = dl + delivery_count,
+    return Job{.id = std::move(id),
+               .queue = std::string(queue),
+               .resource = std::move(*r),
+               .idempotency_key = std::move(key),
+               .payload = std::move(payload),
+               .contention_attempts = ca,
+               .business_attempts = ba,
+               .infrastructure_attempts = ia,
+               .deliveries = dl + delivery_count,
                .last_error = std::move(err)};
 }
 
 Job job_for_display(std::string_view queue, const Reply& fields) {
     auto job = decode_job(queue, fields, 0);
     if (job) return std::move(*job);
-    Job placeholder{.id = "", .queue = std::string(queue), .resource = ResourceName::make("?").value(),
-                    .idempotency_key = "", .payload = "", .last_error = job.error()};
+    Job placeholder{.id = "",
+                    .queue = std::string(queue),
+                    .resource = ResourceName::make("?").value(),
+                    .idempotency_key = "",
+                    .payload = "",
+                    .last_error = job.error()};
     for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2)
         if (fields.elements[i].str == "id") placeholder.id = fields.elements[i + 1].str;
     return placeholder;

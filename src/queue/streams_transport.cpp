@@ -14,7 +14,7 @@ std::error_code unexpected_reply() { return make_error_code(errc::protocol_error
 
 /// One script call with any number of keys and arguments (EVALSHA, EVAL on NOSCRIPT).
 Result<Reply> eval(Connection& c, const ScriptSource& script, std::vector<std::string_view> keys,
-                    std::vector<std::string_view> args) {
+                   std::vector<std::string_view> args) {
     const ScriptCall call{std::move(keys), std::move(args)};
     auto r = run_script_batch(c, script, std::span<const ScriptCall>(&call, 1));
     if (!r) return std::unexpected(r.error());
@@ -70,9 +70,11 @@ bool is_job_reply(const Reply& r, std::size_t at) {
 }  // namespace
 
 Result<void> StreamsTransport::ensure_group(Connection& c) const {
-    auto r = c.command(std::vector<std::string_view>{"XGROUP", "CREATE", keys_.stream, consumer_group, "0", "MKSTREAM"});
+    auto r =
+        c.command(std::vector<std::string_view>{"XGROUP", "CREATE", keys_.stream, consumer_group, "0", "MKSTREAM"});
     if (!r) return std::unexpected(r.error());
-    if (r->kind == Reply::Kind::error && !r->str.starts_with("BUSYGROUP")) return std::unexpected(error_from_reply(r->str));
+    if (r->kind == Reply::Kind::error && !r->str.starts_with("BUSYGROUP"))
+        return std::unexpected(error_from_reply(r->str));
     return {};
 }
 
@@ -102,7 +104,7 @@ Result<std::vector<EnqueueResult>> StreamsTransport::enqueue(Connection& c, std:
 }
 
 Result<std::optional<Entry>> StreamsTransport::read(Connection& c, const std::string& consumer,
-                                                     milliseconds block) const {
+                                                    milliseconds block) const {
     const std::string block_ms = std::to_string(block.count());
     auto r = c.command(std::vector<std::string_view>{"XREADGROUP", "GROUP", consumer_group, consumer, "COUNT", "1",
                                                      "BLOCK", block_ms, "STREAMS", keys_.stream, ">"});
@@ -126,15 +128,15 @@ Result<std::optional<Entry>> StreamsTransport::read(Connection& c, const std::st
 }
 
 Result<StreamsTransport::Reclaimed> StreamsTransport::reclaim(Connection& c, const std::string& consumer,
-                                                               milliseconds min_idle, const std::string& cursor) const {
+                                                              milliseconds min_idle, const std::string& cursor) const {
     const std::string idle = std::to_string(min_idle.count());
     auto r = eval(c, queue_scripts::reclaim, {keys_.stream}, {consumer, idle, cursor});
     if (!r) return std::unexpected(r.error());
     if (r->kind != Reply::Kind::array || r->elements.empty()) return std::unexpected(unexpected_reply());
     Reclaimed out{r->elements[0].str, std::nullopt};
     if (r->elements.size() == 4) {
-        out.entry = Entry{r->elements[1].str, static_cast<std::uint32_t>(to_u64(r->elements[2])),
-                          std::move(r->elements[3])};
+        out.entry =
+            Entry{r->elements[1].str, static_cast<std::uint32_t>(to_u64(r->elements[2])), std::move(r->elements[3])};
     }
     return out;
 }
@@ -150,14 +152,14 @@ Result<StreamsTransport::Promoted> StreamsTransport::promote(Connection& c, std:
 }
 
 Result<bool> StreamsTransport::complete(Connection& c, const std::string& consumer, const std::string& entry_id,
-                                         std::string_view counter) const {
+                                        std::string_view counter) const {
     auto r = eval(c, queue_scripts::complete, {keys_.stream, keys_.stats}, {consumer, entry_id, counter});
     if (!r) return std::unexpected(r.error());
     return r->integer == 1;
 }
 
 Result<bool> StreamsTransport::requeue(Connection& c, const std::string& consumer, const std::string& entry_id,
-                                        const Job& job, milliseconds delay, std::string_view counter) const {
+                                       const Job& job, milliseconds delay, std::string_view counter) const {
     const std::string delay_ms = std::to_string(delay.count());
     const auto fields = encode_job(job);
     std::vector<std::string_view> args{consumer, entry_id, delay_ms, counter};
@@ -168,7 +170,7 @@ Result<bool> StreamsTransport::requeue(Connection& c, const std::string& consume
 }
 
 Result<bool> StreamsTransport::dead(Connection& c, const std::string& consumer, const std::string& entry_id,
-                                     const std::string& reason, const std::vector<std::string>& fields) const {
+                                    const std::string& reason, const std::vector<std::string>& fields) const {
     std::vector<std::string_view> args{consumer, entry_id, reason};
     args.insert(args.end(), fields.begin(), fields.end());
     auto r = eval(c, queue_scripts::dead, {keys_.stream, keys_.dead, keys_.stats}, std::move(args));
@@ -258,8 +260,8 @@ Result<std::optional<QueuedJob>> StreamsTransport::find(Connection& c, std::stri
 }
 
 Result<StreamsTransport::Purged> StreamsTransport::purge(Connection& c, JobState state, const std::string& cursor,
-                                                          std::size_t limit, std::string_view only,
-                                                          std::string_view counter) const {
+                                                         std::size_t limit, std::string_view only,
+                                                         std::string_view counter) const {
     const std::string n = std::to_string(limit);
     auto r = eval(c, queue_scripts::purge, {keys_.stream, keys_.delayed, keys_.dead, keys_.keys, keys_.stats},
                   {to_string(state), cursor, n, only, counter});

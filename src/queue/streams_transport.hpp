@@ -49,7 +49,7 @@ public:
         std::optional<Entry> entry;
     };
     Result<Reclaimed> reclaim(Connection& c, const std::string& consumer, milliseconds min_idle,
-                               const std::string& cursor) const;
+                              const std::string& cursor) const;
     struct Promoted {
         std::size_t moved = 0;
         /// Time until the next delayed job is due (nullopt: none delayed).
@@ -58,14 +58,14 @@ public:
     Result<Promoted> promote(Connection& c, std::size_t limit) const;
     /// complete.lua: false when the entry is no longer pending for `consumer`.
     Result<bool> complete(Connection& c, const std::string& consumer, const std::string& entry_id,
-                           std::string_view counter) const;
+                          std::string_view counter) const;
     Result<bool> requeue(Connection& c, const std::string& consumer, const std::string& entry_id, const Job& job,
-                          milliseconds delay, std::string_view counter) const;
+                         milliseconds delay, std::string_view counter) const;
     Result<bool> dead(Connection& c, const std::string& consumer, const std::string& entry_id,
-                       const std::string& reason, const std::vector<std::string>& fields) const;
+                      const std::string& reason, const std::vector<std::string>& fields) const;
     /// heartbeat.lua over (consumer, entry id) pairs; returns the ids no longer pending for them.
     Result<std::vector<std::string>> heartbeat(Connection& c,
-                                                const std::vector<std::pair<std::string, std::string>>& in_flight) const;
+                                               const std::vector<std::pair<std::string, std::string>>& in_flight) const;
     Result<bool> leave(Connection& c, const std::string& consumer) const;
     Result<QueueStats> stats(Connection& c) const;
     Result<std::vector<DeadJob>> dead_jobs(Connection& c, std::size_t limit) const;
@@ -82,7 +82,7 @@ public:
     /// purge.lua: deletes up to `limit` jobs in `state` (only the job `only` when not empty)
     /// from `cursor` on, counting them under `counter`.
     Result<Purged> purge(Connection& c, JobState state, const std::string& cursor, std::size_t limit,
-                          std::string_view only, std::string_view counter) const;
+                         std::string_view only, std::string_view counter) const;
 
 private:
     QueueKeys keys_;

@@ -25,8 +25,7 @@ thread_local const AsyncLoop* current_loop = nullptr;
 
 }  // namespace
 
-AsyncLoop::AsyncLoop(ConnectionSettings settings)
-    : settings_(std::move(settings)), topology_(topology_of(settings_)) {
+AsyncLoop::AsyncLoop(ConnectionSettings settings) : settings_(std::move(settings)), topology_(topology_of(settings_)) {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) throw std::system_error(errno, std::system_category(), "eventfd");
     try {
@@ -104,9 +103,12 @@ MultiplexedStats AsyncLoop::stats() const noexcept {
         std::lock_guard lock(mutex_);
         parked = holder_ == Holder::parked;
     }
-    return {requests_.load(std::memory_order_relaxed), commands_.load(std::memory_order_relaxed),
-            writes_.load(std::memory_order_relaxed),   connects_.load(std::memory_order_relaxed),
-            direct_.load(std::memory_order_relaxed),   loop_turns_.load(std::memory_order_relaxed),
+    return {requests_.load(std::memory_order_relaxed),
+            commands_.load(std::memory_order_relaxed),
+            writes_.load(std::memory_order_relaxed),
+            connects_.load(std::memory_order_relaxed),
+            direct_.load(std::memory_order_relaxed),
+            loop_turns_.load(std::memory_order_relaxed),
             parked};
 }
 
@@ -304,13 +306,14 @@ void AsyncLoop::expire(clock::time_point now) {
         const std::error_code ec = transport_->is_open() ? handshake_timed_out(server_) : transport_->timed_out();
         topology_->report_failure(server_, ec);
         drop(ec, ec);  // no caller's command was handed over yet
-    } else if (const auto *handed = mux_.oldest_handed_over(), *queued = mux_.oldest_queued();
+    } else if (const auto* handed = mux_.oldest_handed_over(), *queued = mux_.oldest_queued();
                state_ == State::ready &&
                ((handed && deadline_of(*handed) <= now) || (queued && deadline_of(*queued) <= now))) {
         // A reply that may still come would be read as the answer to the next command.
         topology_->report_failure(server_, errc::reply_timeout);
         remember_error_detail(errc::reply_timeout, server_name(server_) + ": no reply within the command timeout");
-        drop(errc::reply_timeout, errc::unavailable, "an earlier command got no reply in time: the connection was closed");
+        drop(errc::reply_timeout, errc::unavailable,
+             "an earlier command got no reply in time: the connection was closed");
     }
 }
 
@@ -321,8 +324,7 @@ void AsyncLoop::pump() {
     if (state_ == State::ready && topology_->generation() != generation_) leaving_ = true;  // master moved
     if (leaving_ && !mux_.oldest_handed_over()) {
         topology_->report_failure(server_, errc::not_master);
-        drop(errc::connection_lost, errc::unavailable, "the server is no longer the master",
-             Multiplexer::Queued::keep);
+        drop(errc::connection_lost, errc::unavailable, "the server is no longer the master", Multiplexer::Queued::keep);
     }
     if (!mux_.oldest_queued()) return;
     if (state_ == State::idle) connect();

@@ -71,12 +71,12 @@ public:
 
     /// The direct path: when the connection is ready and idle (handshake done, nothing queued,
     /// handed over or unwritten, no move of the master pending, the loop's last batch a lone
-    /// request) and this is not the loop's thread, borrows the socket and does the round trip on this thread: send(2) with
-    /// MSG_NOSIGNAL, poll(2) and recv(2) until the request's deadline. Returns true when the
-    /// request is done, false when it was not started (the connection was busy, not ready,
-    /// closed while idle, or due to move): then submit() it. Errors are the loop's: unavailable
-    /// when none of its bytes was written, reply_timeout / connection_lost when any was, and a
-    /// failed request drops the connection (the loop closes it before any other command).
+    /// request) and this is not the loop's thread, borrows the socket and does the round trip on this thread: send(2)
+    /// with MSG_NOSIGNAL, poll(2) and recv(2) until the request's deadline. Returns true when the request is done,
+    /// false when it was not started (the connection was busy, not ready, closed while idle, or due to move): then
+    /// submit() it. Errors are the loop's: unavailable when none of its bytes was written, reply_timeout /
+    /// connection_lost when any was, and a failed request drops the connection (the loop closes it before any other
+    /// command).
     bool run_here(AsyncRequest& request);
 
     MultiplexedStats stats() const noexcept;
@@ -148,8 +148,8 @@ private:
     bool hurry_ = false;
     bool stopping_ = false;
     Holder holder_ = Holder::loop;
-    int socket_fd_ = -1;           ///< the socket while parked or lent (the destructor shuts it down)
-    bool wake_on_return_ = false;  ///< the loop saw the socket lent and waits for it
+    int socket_fd_ = -1;                     ///< the socket while parked or lent (the destructor shuts it down)
+    bool wake_on_return_ = false;            ///< the loop saw the socket lent and waits for it
     Returned returned_ = Returned::healthy;  ///< set by the borrower, taken by the loop
     std::error_code returned_failure_;       ///< what broke a returned connection
     std::atomic<std::uint64_t> requests_{0}, commands_{0}, writes_{0}, connects_{0}, direct_{0}, loop_turns_{0};
@@ -157,23 +157,23 @@ private:
     // Loop thread only, or the thread the socket is lent to (holder_ == caller): the lending
     // and the return go through mutex_, so one of them at a time uses these.
     std::optional<Transport> transport_;  ///< the connection, from connect() until drop()
-    ServerAddress server_;  ///< what topology_ named for the current connection
-    bool read_wants_write_ = false;  ///< TLS: a read waits for the socket to take a write
+    ServerAddress server_;                ///< what topology_ named for the current connection
+    bool read_wants_write_ = false;       ///< TLS: a read waits for the socket to take a write
     State state_ = State::idle;
     clock::time_point connect_deadline_;
     clock::time_point ready_at_;
     std::vector<HandshakeStep> handshake_;  ///< sent on connect, before any caller's command
     std::error_code handshake_error_;
-    bool leaving_ = false;  ///< the server asked us to go elsewhere (READONLY...): leave when idle
+    bool leaving_ = false;          ///< the server asked us to go elsewhere (READONLY...): leave when idle
     std::uint64_t generation_ = 0;  ///< topology_->generation() when this connection was made
-    std::vector<std::shared_ptr<AsyncRequest>> taken_;     ///< swapped with submitted_
+    std::vector<std::shared_ptr<AsyncRequest>> taken_;  ///< swapped with submitted_
     Multiplexer mux_;  ///< requests queued and handed over, the write buffer, the reply parser
     std::vector<std::shared_ptr<AsyncRequest>> completed_;  ///< with on_done, not yet called
-    std::multimap<clock::time_point, Task> tasks_;            ///< posted, by time
-    bool self_submitted_ = false;  ///< the loop thread queued work: look before polling
-    bool parked_ = false;          ///< the loop parked the socket before its poll (loop only)
-    bool lent_ = false;            ///< the socket was lent when the loop last looked (loop only)
-    std::size_t last_batch_ = 0;   ///< requests the last pump() handed over (loop only)
+    std::multimap<clock::time_point, Task> tasks_;          ///< posted, by time
+    bool self_submitted_ = false;                           ///< the loop thread queued work: look before polling
+    bool parked_ = false;                                   ///< the loop parked the socket before its poll (loop only)
+    bool lent_ = false;           ///< the socket was lent when the loop last looked (loop only)
+    std::size_t last_batch_ = 0;  ///< requests the last pump() handed over (loop only)
 
     std::thread thread_;  // started in the constructor body, once every member is ready
 };

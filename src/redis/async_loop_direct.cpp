@@ -33,10 +33,10 @@
 // - Failure classification. The request's bytes count in the multiplexer's stream offsets
 //   (Multiplexer::hand_over_alone) as on the loop: handed over, then what send(2) wrote.
 //   Nothing written: unavailable. Any byte written and no reply: reply_timeout (the request's
-//   deadline, the same command_timeout from the call, bounds every poll) or connection_lost. A failed round trip gives the
-//   connection back broken: the loop reports it to the topology and closes it before anything
-//   else is written on it, so a late reply can never reach another caller. Requests queued
-//   meanwhile were never written: they go out on a new connection.
+//   deadline, the same command_timeout from the call, bounds every poll) or connection_lost. A failed round trip gives
+//   the connection back broken: the loop reports it to the topology and closes it before anything else is written on
+//   it, so a late reply can never reach another caller. Requests queued meanwhile were never written: they go out on a
+//   new connection.
 // - Topology. A connection made before the master moved (generation) is not used: the loop
 //   leaves it. A READONLY, MASTERDOWN or LOADING reply reaches its caller, and the connection
 //   goes back leaving: the loop closes it, failing no one, as after such a reply of its own.

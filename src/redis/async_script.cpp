@@ -57,8 +57,8 @@ void send(std::unique_ptr<ScriptJob> job) {
 
 }  // namespace
 
-void run_script_async(AsyncLoop& loop, const ScriptSource& script, OwnedScriptCall call,
-                      std::vector<std::string> then, ScriptDone done) {
+void run_script_async(AsyncLoop& loop, const ScriptSource& script, OwnedScriptCall call, std::vector<std::string> then,
+                      ScriptDone done) {
     send(std::make_unique<ScriptJob>(ScriptJob{loop, script, std::move(call), std::move(then), std::move(done)}));
 }
 

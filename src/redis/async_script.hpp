@@ -19,7 +19,7 @@ using ScriptDone = std::move_only_function<void(std::expected<BatchThen, std::er
 
 /// Runs `call` of `script` on `loop`; `then` (empty: none) follows it on the same connection.
 /// `script` must outlive the call (the embedded scripts are static).
-void run_script_async(AsyncLoop& loop, const ScriptSource& script, OwnedScriptCall call,
-                      std::vector<std::string> then, ScriptDone done);
+void run_script_async(AsyncLoop& loop, const ScriptSource& script, OwnedScriptCall call, std::vector<std::string> then,
+                      ScriptDone done);
 
 }  // namespace fencelock::detail

@@ -18,9 +18,8 @@ namespace {
 using clock = std::chrono::steady_clock;
 
 bool is_transaction(std::span<const std::vector<std::string_view>> commands) {
-    return std::ranges::any_of(commands, [](const auto& argv) {
-        return !argv.empty() && (argv[0] == "MULTI" || argv[0] == "multi");
-    });
+    return std::ranges::any_of(
+        commands, [](const auto& argv) { return !argv.empty() && (argv[0] == "MULTI" || argv[0] == "multi"); });
 }
 
 bool is_wait(std::span<const std::string_view> argv) {
@@ -111,11 +110,10 @@ public:
             }
             for (std::size_t j = 0; j < g.members.size(); ++j) {
                 // Not written (unavailable), or refused by a redirect: sent again on its own.
-                if (!got || RedirectPolicy(deadline).on_reply((*got)[j], g.node, clock::now()).kind !=
-                                RedirectStep::Kind::done)
+                if (!got ||
+                    RedirectPolicy(deadline).on_reply((*got)[j], g.node, clock::now()).kind != RedirectStep::Kind::done)
                     resend.push_back(g.members[j]);
-                else
-                    replies[g.members[j]] = std::move((*got)[j]);
+                else replies[g.members[j]] = std::move((*got)[j]);
             }
         }
         for (std::size_t i : resend) {

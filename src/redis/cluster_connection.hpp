@@ -15,8 +15,8 @@
 //
 // pipeline() splits a batch by node and sends one pipeline per node, to all nodes at once
 // (a batch costs one round trip per master, not one per command, and not one after another),
-// then resends the commands a node redirected one by one; a transaction (MULTI ... EXEC) goes whole to the node of its first
-// key. As thread-safe as the node connections: multiplexed ones may be shared by threads.
+// then resends the commands a node redirected one by one; a transaction (MULTI ... EXEC) goes whole to the node of its
+// first key. As thread-safe as the node connections: multiplexed ones may be shared by threads.
 #include <cstdint>
 #include <functional>
 #include <memory>

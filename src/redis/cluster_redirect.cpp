@@ -65,7 +65,8 @@ RedirectStep RedirectPolicy::on_reply(const Reply& reply, const ServerAddress& a
     auto redirect = parse_redirect(reply.str, asked);
     if (!redirect) return step(RedirectStep::Kind::done);
     if (++redirects_ > max_redirects_ || now >= deadline_) return give_up(make_error_code(errc::server_busy));
-    RedirectStep s = step(redirect->kind == Redirect::Kind::moved ? RedirectStep::Kind::moved : RedirectStep::Kind::ask);
+    RedirectStep s =
+        step(redirect->kind == Redirect::Kind::moved ? RedirectStep::Kind::moved : RedirectStep::Kind::ask);
     s.redirect = std::move(*redirect);
     return s;
 }

@@ -23,8 +23,7 @@ constexpr auto crc_table = make_table();
 
 std::uint16_t crc16(std::string_view bytes) noexcept {
     std::uint16_t crc = 0;
-    for (unsigned char c : bytes)
-        crc = static_cast<std::uint16_t>((crc << 8) ^ crc_table[((crc >> 8) ^ c) & 0xff]);
+    for (unsigned char c : bytes) crc = static_cast<std::uint16_t>((crc << 8) ^ crc_table[((crc >> 8) ^ c) & 0xff]);
     return crc;
 }
 
@@ -60,8 +59,8 @@ std::optional<std::string_view> routing_key(std::span<const std::string_view> ar
             if (iequals(argv[i], "STREAMS")) return argv[i + 1];
         return std::nullopt;
     }
-    static constexpr std::string_view keyless[] = {"SCAN",   "TIME",   "PING", "INFO",  "CONFIG", "SCRIPT",
-                                                   "CLUSTER", "ROLE", "ASKING", "MULTI", "EXEC",   "DBSIZE", "WAIT"};
+    static constexpr std::string_view keyless[] = {"SCAN", "TIME",   "PING",  "INFO", "CONFIG", "SCRIPT", "CLUSTER",
+                                                   "ROLE", "ASKING", "MULTI", "EXEC", "DBSIZE", "WAIT"};
     if (std::ranges::any_of(keyless, [&](auto k) { return iequals(verb, k); })) return std::nullopt;
     return argv[1];
 }

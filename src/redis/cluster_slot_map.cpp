@@ -34,7 +34,8 @@ std::expected<SlotMap, std::error_code> SlotMap::from_cluster_slots(const Reply&
         ServerAddress at{master.elements[0].str, static_cast<std::uint16_t>(master.elements[1].integer)};
         if (at.host.empty() || at.host == "?") at.host = asked.host;
         const std::uint16_t index = map.node_index(at);
-        for (auto slot = first.integer; slot <= last.integer; ++slot) map.owner_[static_cast<std::size_t>(slot)] = index;
+        for (auto slot = first.integer; slot <= last.integer; ++slot)
+            map.owner_[static_cast<std::size_t>(slot)] = index;
     }
     return map;
 }

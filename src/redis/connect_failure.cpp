@@ -37,8 +37,8 @@ std::error_code lost_at(const ServerAddress& server, std::string_view words) { r
 
 std::error_code connect_failed(const ServerAddress& server, std::string_view errstr) {
     const std::string_view cause = connect_cause(errstr);
-    std::string words = cause == "connection_refused"     ? "connection refused (is redis-server running on that port?)"
-                        : cause == "connect_timeout"      ? "connect timeout"
+    std::string words = cause == "connection_refused" ? "connection refused (is redis-server running on that port?)"
+                        : cause == "connect_timeout"  ? "connect timeout"
                         : cause == "name_resolution_failed" ? "name resolution failed"
                                                             : "could not connect";
     if (cause.empty() && !errstr.empty()) words += " (" + std::string(errstr) + ")";
@@ -47,16 +47,16 @@ std::error_code connect_failed(const ServerAddress& server, std::string_view err
 
 std::error_code handshake_timed_out(const ServerAddress& server) {
     return failed_at(server,
-                          "connected, but no reply to the handshake within the connect timeout (a TLS port, a stalled "
-                          "server, or not Redis?)",
-                          "handshake_timeout");
+                     "connected, but no reply to the handshake within the connect timeout (a TLS port, a stalled "
+                     "server, or not Redis?)",
+                     "handshake_timeout");
 }
 
 std::error_code handshake_closed(const ServerAddress& server) {
     return failed_at(server,
-                          "the server closed the connection before replying to the handshake (a TLS port spoken to "
-                          "in plaintext?)",
-                          "handshake_closed");
+                     "the server closed the connection before replying to the handshake (a TLS port spoken to "
+                     "in plaintext?)",
+                     "handshake_closed");
 }
 
 std::error_code handshake_ended(const ServerAddress& server, std::string_view words, std::string_view cause) {

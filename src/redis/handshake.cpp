@@ -62,8 +62,7 @@ std::error_code auth_refused(const HandshakeStep& auth, const Reply& r) {
                      : "a wrong password for the default user";
     else if (r.str.find("without any password configured") != std::string::npos)
         text += "a password was given and the server has none (drop it from the URL)";
-    else
-        text += "the server said so";
+    else text += "the server said so";
     remember_error_detail(errc::auth_failed, text + ": " + r.str, "auth_rejected");
     return errc::auth_failed;
 }
@@ -71,7 +70,8 @@ std::error_code auth_refused(const HandshakeStep& auth, const Reply& r) {
 std::error_code password_missing(const Reply& r) {
     remember_error_detail(errc::auth_failed,
                           "the server requires a password and none was given (redis://user:password@host:port, "
-                          "--redis-password-file or FENCELOCK_REDIS_PASSWORD): " + r.str,
+                          "--redis-password-file or FENCELOCK_REDIS_PASSWORD): " +
+                              r.str,
                           "auth_required");
     return errc::auth_failed;
 }
@@ -164,8 +164,9 @@ void note_clock_offset(const std::string& server, std::optional<std::chrono::mic
     log_event("warn", "redis_clock_offset",
               {{"server", server},
                {"offset_ms", static_cast<std::int64_t>(ms)},
-               {"hint", "this Redis server's wall clock is far from this host's: check that both follow NTP "
-                        "(fences across a failover follow the servers' clocks)"}});
+               {"hint",
+                "this Redis server's wall clock is far from this host's: check that both follow NTP "
+                "(fences across a failover follow the servers' clocks)"}});
 }
 
 }  // namespace fencelock::detail

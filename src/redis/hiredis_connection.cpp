@@ -59,10 +59,12 @@ private:
         if (!replies) {
             // After a timeout or broken socket the stream may hold a late reply: never reuse it.
             const auto& why = wire_->transport().last_failure();
-            remember_error_detail(replies.error(), server_name(server_) + ": " +
-                                                       (replies.error() == errc::reply_timeout
-                                                            ? std::string("no reply within the command timeout")
-                                                            : why.words.empty() ? std::string("connection lost") : why.words),
+            remember_error_detail(replies.error(),
+                                  server_name(server_) + ": " +
+                                      (replies.error() == errc::reply_timeout
+                                           ? std::string("no reply within the command timeout")
+                                       : why.words.empty() ? std::string("connection lost")
+                                                           : why.words),
                                   why.cause);
             wire_.reset();
         }
@@ -83,7 +85,7 @@ private:
 
     ConnectionSettings settings_;
     std::optional<Wire> wire_;
-    ServerAddress server_;  ///< where wire_ is connected
+    ServerAddress server_;          ///< where wire_ is connected
     std::uint64_t generation_ = 0;  ///< the topology's generation when wire_ was made
 };
 

@@ -23,15 +23,13 @@ class SharingCheck {
 public:
     void add(std::span<const std::string_view> argv) {
         static constexpr std::string_view refused[] = {
-            "SELECT",    "AUTH",       "HELLO",       "RESET",        "QUIT",        "MONITOR",      "WATCH",
+            "SELECT",    "AUTH",       "HELLO",      "RESET",       "QUIT",         "MONITOR",     "WATCH",
             "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"};
         if (argv.empty() || std::ranges::any_of(refused, [&](auto r) { return iequals(argv[0], r); }) ||
             (iequals(argv[0], "CLIENT") && argv.size() > 1 && iequals(argv[1], "REPLY")))
             refused_ = true;
-        else if (iequals(argv[0], "MULTI"))
-            in_transaction_ = true;
-        else if (iequals(argv[0], "EXEC") || iequals(argv[0], "DISCARD"))
-            in_transaction_ = false;
+        else if (iequals(argv[0], "MULTI")) in_transaction_ = true;
+        else if (iequals(argv[0], "EXEC") || iequals(argv[0], "DISCARD")) in_transaction_ = false;
     }
     bool ok() const { return !refused_ && !in_transaction_; }
 

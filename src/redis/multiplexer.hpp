@@ -153,8 +153,7 @@ public:
     /// has `error` set and `replies` cleared (replies of a half-answered pipeline included).
     /// The write buffer, the parser, the preamble and the stream offsets start over. Returns the
     /// failed requests, handed-over first, for the caller to wake or call back.
-    std::vector<Request> cancel_on_connection_lost(std::error_code written, std::error_code unsent,
-                                                   Queued queued);
+    std::vector<Request> cancel_on_connection_lost(std::error_code written, std::error_code unsent, Queued queued);
     /// Whether cancel_on_connection_lost(…, queued) would give someone `unsent`.
     bool would_fail_unsent(Queued queued) const noexcept;
 
@@ -185,11 +184,11 @@ public:
 private:
     static void fail(AsyncRequest& r, std::error_code ec);
 
-    std::deque<Request> queued_;   ///< not handed over yet
-    std::deque<Request> handed_;   ///< handed over, replies due, in stream order
-    std::string out_;              ///< handed-over bytes not written yet
-    InflightLedger ledger_;        ///< bytes handed over on this connection, and written
-    ReaderPtr reader_;             ///< parses this connection's replies
+    std::deque<Request> queued_;  ///< not handed over yet
+    std::deque<Request> handed_;  ///< handed over, replies due, in stream order
+    std::string out_;             ///< handed-over bytes not written yet
+    InflightLedger ledger_;       ///< bytes handed over on this connection, and written
+    ReaderPtr reader_;            ///< parses this connection's replies
     std::vector<Reply> preamble_replies_;
     std::size_t preamble_left_ = 0;
 };

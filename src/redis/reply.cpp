@@ -53,11 +53,13 @@ std::string_view reply_cause(const std::string& message) {
 std::string reply_detail(const std::string& message) {
     const std::string_view cause = reply_cause(message);
     if (cause == "cluster_node")
-        return message + " (the server is a Redis Cluster node, whose keys live on several masters: "
-                         "use a redis-cluster:// URL)";
+        return message +
+               " (the server is a Redis Cluster node, whose keys live on several masters: "
+               "use a redis-cluster:// URL)";
     if (cause == "read_only_replica")
-        return message + " (the server is a read-only replica: use the master's address, or a "
-                         "redis-sentinel:// URL to follow whichever server is master)";
+        return message +
+               " (the server is a read-only replica: use the master's address, or a "
+               "redis-sentinel:// URL to follow whichever server is master)";
     return message;
 }
 
@@ -73,9 +75,8 @@ std::error_code classify_reply(const std::string& message) {
         if (code == busy) return errc::server_busy;
     // Redis 7 answers an unauthenticated command with more than 10 arguments (acquire has 11)
     // with "ERR Protocol error: unauthenticated multibulk length" instead of NOAUTH.
-    if (m.starts_with("NOAUTH") || m.starts_with("WRONGPASS") || m.starts_with("NOPERM") ||
-        has("invalid password") || has("invalid username-password") || has("unauthenticated") ||
-        refused_in_script(m))
+    if (m.starts_with("NOAUTH") || m.starts_with("WRONGPASS") || m.starts_with("NOPERM") || has("invalid password") ||
+        has("invalid username-password") || has("unauthenticated") || refused_in_script(m))
         return errc::auth_failed;
     // A script refused an argument before writing anything: the client sent what it should
     // have refused itself (its options are validated against the same bounds).

@@ -7,12 +7,10 @@
 
 namespace fencelock::detail {
 
-ScriptCall OwnedScriptCall::view() const {
-    return ScriptCall{{keys.begin(), keys.end()}, {args.begin(), args.end()}};
-}
+ScriptCall OwnedScriptCall::view() const { return ScriptCall{{keys.begin(), keys.end()}, {args.begin(), args.end()}}; }
 
-std::vector<std::string_view> eval_argv(std::string_view verb, std::string_view script,
-                                        const std::string& numkeys, const ScriptCall& call) {
+std::vector<std::string_view> eval_argv(std::string_view verb, std::string_view script, const std::string& numkeys,
+                                        const ScriptCall& call) {
     std::vector<std::string_view> argv{verb, script, numkeys};
     argv.insert(argv.end(), call.keys.begin(), call.keys.end());
     argv.insert(argv.end(), call.args.begin(), call.args.end());

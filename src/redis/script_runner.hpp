@@ -3,9 +3,9 @@
 #include <initializer_list>
 #include <span>
 #include <string>
-#include <vector>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "redis/connection.hpp"
 #include "redis/script_source.hpp"
@@ -44,7 +44,6 @@ std::expected<Reply, std::error_code> run_script(Connection& connection, const S
                                                  std::initializer_list<std::string_view> args);
 std::expected<Reply, std::error_code> run_script(Connection& connection, const ScriptSource& script,
                                                  const ScriptCall& call);
-
 
 /// Runs the same script for many calls in one pipelined round trip (two if the script had to
 /// be loaded). Per-call results: a Reply, or the error its error reply maps to. A transport

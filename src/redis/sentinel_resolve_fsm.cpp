@@ -58,21 +58,17 @@ SentinelStep SentinelResolveFsm::start() {
 
 SentinelStep SentinelResolveFsm::on_reply(const SentinelQueryReplies& replies) {
     switch (phase_) {
-    case Phase::finding:
-        return on_finding(replies);
-    case Phase::agreeing:
-        answers_.push_back(answer_in(replies));
-        return ask_next_for_agreement();
-    case Phase::confirming: {
-        // The master's own word on epoch 0 (started_fresh). No answer (refused, timed out,
-        // an error reply): not confirmed, the grace as before.
-        const bool fresh = replies && replies->size() == 2 && (*replies)[0].kind == Reply::Kind::string &&
-                           (*replies)[1].kind == Reply::Kind::string &&
-                           started_fresh((*replies)[0].str, (*replies)[1].str);
-        return finish(TermEvidence{view_, fresh});
-    }
-    case Phase::done:
-        break;
+        case Phase::finding: return on_finding(replies);
+        case Phase::agreeing: answers_.push_back(answer_in(replies)); return ask_next_for_agreement();
+        case Phase::confirming: {
+            // The master's own word on epoch 0 (started_fresh). No answer (refused, timed out,
+            // an error reply): not confirmed, the grace as before.
+            const bool fresh = replies && replies->size() == 2 && (*replies)[0].kind == Reply::Kind::string &&
+                               (*replies)[1].kind == Reply::Kind::string &&
+                               started_fresh((*replies)[0].str, (*replies)[1].str);
+            return finish(TermEvidence{view_, fresh});
+        }
+        case Phase::done: break;
     }
     throw std::logic_error("SentinelResolveFsm::on_reply after done");
 }
@@ -97,8 +93,8 @@ SentinelStep SentinelResolveFsm::on_finding(const SentinelQueryReplies& replies)
     auto answer = answer_in(replies);
     if (!answer) {
         const HostAndPort& at = options_.sentinels[next_];
-        const std::string failure =
-            replies ? "it knows no master named '" + options_.master_name + "'" : replies.error().words;
+        const std::string failure = replies ? "it knows no master named '" + options_.master_name + "'"
+                                            : replies.error().words;
         why_ += (why_.empty() ? "" : "; ") + ("sentinel " + at.host + ":" + std::to_string(at.port) + ": " + failure);
         last_cause_ = replies ? std::string() : replies.error().cause;
         if (++next_ < options_.sentinels.size()) return ask(next_);
@@ -141,8 +137,7 @@ SentinelStep SentinelResolveFsm::finish(std::optional<TermEvidence> term) {
     if (answers_.empty())
         result_.emplace(std::unexpected(SentinelUnavailable{
             "no sentinel named a master for '" + options_.master_name + "': " + why_, last_cause_}));
-    else
-        result_.emplace(SentinelResolved{answers_.front()->master, first_, term});
+    else result_.emplace(SentinelResolved{answers_.front()->master, first_, term});
     return {};
 }
 

@@ -117,8 +117,8 @@ private:
     std::size_t next_ = 0;   ///< finding: the sentinel asked; agreeing: the next to consider
     std::size_t first_ = 0;  ///< the sentinel that named the master first
     std::vector<std::optional<SentinelAnswer>> answers_;  ///< first_'s answer, then the others'
-    MasterView view_;        ///< confirming: the view the master's word would confirm
-    std::string why_;        ///< finding: each sentinel's failure, for the detail
+    MasterView view_;                                     ///< confirming: the view the master's word would confirm
+    std::string why_;                                     ///< finding: each sentinel's failure, for the detail
     std::string last_cause_;
     std::optional<std::expected<SentinelResolved, SentinelUnavailable>> result_;
 };
@@ -159,8 +159,8 @@ public:
     /// Folds one resolve's evidence about `master` in. `now` is when the evidence is noted
     /// (after its last round trip: a later moment only lengthens the grace); `switches` the
     /// +switch-master messages heard by then.
-    TermNote note(const ServerAddress& master, const TermEvidence& evidence,
-                  std::chrono::steady_clock::time_point now, std::uint64_t switches);
+    TermNote note(const ServerAddress& master, const TermEvidence& evidence, std::chrono::steady_clock::time_point now,
+                  std::uint64_t switches);
 
     /// The moment grants may start (the clock's epoch before the first note: at once).
     std::chrono::steady_clock::time_point grants_from() const noexcept { return grants_from_; }
@@ -169,8 +169,8 @@ private:
     const std::chrono::milliseconds grace_;
     std::optional<ServerAddress> master_;  ///< grants_from_ is about its term
     std::uint64_t epoch_ = 0;
-    std::uint64_t switches_ = 0;                        ///< the switch count then
-    std::chrono::steady_clock::time_point start_;       ///< when that master became master
+    std::uint64_t switches_ = 0;                   ///< the switch count then
+    std::chrono::steady_clock::time_point start_;  ///< when that master became master
     std::chrono::steady_clock::time_point grants_from_;
 };
 

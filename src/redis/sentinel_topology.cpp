@@ -19,16 +19,15 @@
 #include "fencelock/error.hpp"
 #include "redis/connect_failure.hpp"
 #include "redis/hiredis_connection.hpp"
-#include "redis/transport.hpp"
-#include "redis/wire.hpp"
 #include "redis/sentinel_resolve_fsm.hpp"
 #include "redis/signal_free_thread.hpp"
+#include "redis/transport.hpp"
+#include "redis/wire.hpp"
 
 namespace fencelock::detail {
 namespace {
 
 using std::chrono::steady_clock;
-
 
 std::string show(const HostAndPort& at) { return at.host + ":" + std::to_string(at.port); }
 
@@ -40,9 +39,14 @@ struct Login {
 class SentinelTopology final : public Topology {
 public:
     explicit SentinelTopology(const RedisEndpoint& ep)
-        : master_name_(ep.master_name), sentinel_login_{ep.sentinel_user, ep.sentinel_password},
-          master_login_{ep.user, ep.password}, grace_(ep.failover_grace), trust_first_term_(ep.trust_first_term),
-          tls_(ep.tls), sentinels_(ep.sentinels), wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+        : master_name_(ep.master_name),
+          sentinel_login_{ep.sentinel_user, ep.sentinel_password},
+          master_login_{ep.user, ep.password},
+          grace_(ep.failover_grace),
+          trust_first_term_(ep.trust_first_term),
+          tls_(ep.tls),
+          sentinels_(ep.sentinels),
+          wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
         if (wake_fd_ < 0) throw std::system_error(errno, std::system_category(), "eventfd");
     }
 
@@ -64,10 +68,8 @@ public:
             std::lock_guard lock(mutex_);
             order = sentinels_;
         }
-        SentinelResolveFsm fsm({.master_name = master_name_,
-                                .sentinels = order,
-                                .grace = grace_,
-                                .trust_first_term = trust_first_term_});
+        SentinelResolveFsm fsm(
+            {.master_name = master_name_, .sentinels = order, .grace = grace_, .trust_first_term = trust_first_term_});
         auto step = fsm.start();
         while (step.kind != SentinelStep::Kind::done) step = fsm.on_reply(perform(step, order));
         const auto& found = fsm.result();
@@ -98,8 +100,8 @@ private:
         std::optional<Wire> wire;
         std::optional<std::vector<Reply>> replies;
         if (step.kind == SentinelStep::Kind::ask_sentinel) {
-            replies = commands_at(wire, order[step.sentinel], sentinel_login_, step.commands, &failure.words,
-                                  &failure.cause);
+            replies =
+                commands_at(wire, order[step.sentinel], sentinel_login_, step.commands, &failure.words, &failure.cause);
         } else {
             // The caller's error detail is about the connection it goes on to make, not this one.
             const UnheardFailures unheard;
@@ -126,10 +128,8 @@ private:
     // success `wire` stays connected. `failure` and `cause`, when given, get why not (cause
     // only when it has a name).
     std::optional<std::vector<Reply>> commands_at(std::optional<Wire>& wire, const HostAndPort& server,
-                                                  const Login& login,
-                                                  const std::vector<std::vector<std::string>>& argv,
-                                                  std::string* failure = nullptr,
-                                                  std::string* cause = nullptr) const {
+                                                  const Login& login, const std::vector<std::vector<std::string>>& argv,
+                                                  std::string* failure = nullptr, std::string* cause = nullptr) const {
         const auto fail = [&](std::string what, std::string_view named) -> std::optional<std::vector<Reply>> {
             if (failure) *failure = std::move(what);
             if (cause && !named.empty()) *cause = named;
@@ -165,9 +165,7 @@ private:
             const Reply& r = (*replies)[i];
             if (r.kind != Reply::Kind::error) continue;
             const bool auth = i + 1 < must_succeed || r.str.starts_with("NOAUTH");
-            return fail(r.str, !auth                         ? ""
-                               : r.str.starts_with("NOAUTH") ? "auth_required"
-                                                             : "auth_rejected");
+            return fail(r.str, !auth ? "" : r.str.starts_with("NOAUTH") ? "auth_required" : "auth_rejected");
         }
         replies->erase(replies->begin(), replies->end() - static_cast<std::ptrdiff_t>(argv.size()));
         return std::move(*replies);
@@ -215,8 +213,7 @@ private:
 
     // ["message", "+switch-master", "<name> <old-ip> <old-port> <new-ip> <new-port>"]
     void on_message(const Reply& m) {
-        if (m.kind != Reply::Kind::array || m.elements.size() != 3 || m.elements[2].kind != Reply::Kind::string)
-            return;
+        if (m.kind != Reply::Kind::array || m.elements.size() != 3 || m.elements[2].kind != Reply::Kind::string) return;
         const std::string& text = m.elements[2].str;
         if (text.starts_with(master_name_ + " ")) generation_.fetch_add(1);
     }
@@ -251,10 +248,10 @@ private:
     const bool trust_first_term_;
     const TlsOptions tls_;  ///< the endpoint's: sentinels speak TLS when the master does
     std::mutex mutex_;
-    std::vector<HostAndPort> sentinels_;        ///< guarded by mutex_
-    std::optional<ServerAddress> last_master_;  ///< guarded by mutex_, for the log only
-    std::atomic<std::uint64_t> generation_{0};  ///< +switch-master messages seen
-    MasterTerm term_{grace_};                   ///< guarded by mutex_
+    std::vector<HostAndPort> sentinels_;             ///< guarded by mutex_
+    std::optional<ServerAddress> last_master_;       ///< guarded by mutex_, for the log only
+    std::atomic<std::uint64_t> generation_{0};       ///< +switch-master messages seen
+    MasterTerm term_{grace_};                        ///< guarded by mutex_
     std::atomic<steady_clock::rep> grants_from_{0};  ///< term_.grants_from(), read without the mutex
     std::atomic<bool> stopping_{false};
     const int wake_fd_;

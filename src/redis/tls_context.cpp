@@ -125,10 +125,11 @@ TlsFailure describe_tls_failure(ssl_st* ssl, int ssl_error, bool answered) {
     const std::string errors = openssl_errors();
     if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
         (!answered && asked_for_missing_certificate(ssl) && reason != SSL_R_CERTIFICATE_VERIFY_FAILED))
-        return {"the server asked for a client certificate, none is configured (tls_cert and tls_key), and it "
-                "ended the connection: " +
-                    (errors.empty() ? std::string(errno != 0 ? std::strerror(errno) : "closed") : errors),
-                "tls_client_cert_required"};
+        return {
+            "the server asked for a client certificate, none is configured (tls_cert and tls_key), and it "
+            "ended the connection: " +
+                (errors.empty() ? std::string(errno != 0 ? std::strerror(errno) : "closed") : errors),
+            "tls_client_cert_required"};
     if (ssl_error == SSL_ERROR_SYSCALL && errors.empty())
         return {errno == 0 ? "the server closed the connection during TLS (a plaintext port?)"
                            : std::string("TLS I/O failed: ") + std::strerror(errno),

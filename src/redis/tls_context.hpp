@@ -25,7 +25,8 @@ bool set_peer_name(ssl_st* ssl, const std::string& name, bool insecure);
 
 /// Why a TLS step failed, from OpenSSL's error queue and the verification result.
 struct TlsFailure {
-    std::string words;  ///< e.g. "TLS handshake failed: certificate verify failed (unable to get local issuer certificate)"
+    std::string
+        words;  ///< e.g. "TLS handshake failed: certificate verify failed (unable to get local issuer certificate)"
     std::string_view cause;  ///< error_cause() name: tls_unknown_ca, tls_cert_expired, tls_hostname_mismatch,
                              ///< tls_client_cert_required, tls_to_plaintext_port, tls_handshake_failed
 };

@@ -99,7 +99,7 @@ struct Transport::State {
     SSL* ssl = nullptr;
     Failure failure;
     std::string last_errno_text;
-    bool answered = false;  // the server's first bytes after the handshake were read
+    bool answered = false;      // the server's first bytes after the handshake were read
     bool read_starved = false;  // the last SSL_read wanted more bytes: what is buffered is no whole record
 
     ~State() {
@@ -191,7 +191,8 @@ std::expected<Transport, std::error_code> Transport::start(const ServerAddress& 
     }
     if (is_unix_path(server)) {
         sockaddr_un a{};
-        if (server.host.size() >= sizeof a.sun_path) return std::unexpected(failed_at(server, "socket path too long", ""));
+        if (server.host.size() >= sizeof a.sun_path)
+            return std::unexpected(failed_at(server, "socket path too long", ""));
         a.sun_family = AF_UNIX;
         std::memcpy(a.sun_path, server.host.data(), server.host.size());
         sockaddr_storage stored{};
@@ -205,7 +206,8 @@ std::expected<Transport, std::error_code> Transport::start(const ServerAddress& 
         addrinfo* found = nullptr;
         const std::string port = std::to_string(server.port);
         if (const int rc = ::getaddrinfo(server.host.c_str(), port.c_str(), &hints, &found); rc != 0)
-            return std::unexpected(connect_failed(server, std::string("name resolution failed: ") + ::gai_strerror(rc)));
+            return std::unexpected(
+                connect_failed(server, std::string("name resolution failed: ") + ::gai_strerror(rc)));
         for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
             sockaddr_storage stored{};
             std::memcpy(&stored, a->ai_addr, a->ai_addrlen);

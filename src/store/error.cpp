@@ -11,14 +11,12 @@ public:
             case store_errc::unavailable: return "database unavailable (could not connect or open)";
             case store_errc::connection_lost:
                 return "connection to the database lost inside a transaction (rolled back)";
-            case store_errc::commit_unknown:
-                return "connection lost while committing (outcome unknown)";
+            case store_errc::commit_unknown: return "connection lost while committing (outcome unknown)";
             case store_errc::timeout: return "database statement or lock timeout (rolled back)";
             case store_errc::conflict: return "serialization failure or deadlock (rolled back)";
             case store_errc::serialization_exhausted:
                 return "serialization failures or deadlocks on every attempt (rolled back)";
-            case store_errc::invalid_schema:
-                return "fencelock tables missing or of another version (run `store init`)";
+            case store_errc::invalid_schema: return "fencelock tables missing or of another version (run `store init`)";
             case store_errc::statement_failed: return "statement rejected by the database (rolled back)";
             case store_errc::database_error: return "database error";
             case store_errc::invalid_input: return "not store text (valid UTF-8 without NUL); nothing sent";

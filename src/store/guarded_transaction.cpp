@@ -8,8 +8,8 @@
 
 namespace fencelock {
 
-using detail::Param;
 using detail::fence_param;
+using detail::Param;
 
 StoreResult<Rows> Transaction::run(std::string_view sql, std::span<const std::optional<std::string>> params) {
     if (poisoned_) return std::unexpected(*poisoned_);
@@ -62,8 +62,8 @@ StoreResult<std::string> Transaction::publish(std::string_view stream, std::stri
     if (auto ok = detail::check_text({{"outbox stream", stream}, {"outbox payload", payload}}); !ok)
         return refuse(ok.error());
     std::string id = detail::random_id();
-    auto r = exec(detail::sql::publish, {{id}, {resource_}, {std::to_string(fence_.value())}, {std::string(stream)},
-                                        {std::string(payload)}});
+    auto r = exec(detail::sql::publish,
+                  {{id}, {resource_}, {std::to_string(fence_.value())}, {std::string(stream)}, {std::string(payload)}});
     if (!r) return std::unexpected(r.error());
     return id;
 }

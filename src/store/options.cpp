@@ -14,9 +14,7 @@ std::string_view to_string(StoreBackend backend) noexcept {
     return backend == StoreBackend::sqlite ? "sqlite" : "postgresql";
 }
 
-std::string DatabaseUrl::redacted() const {
-    return backend == StoreBackend::sqlite ? "sqlite://" + target : target;
-}
+std::string DatabaseUrl::redacted() const { return backend == StoreBackend::sqlite ? "sqlite://" + target : target; }
 
 std::vector<std::string> DatabaseUrl::secrets() const {
     std::vector<std::string> out;
@@ -41,8 +39,8 @@ std::expected<DatabaseUrl, UrlError> parse_database_url(std::string_view url) {
     if (starts_with(url, "postgres://")) return detail::parse_postgres_url(url, 11);
     const auto colon = url.find(':');
     std::string scheme(colon == std::string_view::npos ? url : url.substr(0, colon));
-    return std::unexpected(UrlError{"unknown database URL scheme '" + scheme +
-                                    "' (expected sqlite:// or postgresql://)"});
+    return std::unexpected(
+        UrlError{"unknown database URL scheme '" + scheme + "' (expected sqlite:// or postgresql://)"});
 }
 
 std::expected<void, OptionError> StoreOptions::validate() const {

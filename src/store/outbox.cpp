@@ -21,8 +21,8 @@ StoreResult<std::vector<OutboxEvent>> FencedStore::pending_events(std::size_t li
     events.reserve(r->rows.size());
     for (auto& row : r->rows) {
         events.push_back(OutboxEvent{static_cast<std::int64_t>(detail::parse_u64(row[0])), row[1].value_or(""),
-                                     row[2].value_or(""), FencingToken(detail::parse_u64(row[3])),
-                                     row[4].value_or(""), row[5].value_or("")});
+                                     row[2].value_or(""), FencingToken(detail::parse_u64(row[3])), row[4].value_or(""),
+                                     row[5].value_or("")});
     }
     return events;
 }
@@ -47,8 +47,10 @@ StoreResult<std::size_t> FencedStore::mark_sent(std::span<const std::int64_t> se
 }
 
 std::expected<void, OptionError> RelayOptions::validate() const {
-    if (connect_timeout <= milliseconds::zero()) return std::unexpected(OptionError{"connect_timeout", "must be positive"});
-    if (command_timeout <= milliseconds::zero()) return std::unexpected(OptionError{"command_timeout", "must be positive"});
+    if (connect_timeout <= milliseconds::zero())
+        return std::unexpected(OptionError{"connect_timeout", "must be positive"});
+    if (command_timeout <= milliseconds::zero())
+        return std::unexpected(OptionError{"command_timeout", "must be positive"});
     if (batch_size < 1) return std::unexpected(OptionError{"batch_size", "must be at least 1"});
     return {};
 }
@@ -87,8 +89,8 @@ StoreResult<std::size_t> OutboxRelay::relay_once() {
     std::optional<StoreError> failure;
     for (const OutboxEvent& e : *events) {
         const std::string fence = std::to_string(e.fence.value());
-        const std::array<std::string_view, 11> argv{"XADD", e.stream, "*", "event_id", e.id, "resource",
-                                                     e.resource, "fence", fence, "payload", e.payload};
+        const std::array<std::string_view, 11> argv{"XADD",     e.stream, "*",   "event_id", e.id,     "resource",
+                                                    e.resource, "fence",  fence, "payload",  e.payload};
         auto reply = impl_->redis->command(argv);
         if (!reply) {
             failure = StoreError{reply.error(), "XADD " + e.stream + ": " + reply.error().message()};

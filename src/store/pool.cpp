@@ -8,8 +8,7 @@
 
 namespace fencelock::detail {
 
-StoreResult<std::unique_ptr<Session>> open_session(const DatabaseUrl& url, const StoreOptions& options,
-                                                   bool for_init) {
+StoreResult<std::unique_ptr<Session>> open_session(const DatabaseUrl& url, const StoreOptions& options, bool for_init) {
     return url.backend == StoreBackend::sqlite ? open_sqlite(url, options, for_init)
                                                : open_postgres(url, options, for_init);
 }
@@ -24,9 +23,9 @@ StoreResult<void> check_schema(Session& session) {
     if (rows->rows.empty() || !rows->rows[0][0])
         return std::unexpected(store_error(store_errc::invalid_schema, "fencelock_schema has no version row"));
     if (*rows->rows[0][0] != std::to_string(store_schema_version))
-        return std::unexpected(store_error(store_errc::invalid_schema,
-                                           "schema version " + *rows->rows[0][0] + ", this library uses " +
-                                               std::to_string(store_schema_version)));
+        return std::unexpected(store_error(store_errc::invalid_schema, "schema version " + *rows->rows[0][0] +
+                                                                           ", this library uses " +
+                                                                           std::to_string(store_schema_version)));
     return {};
 }
 

@@ -99,11 +99,11 @@ public:
         if (!connected() || PQenterPipelineMode(conn_) != 1) return lost_before_sending(out, failure(nullptr));
         for (std::size_t i = 0; i < batch.size(); ++i) {
             const TextParams text(batch[i].params);
-            const int sent = names[i] != nullptr
-                                 ? PQsendQueryPrepared(conn_, names[i]->c_str(), text.count(), text.values(), nullptr,
-                                                       nullptr, 0)
-                                 : PQsendQueryParams(conn_, std::string(batch[i].sql).c_str(), text.count(), nullptr,
-                                                     text.values(), nullptr, nullptr, 0);
+            const int sent =
+                names[i] != nullptr
+                    ? PQsendQueryPrepared(conn_, names[i]->c_str(), text.count(), text.values(), nullptr, nullptr, 0)
+                    : PQsendQueryParams(conn_, std::string(batch[i].sql).c_str(), text.count(), nullptr, text.values(),
+                                        nullptr, nullptr, 0);
             if (sent != 1) return lost_before_sending(out, failure(nullptr));
         }
         if (PQpipelineSync(conn_) != 1) return lost_before_sending(out, failure(nullptr));
@@ -183,7 +183,9 @@ private:
             row.reserve(static_cast<std::size_t>(ncols));
             for (int c = 0; c < ncols; ++c) {
                 if (PQgetisnull(res, r, c)) row.emplace_back();
-                else row.emplace_back(std::string(PQgetvalue(res, r, c), static_cast<std::size_t>(PQgetlength(res, r, c))));
+                else
+                    row.emplace_back(
+                        std::string(PQgetvalue(res, r, c), static_cast<std::size_t>(PQgetlength(res, r, c))));
             }
         }
         const char* affected = PQcmdTuples(res);
@@ -192,11 +194,9 @@ private:
     }
 
     StoreError failure(PGresult* res) const {
-        if (!connected())
-            return store_error(store_errc::connection_lost, scrub(trim(PQerrorMessage(conn_)), secrets_));
+        if (!connected()) return store_error(store_errc::connection_lost, scrub(trim(PQerrorMessage(conn_)), secrets_));
         const char* state = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
-        std::string message =
-            scrub(trim(res != nullptr ? PQresultErrorMessage(res) : PQerrorMessage(conn_)), secrets_);
+        std::string message = scrub(trim(res != nullptr ? PQresultErrorMessage(res) : PQerrorMessage(conn_)), secrets_);
         if (state == nullptr) return store_error(store_errc::database_error, message);
         return store_error(map_sqlstate(state), std::string(state) + ": " + message);
     }

@@ -98,7 +98,8 @@ std::expected<void, UrlError> parse_query(std::string_view query, DatabaseUrl& o
         if (!keyword) return std::unexpected(keyword.error());
         if (!value) return std::unexpected(value.error());
         // Not quoted: a password with a raw '&' would put part of it here.
-        if (!is_libpq_keyword(*keyword)) return fail("query parameter " + ordinal + " is not a libpq connection keyword");
+        if (!is_libpq_keyword(*keyword))
+            return fail("query parameter " + ordinal + " is not a libpq connection keyword");
         shown += (shown.back() == '?' ? "" : "&") + std::string(part.substr(0, eq)) + "=" +
                  (is_secret_keyword(*keyword) ? std::string("***") : std::string(part.substr(eq + 1)));
         out.settings.emplace_back(std::move(*keyword), std::move(*value));
@@ -108,9 +109,7 @@ std::expected<void, UrlError> parse_query(std::string_view query, DatabaseUrl& o
 
 }  // namespace
 
-bool is_secret_keyword(std::string_view keyword) noexcept {
-    return keyword == "password" || keyword == "sslpassword";
-}
+bool is_secret_keyword(std::string_view keyword) noexcept { return keyword == "password" || keyword == "sslpassword"; }
 
 std::expected<DatabaseUrl, UrlError> parse_postgres_url(std::string_view url, std::size_t scheme_size) {
     DatabaseUrl out{StoreBackend::postgresql, {}, {}};

@@ -76,12 +76,9 @@ public:
 
 /// Opens a session. `for_init`: SQLite may create the file; the schema is not checked.
 /// Otherwise the schema version is verified (invalid_schema when it does not match).
-StoreResult<std::unique_ptr<Session>> open_postgres(const DatabaseUrl& url, const StoreOptions& options,
-                                                    bool for_init);
-StoreResult<std::unique_ptr<Session>> open_sqlite(const DatabaseUrl& url, const StoreOptions& options,
-                                                  bool for_init);
-StoreResult<std::unique_ptr<Session>> open_session(const DatabaseUrl& url, const StoreOptions& options,
-                                                   bool for_init);
+StoreResult<std::unique_ptr<Session>> open_postgres(const DatabaseUrl& url, const StoreOptions& options, bool for_init);
+StoreResult<std::unique_ptr<Session>> open_sqlite(const DatabaseUrl& url, const StoreOptions& options, bool for_init);
+StoreResult<std::unique_ptr<Session>> open_session(const DatabaseUrl& url, const StoreOptions& options, bool for_init);
 
 /// Verifies fencelock_schema holds store_schema_version.
 StoreResult<void> check_schema(Session& session);
@@ -120,7 +117,9 @@ private:
 };
 
 /// Error helpers.
-inline StoreError store_error(store_errc code, std::string detail) { return {make_error_code(code), std::move(detail)}; }
+inline StoreError store_error(store_errc code, std::string detail) {
+    return {make_error_code(code), std::move(detail)};
+}
 inline bool is(const StoreError& e, store_errc code) noexcept { return e.code == make_error_code(code); }
 
 /// 32 lowercase hex characters from getrandom(2).

@@ -96,15 +96,14 @@ private:
             const char* name = sqlite3_bind_parameter_name(stmt, i);
             std::size_t n = 0;
             std::string_view nm = name != nullptr ? name : "";
-            auto [end, ec] = nm.size() > 1 && nm[0] == '$'
-                                 ? std::from_chars(nm.data() + 1, nm.data() + nm.size(), n)
-                                 : std::from_chars(nm.data(), nm.data(), n);
+            auto [end, ec] = nm.size() > 1 && nm[0] == '$' ? std::from_chars(nm.data() + 1, nm.data() + nm.size(), n)
+                                                           : std::from_chars(nm.data(), nm.data(), n);
             if (ec != std::errc() || end != nm.data() + nm.size() || n == 0)
                 return std::unexpected(store_error(store_errc::statement_failed,
                                                    "placeholders must be $1, $2, ...; got '" + std::string(nm) + "'"));
             if (n > params.size())
-                return std::unexpected(store_error(store_errc::statement_failed,
-                                                   "no value for placeholder " + std::string(nm)));
+                return std::unexpected(
+                    store_error(store_errc::statement_failed, "no value for placeholder " + std::string(nm)));
             const Param& p = params[n - 1];
             int rc = SQLITE_OK;
             if (auto* v = std::get_if<std::int64_t>(&p)) rc = sqlite3_bind_int64(stmt, i, *v);
@@ -147,16 +146,15 @@ private:
 
 }  // namespace
 
-StoreResult<std::unique_ptr<Session>> open_sqlite(const DatabaseUrl& url, const StoreOptions& options,
-                                                  bool for_init) {
+StoreResult<std::unique_ptr<Session>> open_sqlite(const DatabaseUrl& url, const StoreOptions& options, bool for_init) {
     sqlite3* db = nullptr;
     const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (for_init ? SQLITE_OPEN_CREATE : 0);
     int rc = sqlite3_open_v2(url.target.c_str(), &db, flags, nullptr);
     if (rc != SQLITE_OK) {
         std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
         sqlite3_close_v2(db);
-        return std::unexpected(store_error(store_errc::unavailable, url.target + ": " + message +
-                                                                        (for_init ? "" : " (run `store init` first?)")));
+        return std::unexpected(store_error(
+            store_errc::unavailable, url.target + ": " + message + (for_init ? "" : " (run `store init` first?)")));
     }
     sqlite3_extended_result_codes(db, 1);
     const auto ms = std::min<long long>(options.statement_timeout.count(), 1'000'000'000);

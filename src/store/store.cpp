@@ -7,8 +7,8 @@
 
 namespace fencelock {
 
-using detail::Param;
 using detail::fence_param;
+using detail::Param;
 
 std::expected<FencedStore, OptionError> FencedStore::create(StoreOptions options) {
     if (auto ok = options.validate(); !ok) return std::unexpected(ok.error());
@@ -33,7 +33,7 @@ StoreResult<int> FencedStore::init() {
         if (auto r = session.exec_script("PRAGMA journal_mode=WAL"); !r) return std::unexpected(r.error());
     }
     const auto script = session.backend() == StoreBackend::sqlite ? detail::sql::schema_sqlite
-                                                                   : detail::sql::schema_postgres;
+                                                                  : detail::sql::schema_postgres;
     if (auto r = session.exec_script(script); !r) {
         detail::rollback(session);
         return std::unexpected(r.error());
@@ -98,7 +98,7 @@ const detail::Param owner_param(const std::optional<OwnerToken>& owner) {
  */
 StoreResult<WriteResult> write_once(detail::Session& s, const ResourceName& resource, FencingToken fence,
                                     std::string_view value, const WriteOptions& o, bool enforce) {
-    const std::string_view stmt = !enforce ? detail::sql::write_unfenced
+    const std::string_view stmt = !enforce  ? detail::sql::write_unfenced
                                   : o.owner ? detail::sql::write_same_owner
                                             : detail::sql::write_strict;
     const Param params[] = {Param(resource.str()), Param(fence_param(fence)), Param(value), owner_param(o.owner)};
@@ -110,8 +110,8 @@ StoreResult<WriteResult> write_once(detail::Session& s, const ResourceName& reso
     };
     if (txn) {
         if (auto b = detail::begin(s, Isolation::read_committed); !b) return std::unexpected(b.error());
-        auto ins = s.exec(detail::sql::key_insert, {Param(*o.idempotency_key), Param(resource.str()),
-                                                    Param(fence_param(fence)), Param(value)});
+        auto ins = s.exec(detail::sql::key_insert,
+                          {Param(*o.idempotency_key), Param(resource.str()), Param(fence_param(fence)), Param(value)});
         if (!ins) return fail(ins.error());
         if (ins->affected == 0) {
             auto first = detail::lookup_key(s, *o.idempotency_key);
@@ -143,8 +143,8 @@ StoreResult<WriteResult> write_once(detail::Session& s, const ResourceName& reso
 
 }  // namespace
 
-StoreResult<WriteResult> FencedStore::write(const ResourceName& resource, FencingToken fence,
-                                            std::string_view value, const WriteOptions& options) {
+StoreResult<WriteResult> FencedStore::write(const ResourceName& resource, FencingToken fence, std::string_view value,
+                                            const WriteOptions& options) {
     detail::check_arguments(fence, options.idempotency_key);
     if (auto ok = detail::check_text({{"resource name", resource.str()},
                                       {"value", value},
@@ -167,16 +167,15 @@ StoreResult<WriteResult> FencedStore::write(const ResourceName& resource, Fencin
  * is read every holder with an older fence is stale, and the claimer's own later write (same
  * fence, same owner, through the same-owner rule) is the only one that can follow it.
  */
-StoreResult<ClaimResult> FencedStore::claim(const ResourceName& resource, FencingToken fence,
-                                            const OwnerToken& owner) {
+StoreResult<ClaimResult> FencedStore::claim(const ResourceName& resource, FencingToken fence, const OwnerToken& owner) {
     detail::check_arguments(fence, std::nullopt);
     if (auto ok = detail::check_text("resource name", resource.str()); !ok) return std::unexpected(ok.error());
     auto s = impl_->pool.borrow();
     if (!s) return std::unexpected(s.error());
     auto result = detail::perform(impl_->pool.options(), [&](unsigned) -> StoreResult<ClaimResult> {
         const auto stmt = impl_->pool.options().enforce_fencing ? detail::sql::claim : detail::sql::claim_unfenced;
-        auto r = (*s)->exec(stmt, {Param(resource.str()), Param(fence_param(fence)),
-                                                 Param(std::string_view(owner.str()))});
+        auto r =
+            (*s)->exec(stmt, {Param(resource.str()), Param(fence_param(fence)), Param(std::string_view(owner.str()))});
         if (!r) return std::unexpected(self_committed(r.error()));
         if (!r->rows.empty()) return ClaimResult{ClaimStatus::claimed, r->rows[0][0].value_or(""), fence};
         auto cur = (*s)->exec(detail::sql::read_resource, {Param(resource.str())});

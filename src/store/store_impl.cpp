@@ -1,8 +1,8 @@
 // The helpers store_impl.hpp declares: transaction control, row reads, argument checks, backoff.
 #include <charconv>
 #include <limits>
-#include <stdexcept>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "common/backoff_delays.hpp"
@@ -75,13 +75,13 @@ void check_arguments(FencingToken fence, const std::optional<std::string>& key) 
     if (fence.value() > max_fence)
         throw std::invalid_argument("fencing token " + std::to_string(fence.value()) + " is above " +
                                     std::to_string(max_fence) + " (2^53 - 1), the largest fencelock issues");
-    if (key && (key->empty() || key->size() > 256))
-        throw std::invalid_argument("idempotency key must be 1..256 bytes");
+    if (key && (key->empty() || key->size() > 256)) throw std::invalid_argument("idempotency key must be 1..256 bytes");
 }
 
 void report_rejection(const StoreOptions& options, StoreOperation operation, const std::string& resource,
                       FencingToken fence, FencingToken last_fence) noexcept {
-    if (options.observer) options.observer->on_fence_rejected(FenceRejectedEvent{resource, fence, last_fence, operation});
+    if (options.observer)
+        options.observer->on_fence_rejected(FenceRejectedEvent{resource, fence, last_fence, operation});
 }
 
 void backoff_sleep(const StoreOptions& options, unsigned attempt) {

@@ -2,8 +2,8 @@
 // `force-release` with its audit entry in the lock's slot (CROSSSLOT before audit:{R}), `run`
 // with the URL from the environment, the lock commands while their slot migrates (ASK, then
 // MOVED) and after a master failover, and the bad inputs' exit codes.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -76,7 +76,8 @@ private:
 class HeldRun {
 public:
     HeldRun(const ResourceName& r, const std::string& lease, const std::string& url)
-        : fifo_("/tmp/fencelock-cluster-run-" + std::to_string(::getpid()) + "-" + r.str().substr(r.str().rfind(':') + 1)),
+        : fifo_("/tmp/fencelock-cluster-run-" + std::to_string(::getpid()) + "-" +
+                r.str().substr(r.str().rfind(':') + 1)),
           made_(::mkfifo(fifo_.c_str(), 0600) == 0),
           run_({"run", r.str(), "--json", "--lease", lease, "--", "sh", "-c", "read line < " + fifo_}, url) {}
     ~HeldRun() {
@@ -183,7 +184,8 @@ TEST(ClusterCli, LockCommandsCompleteWhileTheirSlotMigratesAndRunFollowsTheMove)
     EXPECT_EQ(json::parse(refused.out)["result"], "contended") << refused.out;
 
     // run's map still names the source: its renewals meet MOVED and go on at the target.
-    EXPECT_TRUE(eventually([&] { return renewals_at(target, job) != renewals_before; }, 10s)) << "no renewal after the move";
+    EXPECT_TRUE(eventually([&] { return renewals_at(target, job) != renewals_before; }, 10s))
+        << "no renewal after the move";
     expect_completed(run.finish());
 
     expect_released_and_next_fence_above(r, owner, lease["fence"], target, cluster.url());
@@ -221,7 +223,8 @@ TEST(ClusterCli, LockCommandsWorkAfterAMasterFailover) {
     expect_released_and_next_fence_above(r, owner, lease["fence"], promoted, group.url());
 
     const std::string renewals_before = renewals_at(promoted, job);
-    EXPECT_TRUE(eventually([&] { return renewals_at(promoted, job) != renewals_before; }, 10s)) << "run stopped renewing";
+    EXPECT_TRUE(eventually([&] { return renewals_at(promoted, job) != renewals_before; }, 10s))
+        << "run stopped renewing";
     expect_completed(run.finish());
 }
 
@@ -284,17 +287,20 @@ TEST(ClusterCli, QueueWorkerCompletesJobsWhoseLocksLiveOnEveryMaster) {
     for (std::uint16_t master : local::master_ports(cluster.ports().front())) {
         for (int i = 0; i < 2; ++i, ++jobs) {
             const auto r = resource_on(master, "job" + std::to_string(i));
-            auto e = cli({"queue", "enqueue", "--queue", queue, "--resource", r.str(), "--key", r.str()}, cluster.url());
+            auto e =
+                cli({"queue", "enqueue", "--queue", queue, "--resource", r.str(), "--key", r.str()}, cluster.url());
             ASSERT_EQ(e.exit_code, 0) << e.err;
         }
     }
     const pid_t worker = local::start_process({FENCELOCK_CLI, "--redis", cluster.url(), "worker", "--queue", queue,
                                                "--db", db, "--lease", "5s", "--", "true"},
                                               "/tmp/fencelock-cluster-worker.out", "/tmp/fencelock-cluster-worker.err");
-    const bool done = eventually([&] {
-        auto s = cli({"queue", "stats", "--queue", queue}, cluster.url());
-        return s.exit_code == 0 && json::parse(s.out)["completed"] == jobs;
-    }, 60s);
+    const bool done = eventually(
+        [&] {
+            auto s = cli({"queue", "stats", "--queue", queue}, cluster.url());
+            return s.exit_code == 0 && json::parse(s.out)["completed"] == jobs;
+        },
+        60s);
     ::kill(worker, SIGTERM);
     EXPECT_EQ(local::wait_process(worker), 0);
     std::remove(db.substr(std::string("sqlite://").size()).c_str());

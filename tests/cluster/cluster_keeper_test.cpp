@@ -50,11 +50,13 @@ TEST(ClusterKeeper, APausedMasterLosesOnlyTheLeasesOnIt) {
     group.server(paused_index).pause();
     // valid() turns false on the local clock, the loss is reported by the keeper's next pass:
     // wait for the report.
-    ASSERT_TRUE(eventually([&] {
-        for (const auto& h : held[paused])
-            if (h.valid() || !h.loss()) return false;
-        return true;
-    }, 20s));
+    ASSERT_TRUE(eventually(
+        [&] {
+            for (const auto& h : held[paused])
+                if (h.valid() || !h.loss()) return false;
+            return true;
+        },
+        20s));
     for (const auto& h : held[paused]) EXPECT_EQ(h.loss(), LossReason::expired);
 
     // The healthy masters' leases are renewed again and again after the paused ones were lost.
@@ -106,7 +108,8 @@ TEST(ClusterKeeper, AForwardStepOfOneMastersClockLosesOnlyItsLeasesAtOnce) {
         const std::string stats = group.server(stepped_index).cli({"INFO", "commandstats"});
         long calls = 0;
         for (const std::string verb : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="})
-            if (const auto at = stats.find(verb); at != std::string::npos) calls += std::stol(stats.substr(at + verb.size()));
+            if (const auto at = stats.find(verb); at != std::string::npos)
+                calls += std::stol(stats.substr(at + verb.size()));
         return calls;
     };
     const long after_acquisitions = script_calls();

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "cluster/cluster_fixture.hpp"
+#include "coordinator/redis/release_notifier.hpp"
 #include "local_servers/cluster_group.hpp"
 #include "local_servers/sentinel_group.hpp"
-#include "coordinator/redis/release_notifier.hpp"
 #include "support/eventually.hpp"
 
 namespace fencelock::test_support {
@@ -36,7 +36,8 @@ long stat(std::uint16_t port, const std::vector<std::string>& command, const std
 }
 long spublishes(std::uint16_t port) { return stat(port, {"INFO", "commandstats"}, "cmdstat_spublish"); }
 long script_calls(std::uint16_t port) {
-    return stat(port, {"INFO", "commandstats"}, "cmdstat_evalsha") + stat(port, {"INFO", "commandstats"}, "cmdstat_eval");
+    return stat(port, {"INFO", "commandstats"}, "cmdstat_evalsha") +
+           stat(port, {"INFO", "commandstats"}, "cmdstat_eval");
 }
 // Publish messages a node received over the cluster bus, classic and sharded.
 long bus_publishes(std::uint16_t port) {
@@ -70,7 +71,8 @@ void migrate_home(const std::vector<std::uint16_t>& ports, std::uint16_t slot, s
 }
 
 std::future<Result<Acquisition>> start_waiting(LockClient& c, const ResourceName& r) {
-    return std::async(std::launch::async, [&c, r] { return c.acquire(r, {.lease = 10s, .wait = 120s, .backoff = sleepy}); });
+    return std::async(std::launch::async,
+                      [&c, r] { return c.acquire(r, {.lease = 10s, .wait = 120s, .backoff = sleepy}); });
 }
 
 TEST(ClusterNotify, AReleaseWakesAWaiterInAnotherClientByAMessageOnlyTheSlotsShardSees) {
@@ -94,7 +96,8 @@ TEST(ClusterNotify, AReleaseWakesAWaiterInAnotherClientByAMessageOnlyTheSlotsSha
     auto waiting = start_waiting(waiter_client, r);
     // Subscribed on the slot's master only, and the attempt sent after the confirmation is in:
     // one refused attempt, one more once subscribed. From here no release can go unseen.
-    ASSERT_TRUE(eventually([&] { return shard_subscribers(owner, r) == 1 && script_calls(owner) == calls_before + 2; }));
+    ASSERT_TRUE(
+        eventually([&] { return shard_subscribers(owner, r) == 1 && script_calls(owner) == calls_before + 2; }));
     for (auto p : masters)
         if (p != owner) EXPECT_EQ(shard_subscribers(p, r), 0) << "subscribed on " << p;
 
@@ -119,7 +122,8 @@ TEST(ClusterNotify, AReleaseWakesAWaiterInAnotherClientByAMessageOnlyTheSlotsSha
         EXPECT_EQ(bus_publishes(p), bus_before[p]) << "node " << p << " was sent the release";
     }
     EXPECT_TRUE(waiter_client.release(r, got->lease->owner));
-    EXPECT_TRUE(eventually([&] { return shard_subscribers(owner, r) == 0; })) << "the waiter left its channel subscribed";
+    EXPECT_TRUE(eventually([&] { return shard_subscribers(owner, r) == 0; }))
+        << "the waiter left its channel subscribed";
 }
 
 TEST(ClusterNotify, TheSubscriptionFollowsAMigratedSlotAndALaterReleaseStillWakesByMessage) {
@@ -218,7 +222,8 @@ TEST(ClusterNotify, AnAclUserWithoutChannelsStillReleasesAndItsWaiterPolls) {
     auto& cluster = SharedCluster::get();
     const auto ports = cluster.ports();
     for (auto p : ports)
-        ASSERT_EQ(local::cli_at(p, {"ACL", "SETUSER", "nochan", "on", ">nochan-pw", "~*", "resetchannels", "+@all"}), "OK");
+        ASSERT_EQ(local::cli_at(p, {"ACL", "SETUSER", "nochan", "on", ">nochan-pw", "~*", "resetchannels", "+@all"}),
+                  "OK");
     std::string url = "redis-cluster://nochan:nochan-pw@";
     for (std::size_t i = 0; i < ports.size(); ++i) url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(ports[i]);
     auto holder_client = client_for(url);

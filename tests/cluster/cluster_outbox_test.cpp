@@ -35,7 +35,8 @@ protected:
         // One stream on each master, named after the pid: reruns never meet old entries.
         for (std::uint16_t master : local::master_ports(cluster.ports().front()))
             for (int i = 0;; ++i) {
-                const std::string name = "outbox:" + std::to_string(::getpid()) + ":" + backend() + ":" + std::to_string(i);
+                const std::string name =
+                    "outbox:" + std::to_string(::getpid()) + ":" + backend() + ":" + std::to_string(i);
                 if (cluster.master_of(name) == master) {
                     streams.push_back(name);
                     break;
@@ -79,7 +80,8 @@ protected:
     }
     /// The outbox's event ids for `stream`, in publication order.
     std::vector<std::string> outbox_ids(const std::string& stream) {
-        std::istringstream in(db->query("SELECT event_id FROM fencelock_outbox WHERE stream = '" + stream + "' ORDER BY seq"));
+        std::istringstream in(
+            db->query("SELECT event_id FROM fencelock_outbox WHERE stream = '" + stream + "' ORDER BY seq"));
         std::vector<std::string> ids;
         for (std::string line; std::getline(in, line);) ids.push_back(line);
         return ids;

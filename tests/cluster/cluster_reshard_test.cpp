@@ -70,7 +70,8 @@ TEST(ClusterReshard, LocksStayExclusiveAndFencesIncreaseWhileTheirSlotsMove) {
                 std::lock_guard lock(m);
                 holds.push_back(h);
                 if (!released || *released != ReleaseStatus::released)
-                    failures.push_back(r.str() + ": release " + (released ? "found another owner" : released.error().message()));
+                    failures.push_back(r.str() + ": release " +
+                                       (released ? "found another owner" : released.error().message()));
                 ++done;
             }
         });

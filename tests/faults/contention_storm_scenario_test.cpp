@@ -41,7 +41,8 @@ TEST_P(ContentionStorm, FiftyJobsOnOneResourceFinishInOrder) {
                     bool done = false;
                     if (fencing()) {
                         const auto acq_id = rec->invoke(OpKind::acquire, r);
-                        auto got = c.acquire(res(r), {.lease = 2s, .wait = bound, .backoff = {.base = 5ms, .max = 200ms}});
+                        auto got =
+                            c.acquire(res(r), {.lease = 2s, .wait = bound, .backoff = {.base = 5ms, .max = 200ms}});
                         if (got) attempts += got->attempts;
                         if (got && got->acquired()) {
                             const Lease& lease = *got->lease;
@@ -67,7 +68,8 @@ TEST_P(ContentionStorm, FiftyJobsOnOneResourceFinishInOrder) {
                     rec->complete(job_id, done ? Outcome::ok : Outcome::fail);
                     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - begun).count();
                     std::int64_t cur = max_job_us.load();
-                    while (us > cur && !max_job_us.compare_exchange_weak(cur, us)) {}
+                    while (us > cur && !max_job_us.compare_exchange_weak(cur, us)) {
+                    }
                 }
             });
     }

@@ -13,8 +13,8 @@
 #include <future>
 
 #include "faults/fault_proxy.hpp"
-#include "support/raw_redis.hpp"
 #include "faults/scenario.hpp"
+#include "support/raw_redis.hpp"
 
 namespace fencelock::faults {
 namespace {

@@ -53,7 +53,7 @@ public:
             redis.send({"SET", lock_key(resource), owner.str(), "NX", "PX", std::to_string(lease.count())});
             const auto set = redis.read_line(1s);
             if (!set) return std::unexpected(make_error_code(errc::reply_timeout));
-            if (*set == "$-1") return Acquisition{.attempts = 1};  // held by someone else
+            if (*set == "$-1") return Acquisition{.attempts = 1};                           // held by someone else
             if (*set != "+OK") return std::unexpected(make_error_code(errc::server_busy));  // READONLY, ...
             redis.send({"INCR", "naive-fence:{" + resource + "}"});
             const auto incr = redis.read_line(1s);

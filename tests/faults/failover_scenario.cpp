@@ -82,8 +82,8 @@ std::int64_t FailoverScenario::jobs_ready(std::uint16_t port) {
 }
 
 JobQueue FailoverScenario::queue_at(std::uint16_t port) const {
-    auto q = JobQueue::create(
-        {.queue = queue, .endpoint = *parse_redis_url("redis://127.0.0.1:" + std::to_string(port))});
+    auto q =
+        JobQueue::create({.queue = queue, .endpoint = *parse_redis_url("redis://127.0.0.1:" + std::to_string(port))});
     if (!q) throw std::invalid_argument("QueueOptions." + q.error().field + ": " + q.error().message);
     return std::move(*q);
 }
@@ -175,9 +175,9 @@ void FailoverScenario::run(const std::string& scenario) {
 
     // Leases granted while replication was cut, and by the empty master, never reached the
     // promoted master: exclusion is checked for all others.
-    const CheckOptions options{.leases = true,
-                               .not_replicated = {{cut_ns, promoted_ns},
-                                                  {restart_ns, std::numeric_limits<std::int64_t>::max()}}};
+    const CheckOptions options{
+        .leases = true,
+        .not_replicated = {{cut_ns, promoted_ns}, {restart_ns, std::numeric_limits<std::int64_t>::max()}}};
     const Report report = check_history(options);
     expect_verdict(report);
     const auto overlaps_all = check_exclusion(history().ops).size();
@@ -201,13 +201,13 @@ void FailoverScenario::run(const std::string& scenario) {
         expect_linearizability_caught();  // X's accepted write wipes the post-failover appends
     }
 
-    std::printf("promotion %lld ms after the kill; first accepted write %lld ms after it (%zu attempts); "
-                "fences: highest before %llu, first after %llu; X's write %s; empty master %lld ms, fence %llu\n",
-                static_cast<long long>(promotion_ms), static_cast<long long>(first_write_ms), post_fences.size(),
-                static_cast<unsigned long long>(before_failover),
-                static_cast<unsigned long long>(post_fences.front()), std::string(to_string(x_status)).c_str(),
-                static_cast<long long>(empty_master_ms),
-                static_cast<unsigned long long>(from_empty ? from_empty->fence : 0));
+    std::printf(
+        "promotion %lld ms after the kill; first accepted write %lld ms after it (%zu attempts); "
+        "fences: highest before %llu, first after %llu; X's write %s; empty master %lld ms, fence %llu\n",
+        static_cast<long long>(promotion_ms), static_cast<long long>(first_write_ms), post_fences.size(),
+        static_cast<unsigned long long>(before_failover), static_cast<unsigned long long>(post_fences.front()),
+        std::string(to_string(x_status)).c_str(), static_cast<long long>(empty_master_ms),
+        static_cast<unsigned long long>(from_empty ? from_empty->fence : 0));
     summary(scenario)
         .add("topology", std::string(topology->name()))
         .add("protection", std::string(fences->describe()))
@@ -227,8 +227,8 @@ void FailoverScenario::run(const std::string& scenario) {
         .add("jobs_acknowledged_unreplicated_lost", replicated_jobs + unreplicated_jobs - jobs_kept)
         .add("empty_master_ms", empty_master_ms)
         .add("empty_master_fence", static_cast<std::int64_t>(from_empty ? from_empty->fence : 0))
-        .add("empty_master_write", from_empty && from_empty->write ? std::string(to_string(*from_empty->write))
-                                                                   : std::string("none"))
+        .add("empty_master_write",
+             from_empty && from_empty->write ? std::string(to_string(*from_empty->write)) : std::string("none"))
         .print();
 }
 

@@ -330,8 +330,8 @@ void FaultProxy::run() {
         }
         int timeout = -1;
         if (next_due != Clock::time_point::max())
-            timeout = static_cast<int>(std::max<std::int64_t>(
-                0, std::chrono::ceil<std::chrono::milliseconds>(next_due - now).count()));
+            timeout = static_cast<int>(
+                std::max<std::int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(next_due - now).count()));
 
         lock.unlock();
         ::poll(fds.data(), fds.size(), timeout);
@@ -339,7 +339,8 @@ void FaultProxy::run() {
         if (s.stop) break;
 
         char drain[64];
-        while (::read(s.wake[0], drain, sizeof drain) > 0) {}
+        while (::read(s.wake[0], drain, sizeof drain) > 0) {
+        }
         if (listener >= 0 && s.listener == listener && (fds[1].revents & POLLIN)) s.accept_all();
 
         for (std::size_t i = 0; i < fds.size(); ++i) {

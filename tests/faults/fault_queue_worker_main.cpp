@@ -21,8 +21,9 @@ using namespace fencelock::faults;
 
 int main(int argc, char** argv) {
     if (argc != 10) {
-        std::fprintf(stderr, "usage: fault_queue_worker REDIS_URL TARGET_SPEC QUEUE HISTORY_FILE NAME POINT EFFECT "
-                             "LEASE_MS MARKER\n");
+        std::fprintf(stderr,
+                     "usage: fault_queue_worker REDIS_URL TARGET_SPEC QUEUE HISTORY_FILE NAME POINT EFFECT "
+                     "LEASE_MS MARKER\n");
         return 2;
     }
     const std::string point = argv[6], effect = argv[7];
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
     Recorder ops(argv[5], argv[4]);
 
     std::atomic<bool> stopped{false};
-    JobPlan plan{.effect = effect == "autocommit" ? Effect::autocommit
+    JobPlan plan{.effect = effect == "autocommit"   ? Effect::autocommit
                            : effect == "forget_key" ? Effect::forget_key
                                                     : Effect::in_transaction,
                  .at = [&](std::string_view at) {
@@ -46,12 +47,13 @@ int main(int argc, char** argv) {
                      for (;;) ::pause();
                  }};
     auto recorder = std::make_shared<JobRecorder>(ops, store->store(), std::move(plan));
-    auto worker = QueueWorker::create({.queue = argv[3], .endpoint = *endpoint},
-                                      scenario_worker(std::chrono::milliseconds(std::stoll(argv[8])),
-                                                      std::chrono::seconds(60), recorder),
-                                      *locks, store->store());
+    auto worker = QueueWorker::create(
+        {.queue = argv[3], .endpoint = *endpoint},
+        scenario_worker(std::chrono::milliseconds(std::stoll(argv[8])), std::chrono::seconds(60), recorder), *locks,
+        store->store());
     if (!worker) {
-        std::fprintf(stderr, "bad worker options: %s: %s\n", worker.error().field.c_str(), worker.error().message.c_str());
+        std::fprintf(stderr, "bad worker options: %s: %s\n", worker.error().field.c_str(),
+                     worker.error().message.c_str());
         return 2;
     }
     std::stop_source never;

@@ -26,8 +26,9 @@ using namespace std::chrono_literals;
 
 int main(int argc, char** argv) {
     if (argc != 9) {
-        std::fprintf(stderr,
-                     "usage: fault_worker REDIS_URL RESOURCE LEASE_MS TARGET_SPEC HISTORY_FILE NAME READY_FILE GO_FILE\n");
+        std::fprintf(
+            stderr,
+            "usage: fault_worker REDIS_URL RESOURCE LEASE_MS TARGET_SPEC HISTORY_FILE NAME READY_FILE GO_FILE\n");
         return 2;
     }
     const std::string resource = argv[2];

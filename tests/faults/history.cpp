@@ -84,8 +84,8 @@ void Recorder::append(const std::string& line) {
         throw std::system_error(errno, std::generic_category(), "history write");
 }
 
-std::uint64_t Recorder::invoke(OpKind kind, const std::string& resource, std::uint64_t fence,
-                               const std::string& value, const std::string& key) {
+std::uint64_t Recorder::invoke(OpKind kind, const std::string& resource, std::uint64_t fence, const std::string& value,
+                               const std::string& key) {
     std::lock_guard lock(mutex_);
     const std::uint64_t id = next_id_++;
     JsonLine line;
@@ -348,8 +348,7 @@ std::vector<std::string> check_lease_order(std::span<const Op> ops, std::span<co
         for (std::size_t j = 0; j < i; ++j) {
             const auto& older = traced[i];
             const auto& newer = traced[j];
-            if (older.write->resource != newer.write->resource || !granted_before(*older.grant, *newer.grant))
-                continue;
+            if (older.write->resource != newer.write->resource || !granted_before(*older.grant, *newer.grant)) continue;
             out.push_back(older.write->resource + ": write #" + std::to_string(older.write->seq) + " of " +
                           describe(*older.grant) + " accepted after write #" + std::to_string(newer.write->seq) +
                           " of " + describe(*newer.grant) + ", granted " +
@@ -373,8 +372,7 @@ History only(const History& history, const std::string& resource) {
         if (op.resource == resource) out.ops.push_back(op);
     for (const auto& w : history.accepted)
         if (w.resource == resource) out.accepted.push_back(w);
-    if (auto it = history.final_values.find(resource); it != history.final_values.end())
-        out.final_values.insert(*it);
+    if (auto it = history.final_values.find(resource); it != history.final_values.end()) out.final_values.insert(*it);
     return out;
 }
 
@@ -398,7 +396,8 @@ Report check(const History& history, const CheckOptions& options) {
     r.fence_order = check_fence_order(history.accepted);
     r.stale_accepted = r.fence_order.size();
     std::vector<Op> replicated = history.ops;
-    for (const auto& [from, until] : options.not_replicated) replicated = without_holds_begun_in(replicated, from, until);
+    for (const auto& [from, until] : options.not_replicated)
+        replicated = without_holds_begun_in(replicated, from, until);
     r.exclusion = check_exclusion(replicated);
     r.final_state = check_final_state(history.ops, history.final_values, options.model);
     r.idempotency = check_idempotency(history.accepted);

@@ -134,9 +134,8 @@ History only(const History& history, const std::string& resource);
 
 /// What the final value of a resource must be, given the write ops against it. Returns one
 /// message per discrepancy. A model encodes the target's semantics; see append_list_model().
-using FinalStateModel =
-    std::function<std::vector<std::string>(const std::string& resource, const std::string& final_value,
-                                           std::span<const Op> writes)>;
+using FinalStateModel = std::function<std::vector<std::string>(
+    const std::string& resource, const std::string& final_value, std::span<const Op> writes)>;
 
 /// The append-list target: a value is a comma-separated list; every write appends its `key`
 /// (unique per job) to what it read. Keys of writes acknowledged ok must appear exactly once;

@@ -21,9 +21,9 @@ TEST_P(HolderPaused, StaleWriteAfterThreeLeasesIsRejectedOnlyWithFencing) {
     const std::string r = "paused:holder";
     constexpr auto lease = 300ms;
     const auto ready = dir / "a.ready", go = dir / "a.go";
-    const pid_t a = local::start_process({FAULT_WORKER_BIN, redis->url(), r, std::to_string(lease.count()),
-                                          target_spec(), (history_dir / "A.jsonl").string(), "A",
-                                          ready.string(), go.string()});
+    const pid_t a =
+        local::start_process({FAULT_WORKER_BIN, redis->url(), r, std::to_string(lease.count()), target_spec(),
+                              (history_dir / "A.jsonl").string(), "A", ready.string(), go.string()});
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); })) << "worker A never got ready";
     std::uint64_t a_fence = 0;
     std::ifstream(ready) >> a_fence;

@@ -13,18 +13,18 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "faults/fault_proxy.hpp"
 #include "fencelock/client.hpp"
 #include "local_servers/child_process.hpp"
-#include "support/eventually.hpp"
 #include "local_servers/redis_server.hpp"
+#include "support/eventually.hpp"
 
 namespace fencelock::faults {
 namespace {
@@ -99,7 +99,11 @@ TEST(LateLoss, ReleaseDoesNotWaitForAStuckRenewal) {
     // A renewal went out and Redis answered it: its reply is the one held.
     ASSERT_TRUE(test_support::eventually([&] { return proxy.counters().held_down > 0; }));
     std::jthread releasing([&] { (void)held->lease->release(); });
-    EXPECT_TRUE(test_support::eventually([&] { return redis.cli({"EXISTS", "lock:{stuck-release}"}) == "0"; }, 10s))
+    EXPECT_TRUE(test_support::eventually(
+        [&] {
+            return redis.cli({"EXISTS", "lock:{stuck-release}"}) == "0";
+        },
+        10s))
         << "the release waited for the stuck renewal";
     proxy.pass();
 }
@@ -151,11 +155,10 @@ TEST(LateLoss, RunSignalsItsCommandBeforeACompetitorCanAcquire) {
 
     // `wait` returns at once when a trapped signal arrives (POSIX), so the marker is written
     // as soon as the signal is delivered.
-    const std::string script = "trap 'echo x > " + signalled + "; exit 0' TERM; echo x > " + started +
-                               "; sleep 60 & wait";
-    const pid_t run = local::start_process({FENCELOCK_CLI, "--redis", proxy.url(), "--timeout", "5s", "run",
-                                            "late-run", "--lease", "3s", "--grace", "1s", "--", "sh", "-c",
-                                            script},
+    const std::string script =
+        "trap 'echo x > " + signalled + "; exit 0' TERM; echo x > " + started + "; sleep 60 & wait";
+    const pid_t run = local::start_process({FENCELOCK_CLI, "--redis", proxy.url(), "--timeout", "5s", "run", "late-run",
+                                            "--lease", "3s", "--grace", "1s", "--", "sh", "-c", script},
                                            (dir / "out").string(), (dir / "err").string());
     ASSERT_TRUE(test_support::eventually([&] { return std::filesystem::exists(started); }));
     proxy.hold_replies();
@@ -188,19 +191,19 @@ TEST(LateLoss, ACommandIgnoringSigtermIsGoneBeforeACompetitorCanAcquire) {
     // A tick (wall clock, ns) every 20 ms until killed; SIGTERM is ignored. The kill comes at
     // safe-until, 1 % (the drift margin) of the 8 s lease before Redis lets the lease go: 80 ms
     // for fencelock's wake-up to be late on a loaded machine without failing the test.
-    const std::string script = "trap '' TERM; echo x > " + started + "; while :; do date +%s%N >> " + ticks +
-                               "; sleep 0.02; done";
-    const pid_t run = local::start_process({FENCELOCK_CLI, "--redis", proxy.url(), "--timeout", "5s", "run",
-                                            "late-stubborn", "--lease", "8s", "--grace", "2s", "--", "sh", "-c",
-                                            script},
-                                           (dir / "out").string(), (dir / "err").string());
+    const std::string script =
+        "trap '' TERM; echo x > " + started + "; while :; do date +%s%N >> " + ticks + "; sleep 0.02; done";
+    const pid_t run =
+        local::start_process({FENCELOCK_CLI, "--redis", proxy.url(), "--timeout", "5s", "run", "late-stubborn",
+                              "--lease", "8s", "--grace", "2s", "--", "sh", "-c", script},
+                             (dir / "out").string(), (dir / "err").string());
     ASSERT_TRUE(test_support::eventually([&] { return std::filesystem::exists(started); }));
     proxy.hold_replies();
 
     auto taken = competitor.acquire(r, {.lease = 10s, .wait = 20s});
-    const auto granted_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
+    const auto granted_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     ASSERT_TRUE(taken && taken->acquired());
     proxy.pass();
     EXPECT_EQ(local::wait_process(run), 76) << "run reports a lost lease";

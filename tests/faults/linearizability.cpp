@@ -209,8 +209,8 @@ LinVerdict ResourceResult::verdict() const {
 }
 
 std::size_t LinearizabilityReport::count(LinVerdict v) const {
-    return static_cast<std::size_t>(std::count_if(resources.begin(), resources.end(),
-                                                  [&](const ResourceResult& r) { return r.verdict() == v; }));
+    return static_cast<std::size_t>(
+        std::count_if(resources.begin(), resources.end(), [&](const ResourceResult& r) { return r.verdict() == v; }));
 }
 
 std::vector<std::string> LinearizabilityReport::violations() const {
@@ -262,8 +262,9 @@ LinearizabilityReport check_linearizability(const History& history, const Linear
         ResourceResult r{.resource = resource, .models = {}};
         auto run = [&](std::string_view name, const std::expected<std::vector<LinOp>, std::string>& mapped,
                        const auto& model) {
-            if (!mapped) r.models.push_back({.model = std::string(name), .verdict = LinVerdict::skipped,
-                                             .detail = mapped.error()});
+            if (!mapped)
+                r.models.push_back(
+                    {.model = std::string(name), .verdict = LinVerdict::skipped, .detail = mapped.error()});
             else if (!mapped->empty()) r.models.push_back(linearize(model, *mapped, options));
         };
         run(MutexModel::name, mutex_ops(ops), MutexModel{});

@@ -10,9 +10,7 @@
 
 namespace fencelock::faults {
 namespace {
-std::string clip(const std::string& s, std::size_t max = 60) {
-    return s.size() <= max ? s : s.substr(0, max) + "...";
-}
+std::string clip(const std::string& s, std::size_t max = 60) { return s.size() <= max ? s : s.substr(0, max) + "..."; }
 
 std::string ms(std::int64_t ns) {
     char buf[32];
@@ -141,7 +139,8 @@ std::string SetModel::why(const State& s, const LinOp& op, std::span<const LinOp
     std::set_difference(s.begin(), s.end(), op.elements.begin(), op.elements.end(), std::back_inserter(missing));
     std::set_difference(op.elements.begin(), op.elements.end(), s.begin(), s.end(), std::back_inserter(unexpected));
     std::string out = missing.empty() ? "" : "missing " + join(missing);
-    if (!unexpected.empty()) out += (out.empty() ? "" : "; ") + std::string("seen but not in the set ") + join(unexpected);
+    if (!unexpected.empty())
+        out += (out.empty() ? "" : "; ") + std::string("seen but not in the set ") + join(unexpected);
     return out;
 }
 
@@ -158,8 +157,8 @@ std::expected<std::vector<LinOp>, std::string> mutex_ops(std::span<const Op> ops
         std::int64_t from = h.invoke_ns;
         const Op* grant = nullptr;
         for (const auto& a : ops)
-            if (a.kind == OpKind::acquire && a.outcome == Outcome::ok && a.process == h.process &&
-                a.fence == h.fence && a.complete_ns <= h.invoke_ns && (!grant || a.invoke_ns > grant->invoke_ns))
+            if (a.kind == OpKind::acquire && a.outcome == Outcome::ok && a.process == h.process && a.fence == h.fence &&
+                a.complete_ns <= h.invoke_ns && (!grant || a.invoke_ns > grant->invoke_ns))
                 grant = &a;
         if (grant) from = grant->invoke_ns;
         LinOp lock{.kind = LinOp::Kind::lock, .owner = out.size() + 1, .call_ns = from, .return_ns = h.invoke_ns};

@@ -47,7 +47,8 @@ std::string fresh_postgres_database() {
     const std::string admin = admin_url();
     const std::string name = "faults_" + std::to_string(::getpid()) + "_" + std::to_string(++counter);
     const auto psql = (local::postgres_bin_dir() / "psql").string();
-    auto r = local::run_process({psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", admin, "-c", "CREATE DATABASE " + name});
+    auto r =
+        local::run_process({psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", admin, "-c", "CREATE DATABASE " + name});
     if (r.exit_code != 0) throw std::runtime_error("CREATE DATABASE " + name + " failed: " + r.err);
     return admin.substr(0, admin.rfind('/') + 1) + name;
 }

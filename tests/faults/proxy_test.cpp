@@ -7,18 +7,18 @@
 #include <memory>
 
 #include "faults/fault_proxy.hpp"
-#include "support/raw_redis.hpp"
-#include "support/eventually.hpp"
 #include "local_servers/redis_server.hpp"
+#include "support/eventually.hpp"
+#include "support/raw_redis.hpp"
 
 namespace fencelock::faults {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using fencelock::local::RedisServer;
 using fencelock::test_support::eventually;
 using fencelock::test_support::RawRedis;
-using fencelock::local::RedisServer;
 
 std::size_t open_fds() {
     std::size_t n = 0;

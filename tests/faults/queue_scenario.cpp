@@ -52,7 +52,7 @@ std::string QueueScenario::enqueue(const std::string& resource, const std::strin
 }
 
 std::unique_ptr<WorkerThread> QueueScenario::start_worker(const std::string& name, JobPlan plan,
-                                                           const WorkerOptions& options) {
+                                                          const WorkerOptions& options) {
     worker_recorders.push_back(recorder(name));
     auto rec = std::make_shared<JobRecorder>(*worker_recorders.back(), store(), std::move(plan), book.get());
     WorkerOptions with_observer = options;

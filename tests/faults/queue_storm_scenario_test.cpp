@@ -30,8 +30,7 @@ TEST_P(QueueStorm, FiftyJobsOnOneRecordCommitInFenceOrder) {
     const auto t0 = Clock::now();
     std::vector<std::unique_ptr<WorkerThread>> pool;
     for (int w = 0; w < workers; ++w)
-        pool.push_back(start_worker("w" + std::to_string(w), {.record = record},
-                                    scenario_worker(5s, 30s, nullptr)));
+        pool.push_back(start_worker("w" + std::to_string(w), {.record = record}, scenario_worker(5s, 30s, nullptr)));
     const bool drained = eventually([&] { return book->open() == 0; }, bound);
     const auto total_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
     std::uint64_t contention = 0;

@@ -55,8 +55,7 @@ TEST_P(RedisRestart, TheFirstFenceAfterARestartIsAboveEveryEarlierOneAndItsWrite
         ASSERT_TRUE(status.has_value()) << "no lease after the restart";
         if (*status == TargetStatus::stale) ++rejected;
     } while (*status != TargetStatus::applied && attempts < 3 * before_restart);
-    const auto recovery_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - restarted).count();
+    const auto recovery_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - restarted).count();
     ASSERT_EQ(status, TargetStatus::applied) << "writes never succeeded again";
     auto info = c.inspect(res(r));
     ASSERT_TRUE(info);

@@ -93,8 +93,7 @@ std::optional<Lease> record_acquire(Recorder& recorder, const std::string& resou
         recorder.complete(id, Outcome::fail, 0, {}, "contended");
         return std::nullopt;
     }
-    recorder.complete(id, Outcome::ok, got->lease->fence.value(), {},
-                      got->lease->reacquired ? "reacquired" : "");
+    recorder.complete(id, Outcome::ok, got->lease->fence.value(), {}, got->lease->reacquired ? "reacquired" : "");
     return std::move(got->lease);
 }
 

@@ -16,8 +16,8 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
-#include <ostream>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,8 +27,8 @@
 #include "faults/target.hpp"
 #include "faults/worker.hpp"
 #include "fencelock/client.hpp"
-#include "support/eventually.hpp"
 #include "local_servers/redis_server.hpp"
+#include "support/eventually.hpp"
 
 namespace fencelock::faults {
 

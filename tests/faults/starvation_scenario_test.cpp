@@ -81,7 +81,8 @@ TEST_P(CpuStarvation, HoldersUnderLoadLeaveACleanHistory) {
                 const auto stats = c.keeper_stats();
                 lost += static_cast<std::int64_t>(stats.leases_lost);
                 std::int64_t late = stats.max_send_lateness.count(), cur = max_lateness_us.load();
-                while (late > cur && !max_lateness_us.compare_exchange_weak(cur, late)) {}
+                while (late > cur && !max_lateness_us.compare_exchange_weak(cur, late)) {
+                }
             });
     }
     const auto late = laggard.write(r, l_base, "laggard", lease_l->fence.value());

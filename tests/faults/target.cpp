@@ -174,9 +174,7 @@ std::string_view to_string(Backend b) noexcept {
     return "file";
 }
 
-std::string target_spec(bool fencing, const std::string& location) {
-    return (fencing ? "on " : "off ") + location;
-}
+std::string target_spec(bool fencing, const std::string& location) { return (fencing ? "on " : "off ") + location; }
 
 std::unique_ptr<Target> open_target(const std::string& spec) {
     const auto space = spec.find(' ');

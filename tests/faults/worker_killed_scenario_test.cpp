@@ -48,11 +48,13 @@ protected:
         const Effect effect = fencing() ? Effect::in_transaction : k.naive_effect;
         const auto a_lease = fencing() ? lease : k.naive_lease;
         const auto marker = dir / "stopped";
-        const pid_t a = local::start_process(
-            {FAULT_QUEUE_WORKER_BIN, redis->url(), target_spec(), "faults", (history_dir / "A.jsonl").string(), "A",
-             k.point, effect == Effect::autocommit ? "autocommit" : effect == Effect::forget_key ? "forget_key" : "in_transaction",
-             std::to_string(a_lease.count()), marker.string()},
-            (dir / "A.out").string(), (dir / "A.err").string());
+        const pid_t a = local::start_process({FAULT_QUEUE_WORKER_BIN, redis->url(), target_spec(), "faults",
+                                              (history_dir / "A.jsonl").string(), "A", k.point,
+                                              effect == Effect::autocommit   ? "autocommit"
+                                              : effect == Effect::forget_key ? "forget_key"
+                                                                             : "in_transaction",
+                                              std::to_string(a_lease.count()), marker.string()},
+                                             (dir / "A.out").string(), (dir / "A.err").string());
         const bool reached = eventually([&] { return std::filesystem::exists(marker); }, 20s);
         ::kill(a, SIGKILL);
         local::wait_process(a);
@@ -94,13 +96,13 @@ TEST_P(WorkerKilled, AfterAcquiringTheJobStillCompletes) {
 }
 
 TEST_P(WorkerKilled, MidMutationNothingIsHalfApplied) {
-    kill_at({"worker_killed_mid_mutation", "mutation", "effect and completion in one transaction",
-             Effect::autocommit, lease});
+    kill_at({"worker_killed_mid_mutation", "mutation", "effect and completion in one transaction", Effect::autocommit,
+             lease});
 }
 
 TEST_P(WorkerKilled, AfterCommitBeforeAckTheRedeliveryIsADuplicate) {
-    kill_at({"worker_killed_after_commit", "committed", "idempotency key committed with the effect",
-             Effect::forget_key, lease});
+    kill_at({"worker_killed_after_commit", "committed", "idempotency key committed with the effect", Effect::forget_key,
+             lease});
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, WorkerKilled, ::testing::ValuesIn(stores_only()), mode_name);

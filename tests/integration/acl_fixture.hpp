@@ -16,9 +16,9 @@
 #include "fencelock/client.hpp"
 #include "fencelock/error.hpp"
 #include "fencelock/redis_url.hpp"
-#include "support/shipped_acl.hpp"
 #include "local_servers/redis_server.hpp"
 #include "support/eventually.hpp"
+#include "support/shipped_acl.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fencelock::test_support {
@@ -70,8 +70,8 @@ protected:
 
     /// In database 1, so that SELECT runs too.
     RedisEndpoint endpoint_as(const std::string& name) const {
-        return *parse_redis_url("redis://" + name + ":" + password_of(name) + "@127.0.0.1:" +
-                                std::to_string(redis->port()) + "/1");
+        return *parse_redis_url("redis://" + name + ":" + password_of(name) +
+                                "@127.0.0.1:" + std::to_string(redis->port()) + "/1");
     }
     LockClient client_as(const std::string& name, ClientOptions options = {}) const {
         options.endpoint = endpoint_as(name);

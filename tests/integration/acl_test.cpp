@@ -38,9 +38,9 @@ TEST(AclFile, GrantsNothingWholesaleAndRedisRefusesItsPlaceholderPasswords) {
         }
     }
     const TempDir dir{"fencelock-acl"};
-    const auto started = local::run_process({"timeout", "10", "redis-server", "--port", std::to_string(local::free_port()),
-                                             "--bind", "127.0.0.1", "--save", "",
-                                             "--dir", dir.path().string(), "--aclfile", shipped_file});
+    const auto started =
+        local::run_process({"timeout", "10", "redis-server", "--port", std::to_string(local::free_port()), "--bind",
+                            "127.0.0.1", "--save", "", "--dir", dir.path().string(), "--aclfile", shipped_file});
     EXPECT_EQ(started.exit_code, 1) << started.out;
     EXPECT_TRUE(started.out.find("password hash must be exactly 64 characters") != std::string::npos) << started.out;
 }
@@ -92,7 +92,8 @@ TEST_F(AclTest, TheLocksUserTakesKeepsWaitsForAndReleasesLocks) {
     auto waiting = std::async(std::launch::async, [&] {
         return waiter.acquire(r, {.lease = 5s, .wait = 30s, .backoff = {.base = 60s, .max = 60s}});
     });
-    ASSERT_TRUE(eventually([&] { return subscribers("released:{acl:wait}") == 1 && type_of("sleepers:{acl:wait}") == "zset"; }));
+    ASSERT_TRUE(eventually(
+        [&] { return subscribers("released:{acl:wait}") == 1 && type_of("sleepers:{acl:wait}") == "zset"; }));
     ASSERT_TRUE(holder.release(r, held->owner));
     ASSERT_EQ(waiting.wait_for(10s), std::future_status::ready) << "the release message never woke the waiter";
     auto got = waiting.get();
@@ -112,7 +113,8 @@ TEST_F(AclTest, TheLocksUserTakesKeepsWaitsForAndReleasesLocks) {
     ASSERT_TRUE(holder.release(fair, blocker->owner));
 
     // WAIT runs: with no replica the grant is not replicated (and released), not refused.
-    auto unreplicated = waiter.try_acquire(resource("acl:wait-replica"), {.lease = 5s, .replicas = 1, .replica_timeout = 10ms});
+    auto unreplicated =
+        waiter.try_acquire(resource("acl:wait-replica"), {.lease = 5s, .replicas = 1, .replica_timeout = 10ms});
     ASSERT_FALSE(unreplicated);
     EXPECT_EQ(unreplicated.error(), errc::not_replicated) << error_detail(unreplicated.error());
 
@@ -165,7 +167,8 @@ TEST_F(AclTest, TheLocksLineLessTheChannelWaitsByPolling) {
     auto waiting = std::async(std::launch::async, [&] {
         return waiter.acquire(r, {.lease = 5s, .wait = 30s, .backoff = {.base = 5ms, .max = 20ms}});
     });
-    ASSERT_TRUE(eventually([&] { return denied("channel", "toplevel", "released:{acl:poll}"); })) << unexpected_denials();
+    ASSERT_TRUE(eventually([&] { return denied("channel", "toplevel", "released:{acl:poll}"); }))
+        << unexpected_denials();
     ASSERT_TRUE(eventually([&] { return type_of("sleepers:{acl:poll}") == "zset"; }));
     ASSERT_TRUE(holder.release(r, held->owner));
     auto got = waiting.get();
@@ -192,8 +195,8 @@ TEST_F(AclTest, TheAdminUserListsInspectsForceReleasesAndReadsTheAudit) {
     auto active = admin.force_release(resource("acl:2"), request);
     ASSERT_TRUE(active) << error_detail(active.error());
     EXPECT_EQ(active->status, ForceReleaseStatus::active);
-    auto forced = admin.force_release(resource("acl:2"), {.reason = "stuck", .operator_name = "ops@acl-test",
-                                                          .even_if_active = true});
+    auto forced = admin.force_release(resource("acl:2"),
+                                      {.reason = "stuck", .operator_name = "ops@acl-test", .even_if_active = true});
     ASSERT_TRUE(forced) << error_detail(forced.error());
     EXPECT_EQ(forced->status, ForceReleaseStatus::released);
     auto never_held = admin.force_release(resource("acl:3"), request);
@@ -234,7 +237,6 @@ TEST_F(AclTest, TheAdminLineLessScanOrAnAuditPatternIsRefusedNamingIt) {
     expect_noperm(audit.error(), "NOPERM");
     EXPECT_TRUE(denied("key", "toplevel", "fencelock:audit")) << unexpected_denials();
 }
-
 
 #ifdef FENCELOCK_CLI
 // The CLI as each role's user: `run`, `inspect`; `list`, `force-release`, `audit`; the queue's

@@ -49,8 +49,8 @@ protected:
     }
     // A holds `r`; B, refused, waits in Redis's line (sleepers): the line a later waiter finds.
     std::pair<Acquisition, std::future<Result<Acquisition>>> held_with_one_in_line(AsyncLockClient& c,
-                                                                                const ResourceName& r,
-                                                                                const AcquireOptions& o) {
+                                                                                   const ResourceName& r,
+                                                                                   const AcquireOptions& o) {
         auto held = start_acquire(c, r, o).get();
         EXPECT_TRUE(held && held->acquired());
         auto b = start_acquire(c, r, o);
@@ -290,7 +290,9 @@ TEST_F(AsyncClientTest, AReleaseNamesTheNextWaiterItsSuccessorWhichNeverAttempts
     ASSERT_TRUE(info && info->holder);
     EXPECT_EQ(info->holder->owner, got_c->lease->owner.str());
     EXPECT_EQ(release_now(c, r, got_c->lease->owner).value(), ReleaseStatus::released);
-    EXPECT_EQ(redis->cli({"EXISTS", "lock:{async:successor}", "sleepers:{async:successor}", "handoff:{async:successor}"}), "0");
+    EXPECT_EQ(
+        redis->cli({"EXISTS", "lock:{async:successor}", "sleepers:{async:successor}", "handoff:{async:successor}"}),
+        "0");
 }
 
 // A waiter for a succession that gives up before any release names it is never handed the lock.
@@ -376,8 +378,8 @@ TEST_F(AsyncClientTest, AnAttemptAfterTheScriptCacheWasFlushedLoadsTheScriptAgai
 
 TEST_F(AsyncClientTest, AWaitWithRedisDownFailsClosed) {
     const auto r = resource("async:down");
-    auto c = AsyncLockClient::create({.endpoint = *parse_redis_url("redis://127.0.0.1:1"),
-                                      .connect_timeout = 200ms, .command_timeout = 500ms});
+    auto c = AsyncLockClient::create(
+        {.endpoint = *parse_redis_url("redis://127.0.0.1:1"), .connect_timeout = 200ms, .command_timeout = 500ms});
     ASSERT_TRUE(c);
     auto [waited, result] = promised<Acquisition>();
     c->acquire(r, {.lease = 10s, .wait = 1s}, std::move(waited));

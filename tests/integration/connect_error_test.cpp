@@ -107,7 +107,8 @@ TEST_F(ConnectErrorTest, AMissingPasswordIsToldApartFromAWrongOneAndNoPasswordIs
     EXPECT_TRUE(has(unknown.detail, "'mallory'")) << unknown.detail;
     EXPECT_FALSE(has(unknown.detail, password));
 
-    for (const std::string& url : {"redis://" + at, "redis://alice:wrong@" + at, "redis://mallory:" + escaped + "@" + at}) {
+    for (const std::string& url :
+         {"redis://" + at, "redis://alice:wrong@" + at, "redis://mallory:" + escaped + "@" + at}) {
         const auto cli = cli_acquire(url);
         EXPECT_EQ(cli.exit_code, 4) << cli.printed;
         EXPECT_TRUE(has(cli.printed, at)) << cli.printed;

@@ -11,12 +11,12 @@
 #include <set>
 #include <thread>
 
+#include "coordinator/redis/release_notifier.hpp"
+#include "coordinator/redis/scripts.hpp"
 #include "fencelock/keeper.hpp"
 #include "integration/history.hpp"
 #include "integration/lock_fixture.hpp"
 #include "local_servers/child_process.hpp"
-#include "coordinator/redis/release_notifier.hpp"
-#include "coordinator/redis/scripts.hpp"
 
 namespace fencelock::test_support {
 namespace {
@@ -223,8 +223,8 @@ TEST_F(DirectHandoffTest, AReleaseGrantsAWaiterOfItsOwnClientTheWholeLeaseWithou
     const auto r = resource("own");
     auto held = c.try_acquire(r, {.lease = 60s});
     ASSERT_TRUE(held && held->acquired());
-    auto waiting = std::async(std::launch::async,
-                              [&] { return c.acquire(r, {.lease = 30s, .wait = 60s, .backoff = sleepy}); });
+    auto waiting =
+        std::async(std::launch::async, [&] { return c.acquire(r, {.lease = 30s, .wait = 60s, .backoff = sleepy}); });
     // Its refused attempt left its place with grant arguments for this client's releases.
     ASSERT_TRUE(eventually([&] { return handoff_entries("own") == 1; }));
     redis->cli({"CONFIG", "RESETSTAT"});
@@ -258,8 +258,8 @@ TEST_F(DirectHandoffTest, AReleaseVouchesForItsWaitingThreadSoItsGrantIsNotBound
     auto held = c.try_acquire(r, {.lease = 60s});
     ASSERT_TRUE(held && held->acquired());
     const BackoffPolicy quick{.base = 10ms, .max = 250ms};  // slot 2 * 250 ms + 2 s = 2.5 s
-    auto waiting = std::async(std::launch::async,
-                              [&] { return c.acquire(r, {.lease = 30s, .wait = 60s, .backoff = quick}); });
+    auto waiting =
+        std::async(std::launch::async, [&] { return c.acquire(r, {.lease = 30s, .wait = 60s, .backoff = quick}); });
     ASSERT_TRUE(eventually([&] { return handoff_entries("vouch") == 1; }));
     const auto grants_before = detail::ReleaseNotifier::grants_taken();
     ASSERT_TRUE(c.release(r, held->lease->owner));
@@ -395,10 +395,13 @@ TEST_F(DirectHandoffTest, TheKeeperRenewsADirectGrantShorterThanTheLease) {
     EXPECT_GT(detail::ReleaseNotifier::grants_taken(), grants_before);
     const auto granted = holder_client.inspect(r);
     ASSERT_TRUE(granted && granted->holder);
-    ASSERT_TRUE(eventually([&] {
-        auto info = holder_client.inspect(r);
-        return info && info->holder && info->holder->renewals > 0;
-    }, 10s)) << "the keeper never renewed the granted lease";
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto info = holder_client.inspect(r);
+            return info && info->holder && info->holder->renewals > 0;
+        },
+        10s))
+        << "the keeper never renewed the granted lease";
     auto info = holder_client.inspect(r);
     ASSERT_TRUE(info && info->holder);
     EXPECT_GT(info->holder->ttl, 2500ms) << "renewed to the lease, past the grant's TTL";
@@ -416,7 +419,8 @@ TEST_F(DirectHandoffTest, AHotResourceKeepsExclusionAndFencesAcrossThreadsAndPro
     std::vector<std::string> files;
     for (int p = 0; p < processes; ++p) {
         files.push_back(::testing::TempDir() + "hot-hammer-" + std::to_string(::getpid()) + "-" + std::to_string(p));
-        children.push_back(local::start_process({HAMMER_BIN, client_url(), std::to_string(run_ms), files.back(), name}));
+        children.push_back(
+            local::start_process({HAMMER_BIN, client_url(), std::to_string(run_ms), files.back(), name}));
     }
     const auto grants_before = detail::ReleaseNotifier::grants_taken();
     std::mutex m;

@@ -2,8 +2,8 @@
 // line in Redis, and the fallbacks when messages cannot arrive.
 #include <functional>
 #include <future>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "integration/lock_fixture.hpp"
@@ -27,8 +27,8 @@ protected:
     long sleepers(std::string_view r) { return std::stol(redis->cli({"ZCARD", "sleepers:{" + std::string(r) + "}"})); }
 
     struct Turns {
-        std::vector<int> order;           // waiters in the order they got the lock
-        std::vector<unsigned> attempts;   // per waiter
+        std::vector<int> order;          // waiters in the order they got the lock
+        std::vector<unsigned> attempts;  // per waiter
     };
     // Four waiters, each in a client of its own (a process, as far as Redis can tell), queue
     // up behind a holder one by one (the next starts once `settled(i)` holds for waiter i);
@@ -189,7 +189,8 @@ TEST_F(HandoffTest, ACrashedFairWaitersPlaceLapses) {
     auto c = client();
     const auto r = resource("lapsed");
     const auto ghost = OwnerToken::generate();
-    ghost_place("lapsed", ghost.str(), redis_ms() + 2000);  // long enough to be live at the first try on a loaded machine
+    ghost_place("lapsed", ghost.str(),
+                redis_ms() + 2000);  // long enough to be live at the first try on a loaded machine
     auto first = c.try_acquire(r, {.lease = 10s});
     ASSERT_TRUE(first);
     ASSERT_FALSE(first->acquired());

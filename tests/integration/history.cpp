@@ -15,8 +15,8 @@ std::vector<std::string> check_holds(std::vector<Hold> holds) {
             const Hold& next = list[i];
             if (next.start_ns < prev.end_ns)
                 violations.push_back(resource + ": " + next.holder + " (fence " + std::to_string(next.fence) +
-                                     ") started before " + prev.holder + " (fence " +
-                                     std::to_string(prev.fence) + ") ended");
+                                     ") started before " + prev.holder + " (fence " + std::to_string(prev.fence) +
+                                     ") ended");
             if (next.fence <= prev.fence)
                 violations.push_back(resource + ": fence " + std::to_string(next.fence) + " after " +
                                      std::to_string(prev.fence));

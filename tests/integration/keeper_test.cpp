@@ -41,9 +41,9 @@ TEST_F(LockTest, ManyLeasesShareOneKeeperConnectionAndBatchTheirRenewals) {
         ASSERT_TRUE(held && held->acquired());
         leases.push_back(std::move(*held->lease));
     }
-    ASSERT_TRUE(eventually([&] {
-        return std::all_of(leases.begin(), leases.end(), [](const HeldLease& l) { return l.renewals() >= 3; });
-    }, 30s));
+    ASSERT_TRUE(eventually(
+        [&] { return std::all_of(leases.begin(), leases.end(), [](const HeldLease& l) { return l.renewals() >= 3; }); },
+        30s));
     const KeeperStats stats = c.keeper_stats();
     EXPECT_EQ(stats.leases_kept, 200u);
     EXPECT_EQ(stats.leases_lost, 0u);

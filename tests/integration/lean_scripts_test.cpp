@@ -6,8 +6,8 @@
 #include <map>
 #include <sstream>
 
-#include "integration/lock_fixture.hpp"
 #include "coordinator/redis/scripts.hpp"
+#include "integration/lock_fixture.hpp"
 
 namespace fencelock::test_support {
 namespace {

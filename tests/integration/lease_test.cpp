@@ -87,18 +87,20 @@ TEST_F(LeaseTest, RenewalKeepsTheFenceAndStopsAtTheServerEnforcedMaxHold) {
 
     unsigned renewed = 0;
     std::optional<Renewal> last;
-    ASSERT_TRUE(eventually([&] {
-        auto renewal = c.renew(r, a->lease->owner, 100ms);
-        EXPECT_TRUE(renewal.has_value());
-        if (!renewal) return true;
-        last = *renewal;
-        if (renewal->status != RenewStatus::renewed) return true;
-        EXPECT_EQ(renewal->fence, a->lease->fence) << "renewal must never change the fence";
-        EXPECT_EQ(renewal->ttl, 100ms);
-        ++renewed;
-        std::this_thread::sleep_for(20ms);  // pacing of a renewal loop, not a synchronization
-        return false;
-    }, 5s));
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto renewal = c.renew(r, a->lease->owner, 100ms);
+            EXPECT_TRUE(renewal.has_value());
+            if (!renewal) return true;
+            last = *renewal;
+            if (renewal->status != RenewStatus::renewed) return true;
+            EXPECT_EQ(renewal->fence, a->lease->fence) << "renewal must never change the fence";
+            EXPECT_EQ(renewal->ttl, 100ms);
+            ++renewed;
+            std::this_thread::sleep_for(20ms);  // pacing of a renewal loop, not a synchronization
+            return false;
+        },
+        5s));
     ASSERT_TRUE(last);
     EXPECT_EQ(last->status, RenewStatus::max_hold_exceeded);
     EXPECT_EQ(last->fence, a->lease->fence);

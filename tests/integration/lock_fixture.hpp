@@ -9,9 +9,9 @@
 
 #include "fencelock/client.hpp"
 #include "fencelock/redis_url.hpp"
+#include "local_servers/redis_server.hpp"
 #include "support/eventually.hpp"
 #include "support/managed_redis.hpp"
-#include "local_servers/redis_server.hpp"
 
 namespace fencelock::test_support {
 
@@ -51,7 +51,8 @@ protected:
     /// place is at most limits' 2 h + 2 s long: one further off counts as damaged).
     std::string server_ms_ahead(std::chrono::milliseconds ahead) {
         const std::string t = redis->cli({"TIME"});
-        return std::to_string(std::stoull(t.substr(0, t.find('\n'))) * 1000 + static_cast<std::uint64_t>(ahead.count()));
+        return std::to_string(std::stoull(t.substr(0, t.find('\n'))) * 1000 +
+                              static_cast<std::uint64_t>(ahead.count()));
     }
     /// EVALSHA calls the server has executed so far (acquire attempts included).
     long script_calls() {

@@ -11,10 +11,10 @@
 
 #include "fencelock/error.hpp"
 #include "fencelock/redis_url.hpp"
+#include "local_servers/redis_server.hpp"
 #include "multiplexed_support.hpp"
 #include "redis/multiplexed_connection.hpp"
 #include "support/eventually.hpp"
-#include "local_servers/redis_server.hpp"
 
 namespace fencelock::test_support {
 namespace {
@@ -22,8 +22,8 @@ namespace {
 using detail::Connection;
 using detail::Reply;
 using Result = MultiplexedResult;
-using local::RedisServer;
 using local::free_port;
+using local::RedisServer;
 
 class MultiplexedTest : public MultiplexedFixture {};
 
@@ -100,9 +100,15 @@ TEST_F(MultiplexedTest, PipelineIsContiguousAndInOrderWhileOthersSend) {
 
 TEST_F(MultiplexedTest, CommandsThatWouldChangeTheSharedConnectionAreRefused) {
     auto c = connect();
-    for (auto argv : std::vector<std::vector<std::string>>{
-             {"SELECT", "1"}, {"auth", "pw"}, {"SUBSCRIBE", "ch"}, {"MONITOR"}, {"CLIENT", "REPLY", "OFF"},
-             {"WATCH", "k"}, {"MULTI"}, {"RESET"}, {}}) {
+    for (auto argv : std::vector<std::vector<std::string>>{{"SELECT", "1"},
+                                                           {"auth", "pw"},
+                                                           {"SUBSCRIBE", "ch"},
+                                                           {"MONITOR"},
+                                                           {"CLIENT", "REPLY", "OFF"},
+                                                           {"WATCH", "k"},
+                                                           {"MULTI"},
+                                                           {"RESET"},
+                                                           {}}) {
         auto r = send(*c, argv);
         ASSERT_FALSE(r.has_value());
         EXPECT_EQ(r.error(), errc::protocol_error);
@@ -229,8 +235,8 @@ TEST_F(MultiplexedAuthTest, PasswordAclUserAndDatabase) {
 }
 
 TEST_F(MultiplexedAuthTest, RefusedCredentialsFailEveryQueuedCaller) {
-    for (auto [user, password] : std::vector<std::pair<std::string, std::string>>{
-             {"", "wrong"}, {"alice", "wrong"}, {"mallory", "alice-pw"}}) {
+    for (auto [user, password] :
+         std::vector<std::pair<std::string, std::string>>{{"", "wrong"}, {"alice", "wrong"}, {"mallory", "alice-pw"}}) {
         SCOPED_TRACE("user '" + user + "'");
         auto c = connect_as(user, password);
         std::vector<Result> out(8);

@@ -44,9 +44,9 @@ protected:
     // Generous timeouts by default: a test that wants a timeout asks for a short one.
     std::unique_ptr<detail::Connection> connect(std::chrono::milliseconds command_timeout = 30s,
                                                 std::chrono::milliseconds connect_timeout = 30s) {
-        return detail::make_multiplexed_connection(
-            {.endpoint = *parse_redis_url(redis->url()), .connect_timeout = connect_timeout,
-             .command_timeout = command_timeout});
+        return detail::make_multiplexed_connection({.endpoint = *parse_redis_url(redis->url()),
+                                                    .connect_timeout = connect_timeout,
+                                                    .command_timeout = command_timeout});
     }
 
     // Sends BLPOP on a key nobody pushes to: the connection has one round trip in flight until
@@ -56,7 +56,9 @@ protected:
         std::jthread t([&c, &out] { out = send(c, {"BLPOP", "gate", "0"}); });
         EXPECT_TRUE(eventually([&] { return stats(c).writes > before; }));
         // Written is not yet in flight: a first write may be the handshake. Blocked in Redis is.
-        EXPECT_TRUE(eventually([&] { return redis->cli({"INFO", "clients"}).find("blocked_clients:1") != std::string::npos; }));
+        EXPECT_TRUE(eventually([&] {
+            return redis->cli({"INFO", "clients"}).find("blocked_clients:1") != std::string::npos;
+        }));
         return t;
     }
     void release_blocker() { redis->cli({"LPUSH", "gate", "open"}); }

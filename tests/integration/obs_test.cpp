@@ -1,13 +1,13 @@
 // Metrics and logs from a scripted lock scenario with known counts: the Prometheus text a
 // scrape returns over HTTP, and JSON log lines that hide resource ids and passwords.
-#include <nlohmann/json.hpp>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <mutex>
-#include <thread>
 #include <regex>
+#include <thread>
 
 #include "fencelock/logging.hpp"
 #include "fencelock/metrics.hpp"
@@ -30,17 +30,17 @@ TEST_F(LockTest, PrometheusMetricsCountAScriptedScenarioAndServeThemOverHttp) {
     options.observer = metrics;
     auto c = client(options);
 
-    auto a = c.try_acquire(resource("order:1"), {.lease = 10s});     // acquired
+    auto a = c.try_acquire(resource("order:1"), {.lease = 10s});  // acquired
     ASSERT_TRUE(a && a->acquired());
-    ASSERT_TRUE(c.try_acquire(resource("order:1"), {.lease = 10s}));  // contended (order)
-    ASSERT_TRUE(c.try_acquire(resource("order:1"), {.lease = 10s}));  // contended (order)
-    ASSERT_TRUE(c.renew(resource("order:1"), a->lease->owner, 10s));  // renewed
+    ASSERT_TRUE(c.try_acquire(resource("order:1"), {.lease = 10s}));      // contended (order)
+    ASSERT_TRUE(c.try_acquire(resource("order:1"), {.lease = 10s}));      // contended (order)
+    ASSERT_TRUE(c.renew(resource("order:1"), a->lease->owner, 10s));      // renewed
     ASSERT_TRUE(c.release(resource("order:1"), OwnerToken::generate()));  // not_owner
-    ASSERT_TRUE(c.release(resource("order:1"), a->lease->owner));     // released
+    ASSERT_TRUE(c.release(resource("order:1"), a->lease->owner));         // released
     {
-        auto held = c.hold(resource("invoice:9"), {.lease = 10s});    // acquired
+        auto held = c.hold(resource("invoice:9"), {.lease = 10s});  // acquired
         ASSERT_TRUE(held && held->acquired());
-        ASSERT_TRUE(held->lease->release());                          // released, with hold time
+        ASSERT_TRUE(held->lease->release());  // released, with hold time
     }
     metrics->fence_rejected("order:1");
     metrics->job_retry("contention");
@@ -156,7 +156,8 @@ TEST_F(LockTest, JsonLogsParseAndHideResourceIdsAndPasswords) {
     for (const auto& line : captured.lines) {
         auto j = nlohmann::json::parse(line, nullptr, false);
         ASSERT_TRUE(j.is_object()) << line;
-        events.insert(j["event"].get<std::string>() + ":" + (j.contains("result") ? j["result"].get<std::string>() : j.value("reason", "")));
+        events.insert(j["event"].get<std::string>() + ":" +
+                      (j.contains("result") ? j["result"].get<std::string>() : j.value("reason", "")));
         EXPECT_EQ(j["resource_type"], "customer");
         EXPECT_EQ(j["resource_hash"], resource_hash("customer:alice@example.com"));
         EXPECT_EQ(line.find("alice@example.com"), std::string::npos) << line;
@@ -291,10 +292,13 @@ TEST_F(RunTest, RunServesNoJobSeriesAndReadinessFollowsRedis) {
 
     redis->kill();
     std::string readyz;
-    ASSERT_TRUE(eventually([&] {
-        readyz = http_get(port, "/readyz");
-        return readyz.starts_with("HTTP/1.1 503");
-    }, 20s)) << readyz;
+    ASSERT_TRUE(eventually(
+        [&] {
+            readyz = http_get(port, "/readyz");
+            return readyz.starts_with("HTTP/1.1 503");
+        },
+        20s))
+        << readyz;
     EXPECT_NE(readyz.find("redis unavailable (keeper)"), std::string::npos) << readyz;
     EXPECT_TRUE(http_get(port, "/healthz").starts_with("HTTP/1.1 200 OK")) << "alive, only not ready";
     EXPECT_EQ(wait_exit(run), 76) << "renewals failed until the lease's end: CMD stopped";

@@ -42,22 +42,22 @@ TEST_F(LockTest, ObserverSeesEveryOutcome) {
     auto c = client(options);
     const auto r = resource("observed");
 
-    auto a = c.try_acquire(r, {.lease = 10s});                                    // acquired
+    auto a = c.try_acquire(r, {.lease = 10s});  // acquired
     ASSERT_TRUE(a && a->acquired());
-    ASSERT_TRUE(c.try_acquire(r, {.lease = 10s}));                               // contended
+    ASSERT_TRUE(c.try_acquire(r, {.lease = 10s}));                                                   // contended
     ASSERT_TRUE(c.acquire(r, {.lease = 10s, .wait = 30ms, .backoff = {.base = 5ms, .max = 10ms}}));  // timeout
-    ASSERT_TRUE(c.renew(r, a->lease->owner, 10s));                               // renewed
-    ASSERT_TRUE(c.renew(r, OwnerToken::generate(), 10s));                        // not_owner
-    ASSERT_TRUE(c.release(r, OwnerToken::generate()));                           // not_owner
-    ASSERT_TRUE(c.release(r, a->lease->owner));                                  // released
+    ASSERT_TRUE(c.renew(r, a->lease->owner, 10s));                                                   // renewed
+    ASSERT_TRUE(c.renew(r, OwnerToken::generate(), 10s));                                            // not_owner
+    ASSERT_TRUE(c.release(r, OwnerToken::generate()));                                               // not_owner
+    ASSERT_TRUE(c.release(r, a->lease->owner));                                                      // released
 
     {
-        auto held = c.hold(r, {.lease = 60ms});                                   // acquired
+        auto held = c.hold(r, {.lease = 60ms});  // acquired
         ASSERT_TRUE(held && held->acquired());
-        ASSERT_TRUE(eventually([&] { return held->lease->renewals() >= 1; }));   // kept renewals
+        ASSERT_TRUE(eventually([&] { return held->lease->renewals() >= 1; }));  // kept renewals
         redis->cli({"DEL", "lock:{observed}"});
         ASSERT_TRUE(eventually([&] { return held->lease->loss().has_value(); }));  // lost: not_owner
-    }                                                                             // release: not_held, timed
+    }                                                                              // release: not_held, timed
 
     EXPECT_EQ(observer->count("acquire:acquired"), 2);
     EXPECT_EQ(observer->count("acquire:contended"), 1);
@@ -72,7 +72,7 @@ TEST_F(LockTest, ObserverSeesEveryOutcome) {
     EXPECT_EQ(observer->count("release:not_held:timed"), 1) << "the lock was deleted: nobody holds it";
 
     redis->kill();
-    EXPECT_FALSE(c.try_acquire(r, {.lease = 10s}));                              // error
+    EXPECT_FALSE(c.try_acquire(r, {.lease = 10s}));  // error
     EXPECT_EQ(observer->count("acquire:error"), 1);
 }
 

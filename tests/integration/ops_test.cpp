@@ -79,13 +79,14 @@ TEST_F(LockTest, ForceReleaseOfAnIdleLeaseDeletesItAndAudits) {
     const long long renewed = std::stoll(meta.substr(0, meta.find(' '))) - 60'000;
     redis->cli({"HSET", "lock:{stuck:2}", "renewed_ms", std::to_string(renewed)});
 
-    auto wrong = admin.force_release(r, {.reason = "r", .operator_name = "o", .expected_owner = OwnerToken::generate()});
+    auto wrong =
+        admin.force_release(r, {.reason = "r", .operator_name = "o", .expected_owner = OwnerToken::generate()});
     ASSERT_TRUE(wrong);
     EXPECT_EQ(wrong->status, ForceReleaseStatus::owner_mismatch);
     EXPECT_EQ(redis->cli({"EXISTS", "lock:{stuck:2}"}), "1");
 
-    auto done = admin.force_release(r, {.reason = "worker host died", .operator_name = "alice@ops",
-                                    .expected_owner = a->lease->owner});
+    auto done = admin.force_release(
+        r, {.reason = "worker host died", .operator_name = "alice@ops", .expected_owner = a->lease->owner});
     ASSERT_TRUE(done);
     EXPECT_EQ(done->status, ForceReleaseStatus::released);
     EXPECT_EQ(done->fence, a->lease->fence);
@@ -146,8 +147,8 @@ TEST_F(LockTest, ForceReleaseEvenIfActiveIsAuditedAsSuch) {
     auto c = client();
     LockAdmin admin(c);
     ASSERT_TRUE(c.try_acquire(resource("stuck:3"), {.lease = 30s}));
-    auto forced = admin.force_release(resource("stuck:3"), {.reason = "incident 42", .operator_name = "bob",
-                                                        .even_if_active = true});
+    auto forced = admin.force_release(resource("stuck:3"),
+                                      {.reason = "incident 42", .operator_name = "bob", .even_if_active = true});
     ASSERT_TRUE(forced);
     EXPECT_EQ(forced->status, ForceReleaseStatus::released);
     auto not_held = admin.force_release(resource("stuck:3"), {.reason = "again", .operator_name = "bob"});

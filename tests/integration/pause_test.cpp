@@ -102,15 +102,18 @@ TEST_F(LockTest, KeeperRenewsInTimeUnderCpuStarvation) {
         leases.push_back(std::move(*held->lease));
     }
     // Ten renewal intervals under full load.
-    ASSERT_TRUE(eventually([&] {
-        return std::all_of(leases.begin(), leases.end(), [](const HeldLease& l) { return l.renewals() >= 10; });
-    }, 20s));
+    ASSERT_TRUE(eventually(
+        [&] {
+            return std::all_of(leases.begin(), leases.end(), [](const HeldLease& l) { return l.renewals() >= 10; });
+        },
+        20s));
     spin = false;
     hogs.clear();
     const KeeperStats stats = c.keeper_stats();
     std::printf("under starvation (%u busy threads): %llu renewals in %llu batches, worst send lateness %lld us\n",
                 cores * 2, static_cast<unsigned long long>(stats.renewals_confirmed),
-                static_cast<unsigned long long>(stats.batches), static_cast<long long>(stats.max_send_lateness.count()));
+                static_cast<unsigned long long>(stats.batches),
+                static_cast<long long>(stats.max_send_lateness.count()));
     EXPECT_EQ(stats.leases_lost, 0u);
     for (const auto& l : leases) EXPECT_TRUE(l.valid());
 }

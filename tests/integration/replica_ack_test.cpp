@@ -3,14 +3,14 @@
 // and keeper renewals confirmed only once acknowledged (one WAIT per batch).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <iostream>
-#include <algorithm>
 #include <memory>
 #include <mutex>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "fencelock/async_client.hpp"
 #include "fencelock/client.hpp"
@@ -99,7 +99,9 @@ TEST_F(ReplicaAckTest, ACutReplicationLinkFailsTheAcquireToo) {
     auto c = client();
     replica->pause();
     (void)master->cli({"CLIENT", "KILL", "TYPE", "replica"});
-    ASSERT_TRUE(eventually([&] { return master->cli({"INFO", "replication"}).find("connected_slaves:0") != std::string::npos; }));
+    ASSERT_TRUE(eventually([&] {
+        return master->cli({"INFO", "replication"}).find("connected_slaves:0") != std::string::npos;
+    }));
     const auto got = c.try_acquire(name("r3"), impatient);
     ASSERT_FALSE(got.has_value());
     EXPECT_EQ(got.error(), errc::not_replicated);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/redis/scripts.hpp"
 #include "fencelock/admin.hpp"
 #include "integration/lock_fixture.hpp"
-#include "coordinator/redis/scripts.hpp"
 #include "support/raw_redis.hpp"
 
 namespace fencelock::test_support {
@@ -22,9 +22,15 @@ protected:
     /// could send), returning redis-cli's output.
     std::string eval_acquire(std::string_view r, const std::vector<std::string>& args) {
         const std::string tag = "{" + std::string(r) + "}";
-        std::vector<std::string> argv{"EVAL", std::string(detail::scripts::acquire.body), "6", "lock:" + tag,
-                                      "fence:" + tag, "waiters:" + tag, "waiter-deadlines:" + tag,
-                                      "sleepers:" + tag, "handoff:" + tag};
+        std::vector<std::string> argv{"EVAL",
+                                      std::string(detail::scripts::acquire.body),
+                                      "6",
+                                      "lock:" + tag,
+                                      "fence:" + tag,
+                                      "waiters:" + tag,
+                                      "waiter-deadlines:" + tag,
+                                      "sleepers:" + tag,
+                                      "handoff:" + tag};
         argv.insert(argv.end(), args.begin(), args.end());
         return redis->cli(argv);
     }
@@ -106,14 +112,15 @@ TEST_F(ScriptSafetyTest, OutOfRangeArgumentsAreRefusedBeforeAnyWrite) {
         {"-5", "100"},
         {"0", "100"},
         {"", "100"},
-        {"86400001", "86400001"},      // lease past limits::lease
-        {"1000", "999"},               // max hold shorter than the lease
-        {"1000", "2592000001"},        // max hold past limits::max_hold
+        {"86400001", "86400001"},  // lease past limits::lease
+        {"1000", "999"},           // max hold shorter than the lease
+        {"1000", "2592000001"},    // max hold past limits::max_hold
         {"1000", "100000000000000000"},
     };
     const std::string before = redis->snapshot();
     for (const auto& lease_and_hold : bad) {
-        const std::string out = eval_acquire("x", {"owner-1", lease_and_hold[0], lease_and_hold[1], "1 h ", "1", "3000"});
+        const std::string out =
+            eval_acquire("x", {"owner-1", lease_and_hold[0], lease_and_hold[1], "1 h ", "1", "3000"});
         EXPECT_NE(out.find("ERR fencelock: argument"), std::string::npos) << lease_and_hold[0] << ": " << out;
     }
     // An owner a grant message could not carry ('grant <owner> <fence> <ttl>').
@@ -121,7 +128,8 @@ TEST_F(ScriptSafetyTest, OutOfRangeArgumentsAreRefusedBeforeAnyWrite) {
         const std::string out = eval_acquire("x", {owner, "1000", "2000", "1 h ", "1", "3000"});
         EXPECT_NE(out.find("ERR fencelock: argument 1"), std::string::npos) << "'" << owner << "': " << out;
     }
-    for (const auto& [mode, slot] : std::vector<std::pair<std::string, std::string>>{{"7", "3000"}, {"1", "0"}, {"1", "9999999999"}}) {
+    for (const auto& [mode, slot] :
+         std::vector<std::pair<std::string, std::string>>{{"7", "3000"}, {"1", "0"}, {"1", "9999999999"}}) {
         const std::string out = eval_acquire("x", {"owner-1", "1000", "2000", "1 h ", mode, slot});
         EXPECT_NE(out.find("ERR fencelock: argument"), std::string::npos) << mode << "/" << slot << ": " << out;
     }
@@ -131,8 +139,8 @@ TEST_F(ScriptSafetyTest, OutOfRangeArgumentsAreRefusedBeforeAnyWrite) {
     ASSERT_NE(eval_acquire("x", {"owner-1", "60000", "120000", "1 h ", "0", "3000"}).find("1"), std::string::npos);
     const std::string held = redis->snapshot();
     const std::string tag = "{x}";
-    const std::string out = redis->cli({"EVAL", std::string(detail::scripts::renew.body), "1", "lock:" + tag,
-                                        "owner-1", "100000000000000000"});
+    const std::string out = redis->cli(
+        {"EVAL", std::string(detail::scripts::renew.body), "1", "lock:" + tag, "owner-1", "100000000000000000"});
     EXPECT_NE(out.find("ERR fencelock: argument"), std::string::npos) << out;
     EXPECT_EQ(redis->snapshot(), held);
 }
@@ -176,18 +184,16 @@ TEST_F(ScriptSafetyTest, ALineKeyOfTheWrongTypeFailsEveryScriptWithNothingChange
             EXPECT_NE(out.find("WRONGTYPE"), std::string::npos) << "held, mode " << mode << ": " << out;
             EXPECT_EQ(redis->snapshot(), before) << "held, mode " << mode;
         }
-        const std::string released = redis->cli({"EVAL", std::string(detail::scripts::release.body), "6", "lock:{w}",
-                                                 "waiters:{w}", "waiter-deadlines:{w}", "sleepers:{w}", "fence:{w}",
-                                                 "handoff:{w}", "holder",
-                                                 "released:{w}"});
+        const std::string released =
+            redis->cli({"EVAL", std::string(detail::scripts::release.body), "6", "lock:{w}", "waiters:{w}",
+                        "waiter-deadlines:{w}", "sleepers:{w}", "fence:{w}", "handoff:{w}", "holder", "released:{w}"});
         if (std::string(corrupt) != "waiter-deadlines:{w}") {  // release reads the deadlines only with waiters
             EXPECT_NE(released.find("WRONGTYPE"), std::string::npos) << released;
             EXPECT_EQ(redis->snapshot(), before) << "release deleted the lock, then failed";
         }
         const std::string left = redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "6", "waiters:{w}",
                                              "waiter-deadlines:{w}", "lock:{w}", "sleepers:{w}", "fence:{w}",
-                                             "handoff:{w}", "owner-2",
-                                             "released:{w}"});
+                                             "handoff:{w}", "owner-2", "released:{w}"});
         EXPECT_NE(left.find("WRONGTYPE"), std::string::npos) << left;
     }
 }
@@ -231,8 +237,10 @@ TEST_F(ScriptSafetyTest, APlaceWithAFractionalOrEndlessDeadlineIsDroppedNotGrant
         redis->cli({"ZADD", "waiters:" + tag, "1", "odd-waiter"});
         redis->cli({"HSET", "waiter-deadlines:" + tag, "odd-waiter", value});
         // Grant arguments as a waiter of another client stores them (lib/handoff.lua).
-        redis->cli({"EVAL", "return redis.call('HSET', KEYS[1], 'odd-waiter', cmsgpack.pack({30000, 30000, '1 h l', "
-                            "60000, '', true}))", "1", "handoff:" + tag});
+        redis->cli({"EVAL",
+                    "return redis.call('HSET', KEYS[1], 'odd-waiter', cmsgpack.pack({30000, 30000, '1 h l', "
+                    "60000, '', true}))",
+                    "1", "handoff:" + tag});
         auto released = c.release(r, held->lease->owner);
         ASSERT_TRUE(released) << deadline << ": " << released.error().message();
         EXPECT_NE(redis->cli({"PTTL", "lock:" + tag}), "-1") << deadline << ": a lock without a TTL";
@@ -310,9 +318,9 @@ TEST_F(ScriptSafetyTest, LeaveLineNamesTheFirstLiveWaiterNotALapsedOne) {
     for (int i = 0; i < 6; ++i) confirmation.push_back(subscriber.read_line(5s).value_or("(none)"));
     ASSERT_EQ(confirmation.back(), ":1") << "not subscribed";
 
-    const std::string out = redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "6", "waiters:{q}",
-                                        "waiter-deadlines:{q}", "lock:{q}", "sleepers:{q}", "fence:{q}",
-                                        "handoff:{q}", "leaving", "released:{q}"});
+    const std::string out =
+        redis->cli({"EVAL", std::string(detail::scripts::leave_line.body), "6", "waiters:{q}", "waiter-deadlines:{q}",
+                    "lock:{q}", "sleepers:{q}", "fence:{q}", "handoff:{q}", "leaving", "released:{q}"});
     ASSERT_EQ(out, "1");
     std::vector<std::string> message;
     for (int i = 0; i < 7; ++i) message.push_back(subscriber.read_line(5s).value_or("(none)"));

@@ -156,9 +156,8 @@ TEST_F(TlsTest, EachCertificateVerifiesOrFailsAsItsNameSays) {
 }
 
 TEST_F(TlsTest, TheFixtureServerAnswersOverTlsOnlyAndOnItsUnixSocket) {
-    RedisServer redis(RedisServerOptions{.tls = server_tls(files, files.server_cert, files.server_key,
-                                                           TlsClientAuth::required),
-                                         .unix_socket = true});
+    RedisServer redis(RedisServerOptions{
+        .tls = server_tls(files, files.server_cert, files.server_key, TlsClientAuth::required), .unix_socket = true});
     EXPECT_EQ(redis.port(), 0);
     ASSERT_NE(redis.tls_port(), 0);
     EXPECT_EQ(redis.cli({"PING"}), "PONG");  // over TLS, with the client certificate
@@ -168,8 +167,8 @@ TEST_F(TlsTest, TheFixtureServerAnswersOverTlsOnlyAndOnItsUnixSocket) {
     // Plaintext to the TLS port: Redis closes the connection.
     EXPECT_NE(local::detail::capture({"redis-cli", "-p", std::to_string(redis.tls_port()), "PING"}), "PONG");
     // TLS without a client certificate: refused.
-    EXPECT_NE(local::detail::capture({"redis-cli", "-p", std::to_string(redis.tls_port()), "--tls", "--cacert",
-                                      files.ca_cert, "PING"}),
+    EXPECT_NE(local::detail::capture(
+                  {"redis-cli", "-p", std::to_string(redis.tls_port()), "--tls", "--cacert", files.ca_cert, "PING"}),
               "PONG");
     EXPECT_EQ(local::detail::capture({"redis-cli", "-s", redis.unix_path(), "GET", "k"}), "v");
     redis.kill();
@@ -178,13 +177,14 @@ TEST_F(TlsTest, TheFixtureServerAnswersOverTlsOnlyAndOnItsUnixSocket) {
 }
 
 TEST_F(TlsTest, TheFixtureServesAclUsersAndAPlaintextPortNextToTls) {
-    RedisServer redis(RedisServerOptions{
-        .tls = [&] {
-            auto t = server_tls(files, files.server_cert, files.server_key, TlsClientAuth::optional);
-            t.plaintext_port = true;
-            return t;
-        }(),
-        .acl_users = {"locker on >locker-pw ~* &* +@all -@admin"}});
+    RedisServer redis(RedisServerOptions{.tls =
+                                             [&] {
+                                                 auto t = server_tls(files, files.server_cert, files.server_key,
+                                                                     TlsClientAuth::optional);
+                                                 t.plaintext_port = true;
+                                                 return t;
+                                             }(),
+                                         .acl_users = {"locker on >locker-pw ~* &* +@all -@admin"}});
     ASSERT_NE(redis.port(), 0);
     EXPECT_EQ(local::detail::capture({"redis-cli", "-p", std::to_string(redis.port()), "PING"}), "PONG");
     EXPECT_EQ(redis.cli({"ACL", "WHOAMI"}), "default");
@@ -194,8 +194,8 @@ TEST_F(TlsTest, TheFixtureServesAclUsersAndAPlaintextPortNextToTls) {
 
 TEST_F(TlsTest, TheSilentServerAcceptsAndNeverAnswers) {
     local::SilentServer silent;
-    const std::string pong = local::detail::capture(
-        {"timeout", "1", "redis-cli", "-p", std::to_string(silent.port()), "PING"});
+    const std::string pong =
+        local::detail::capture({"timeout", "1", "redis-cli", "-p", std::to_string(silent.port()), "PING"});
     EXPECT_TRUE(pong.empty()) << pong;  // killed by timeout, having read nothing
     EXPECT_EQ(silent.accepted(), 1u);
 }
@@ -213,9 +213,9 @@ TEST_F(TlsTest, ALockRoundTripWithoutAClientCertificateWhereItIsOptional) {
 }
 
 TEST_F(TlsTest, AnAclUserOverTlsHoldsTheLockAsItself) {
-    RedisServer redis(RedisServerOptions{
-        .tls = server_tls(files, files.server_cert, files.server_key, TlsClientAuth::optional),
-        .acl_users = {"locker on >locker-pw ~* &* +@all -@admin"}});
+    RedisServer redis(
+        RedisServerOptions{.tls = server_tls(files, files.server_cert, files.server_key, TlsClientAuth::optional),
+                           .acl_users = {"locker on >locker-pw ~* &* +@all -@admin"}});
     auto endpoint = tls_endpoint(redis.tls_port());
     endpoint.user = "locker";
     endpoint.password = "locker-pw";
@@ -243,22 +243,22 @@ TEST_F(TlsTest, AnExpiredServerCertificateIsRefused) {
 }
 
 TEST_F(TlsTest, ACertificateForAnotherHostIsAHostnameMismatch) {
-    RedisServer redis(RedisServerOptions{.tls = server_tls(files, files.wrong_host_cert, files.wrong_host_key,
-                                                           TlsClientAuth::optional)});
+    RedisServer redis(RedisServerOptions{
+        .tls = server_tls(files, files.wrong_host_cert, files.wrong_host_key, TlsClientAuth::optional)});
     expect_unavailable_unchanged(tls_endpoint(redis.tls_port()), "tls_hostname_mismatch", redis);
 }
 
 TEST_F(TlsTest, TheServerNameToVerifyCanBeGivenApartFromTheHost) {
-    RedisServer redis(RedisServerOptions{.tls = server_tls(files, files.wrong_host_cert, files.wrong_host_key,
-                                                           TlsClientAuth::optional)});
+    RedisServer redis(RedisServerOptions{
+        .tls = server_tls(files, files.wrong_host_cert, files.wrong_host_key, TlsClientAuth::optional)});
     auto endpoint = tls_endpoint(redis.tls_port());
     endpoint.tls.server_name = "wrong.example";
     expect_round_trip(endpoint, redis);
 }
 
 TEST_F(TlsTest, InsecureConnectsToAServerWhoseCertificateWouldNotVerify) {
-    RedisServer redis(RedisServerOptions{.tls = server_tls(files, files.wrong_host_cert, files.wrong_host_key,
-                                                           TlsClientAuth::optional)});
+    RedisServer redis(RedisServerOptions{
+        .tls = server_tls(files, files.wrong_host_cert, files.wrong_host_key, TlsClientAuth::optional)});
     auto endpoint = tls_endpoint(redis.tls_port());
     endpoint.tls.ca_file.clear();  // nothing to verify with: insecure verifies nothing
     endpoint.tls.insecure = true;

@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(BothKinds, TopologyTest,
                          ::testing::Values(&detail::make_hiredis_connection, &detail::make_multiplexed_connection),
                          [](const ::testing::TestParamInfo<Factory>& info) {
                              return std::string(info.param == &detail::make_hiredis_connection ? "blocking"
-                                                                                              : "multiplexed");
+                                                                                               : "multiplexed");
                          });
 
 }  // namespace

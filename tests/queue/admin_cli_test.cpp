@@ -12,7 +12,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-
 class QueueAdminCliTest : public QueueCliTest {
 protected:
     /// Enqueues through the CLI; returns the job id.
@@ -28,8 +27,8 @@ protected:
     /// `count` jobs are dead.
     void let_jobs_die(std::uint64_t count) {
         auto locks = client();
-        WorkerOptions options{.processing = {.lease = 5000ms, .retry = fast_policies()},
-                              .block = 100ms, .promote_every = 20ms};
+        WorkerOptions options{
+            .processing = {.lease = 5000ms, .retry = fast_policies()}, .block = 100ms, .promote_every = 20ms};
         options.processing.retry.max_business_attempts = 1;
         BackgroundWorker w(QueueWorker::create(queue_options(), options, locks, *store).value(),
                            [](const JobContext&, Transaction&) -> std::expected<void, JobFailure> {
@@ -182,16 +181,16 @@ TEST_P(QueueAdminCliTest, RetryDiscardAndPurgeChangeOnlyWhatTheyName) {
 
     auto delayed = cli({"queue", "purge", "--queue", "jobs", "--state", "delayed", "--yes"});
     ASSERT_EQ(delayed.exit_code, 0) << delayed.out << delayed.err;
-    EXPECT_EQ(json::parse(delayed.out),
-              (json{{"result", "purged"}, {"queue", "jobs"}, {"delayed", 1}, {"purged", 1}}));
+    EXPECT_EQ(json::parse(delayed.out), (json{{"result", "purged"}, {"queue", "jobs"}, {"delayed", 1}, {"purged", 1}}));
     s = stats();
     EXPECT_EQ(s.delayed, 0u);
     EXPECT_EQ(s.ready, 3u);
 
     auto all = cli({"queue", "purge", "--queue", "jobs", "--yes"});
     ASSERT_EQ(all.exit_code, 0) << all.out << all.err;
-    EXPECT_EQ(json::parse(all.out), (json{{"result", "purged"}, {"queue", "jobs"}, {"ready", 3}, {"delayed", 0},
-                                          {"dead", 0}, {"purged", 3}}));
+    EXPECT_EQ(
+        json::parse(all.out),
+        (json{{"result", "purged"}, {"queue", "jobs"}, {"ready", 3}, {"delayed", 0}, {"dead", 0}, {"purged", 3}}));
     s = stats();
     EXPECT_EQ(s.ready, 0u);
     EXPECT_EQ(s.in_flight, 1u);  // the running job stays with its worker

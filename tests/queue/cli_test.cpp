@@ -8,18 +8,18 @@
 #include <fstream>
 #include <sstream>
 
-#include "queue_cli_fixture.hpp"
-#include "support/scrape.hpp"
 #include "local_servers/child_process.hpp"
+#include "queue_cli_fixture.hpp"
 #include "support/process_state.hpp"
+#include "support/scrape.hpp"
 
 namespace fencelock::test_support {
 namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-using local::ProcessResult;
 using local::free_port;
+using local::ProcessResult;
 using local::run_process;
 using local::start_process;
 using local::wait_process;
@@ -79,9 +79,12 @@ TEST_P(QueueCliTest, WorkerRunsCommandPerJobWithEnvAndExitCodes) {
     // ok-*: exit 0; later-*: 75 the first time, then 0; fail-*: always 3.
     const std::string script =
         "payload=$(cat); echo \"$FENCELOCK_JOB_ID $FENCELOCK_FENCE $FENCELOCK_OWNER $FENCELOCK_RESOURCE "
-        "$FENCELOCK_IDEMPOTENCY_KEY $payload\" >> " + d + "/runs; "
+        "$FENCELOCK_IDEMPOTENCY_KEY $payload\" >> " +
+        d +
+        "/runs; "
         "case \"$FENCELOCK_RESOURCE\" in fail*) exit 3;; later*) "
-        "if [ -e " + d + "/later-seen ]; then exit 0; fi; touch " + d + "/later-seen; exit 75;; esac; exit 0";
+        "if [ -e " +
+        d + "/later-seen ]; then exit 0; fi; touch " + d + "/later-seen; exit 75;; esac; exit 0";
     std::map<std::string, std::string> ids;
     for (const std::string r : {"ok-1", "later-1", "fail-1"}) {
         auto e = cli({"queue", "enqueue", "--queue", "wq", "--resource", r, "--key", "key-" + r, "--payload",
@@ -89,16 +92,18 @@ TEST_P(QueueCliTest, WorkerRunsCommandPerJobWithEnvAndExitCodes) {
         ASSERT_EQ(e.exit_code, 0) << e.err;
         ids[r] = json::parse(e.out)["id"];
     }
-    const pid_t worker = start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "wq", "--db",
-                                        db->url(), "--concurrency", "2", "--lease", "2s", "--max-attempts", "2",
-                                        "--", "sh", "-c", script},
-                                       d + "/worker.out");
+    const pid_t worker =
+        start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "wq", "--db", db->url(),
+                       "--concurrency", "2", "--lease", "2s", "--max-attempts", "2", "--", "sh", "-c", script},
+                      d + "/worker.out");
     queue_name = "wq";
     auto wq = JobQueue::create(queue_options()).value();
-    const bool done = eventually([&] {
-        auto s = wq.stats();
-        return s && s->counter("completed") == 2 && s->dead == 1;
-    }, 60s);
+    const bool done = eventually(
+        [&] {
+            auto s = wq.stats();
+            return s && s->counter("completed") == 2 && s->dead == 1;
+        },
+        60s);
     ::kill(worker, SIGTERM);
     EXPECT_EQ(wait_process(worker), 0);
     ASSERT_TRUE(done) << slurp(dir / "runs") << describe(wq.stats().value());
@@ -142,7 +147,6 @@ TEST_P(QueueCliTest, WorkerRunsCommandPerJobWithEnvAndExitCodes) {
     EXPECT_EQ(s["dead"], 0);
 }
 
-
 // A worker killed outright (SIGKILL, as the OOM killer sends it) must not leave its handlers
 // working on under leases that nobody renews: each handler and its own child (in the
 // handler's process group) are gone within 100 ms, the bound the requirement states. Two
@@ -157,7 +161,8 @@ TEST_P(QueueCliTest, KilledWorkerTakesItsHandlersDown) {
     const pid_t worker = start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "kq", "--db",
                                         db->url(), "--concurrency", "2", "--lease", "5s", "--", "sh", "-c", script},
                                        d + "/worker.out", d + "/worker.err");
-    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir / "slow-1") && std::filesystem::exists(dir / "slow-2"); }, 30s))
+    ASSERT_TRUE(eventually(
+        [&] { return std::filesystem::exists(dir / "slow-1") && std::filesystem::exists(dir / "slow-2"); }, 30s))
         << slurp(dir / "worker.err");
     std::vector<pid_t> pids;
     for (const char* r : {"slow-1", "slow-2"}) {
@@ -183,8 +188,8 @@ TEST_P(QueueCliTest, KilledWorkerTakesItsHandlersDown) {
 // the test (contention retries until the test lets go).
 TEST_P(QueueCliTest, WorkerServesMetricsThatMatchTheScenario) {
     const auto d = dir.string();
-    for (const auto& [resource, key] : std::vector<std::pair<std::string, std::string>>{
-             {"ok-1", "k-ok"}, {"bad-1", "k-bad"}, {"held-1", "k-held"}})
+    for (const auto& [resource, key] :
+         std::vector<std::pair<std::string, std::string>>{{"ok-1", "k-ok"}, {"bad-1", "k-bad"}, {"held-1", "k-held"}})
         ASSERT_EQ(cli({"queue", "enqueue", "--queue", "mq", "--resource", resource, "--key", key}).exit_code, 0);
     auto holder = client();
     auto held = holder.try_acquire(*ResourceName::make("held-1"), {.lease = std::chrono::seconds(60)});
@@ -200,13 +205,17 @@ TEST_P(QueueCliTest, WorkerServesMetricsThatMatchTheScenario) {
     auto mq = JobQueue::create(queue_options()).value();
     auto scrape = [&] { return "\n" + http_get(port, "/metrics"); };
     // Contention first: the held job must have been retried at least once.
-    ASSERT_TRUE(eventually([&] { return sample(scrape(), "fencelock_job_retry_total{reason=\"contention\"}") >= 1; }, 30s))
+    ASSERT_TRUE(
+        eventually([&] { return sample(scrape(), "fencelock_job_retry_total{reason=\"contention\"}") >= 1; }, 30s))
         << slurp(dir / "worker.err");
     ASSERT_TRUE(holder.release(*ResourceName::make("held-1"), held->lease->owner));
-    ASSERT_TRUE(eventually([&] {
-        auto s = mq.stats();
-        return s && s->counter("completed") == 2 && s->dead == 1;
-    }, 60s)) << describe(mq.stats().value());
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto s = mq.stats();
+            return s && s->counter("completed") == 2 && s->dead == 1;
+        },
+        60s))
+        << describe(mq.stats().value());
     const std::string text = scrape();
     ::kill(worker, SIGTERM);
     EXPECT_EQ(wait_process(worker), 0);
@@ -237,25 +246,32 @@ TEST_P(QueueCliTest, CommandRecordingItsKeyCountsAsCompletedNotDuplicate) {
     constexpr int jobs = 6;
     for (int i = 0; i < jobs; ++i)
         ASSERT_EQ(cli({"queue", "enqueue", "--queue", "kq", "--resource", "acct:" + std::to_string(i), "--key",
-                       "pay-" + std::to_string(i)}).exit_code, 0);
+                       "pay-" + std::to_string(i)})
+                      .exit_code,
+                  0);
     const std::string store_cmd = std::string(FENCELOCK_CLI) + " store ";
     const std::string at_db = " --db '" + db->url() + "'";
-    const std::string cmd = store_cmd + "create" + at_db + " --resource \"$FENCELOCK_RESOURCE\" >/dev/null; " +
-                            store_cmd + "write" + at_db + " --resource \"$FENCELOCK_RESOURCE\" --fence \"$FENCELOCK_FENCE\" "
-                            "--owner \"$FENCELOCK_OWNER\" --value paid --idempotency-key \"$FENCELOCK_IDEMPOTENCY_KEY\" "
-                            ">/dev/null && echo \"$FENCELOCK_JOB_ID\" >> " + d + "/runs";
+    const std::string cmd =
+        store_cmd + "create" + at_db + " --resource \"$FENCELOCK_RESOURCE\" >/dev/null; " + store_cmd + "write" +
+        at_db +
+        " --resource \"$FENCELOCK_RESOURCE\" --fence \"$FENCELOCK_FENCE\" "
+        "--owner \"$FENCELOCK_OWNER\" --value paid --idempotency-key \"$FENCELOCK_IDEMPOTENCY_KEY\" "
+        ">/dev/null && echo \"$FENCELOCK_JOB_ID\" >> " +
+        d + "/runs";
     const auto port = free_port();
-    const pid_t worker = start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "kq", "--db",
-                                        db->url(), "--metrics-addr", "127.0.0.1:" + std::to_string(port), "--", "sh",
-                                        "-c", cmd},
-                                       d + "/worker.out", d + "/worker.err");
+    const pid_t worker =
+        start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "kq", "--db", db->url(),
+                       "--metrics-addr", "127.0.0.1:" + std::to_string(port), "--", "sh", "-c", cmd},
+                      d + "/worker.out", d + "/worker.err");
     StopIfLeft running{worker};
     queue_name = "kq";
     auto kq = JobQueue::create(queue_options()).value();
-    const bool done = eventually([&] {
-        auto s = kq.stats();
-        return s && s->counter("completed") + s->counter("duplicates") == jobs;
-    }, 60s);
+    const bool done = eventually(
+        [&] {
+            auto s = kq.stats();
+            return s && s->counter("completed") + s->counter("duplicates") == jobs;
+        },
+        60s);
     const std::string text = "\n" + http_get(port, "/metrics");
     EXPECT_EQ(running.stop(SIGTERM), 0);
     ASSERT_TRUE(done) << slurp(dir / "worker.err") << describe(kq.stats().value());
@@ -281,17 +297,22 @@ TEST_P(QueueCliTest, CommandRecordingItsKeyCountsAsCompletedNotDuplicate) {
 TEST_P(QueueCliTest, WorkerWithRedisDownCountsEveryTransportError) {
     const auto d = dir.string();
     const auto port = free_port();
-    const pid_t worker = start_process({FENCELOCK_CLI, "--redis", redis->url(), "--timeout", "200ms", "worker",
-                                        "--queue", "dq", "--db", db->url(), "--metrics-addr",
-                                        "127.0.0.1:" + std::to_string(port), "--", "true"},
-                                       d + "/worker.out", d + "/worker.err");
+    const pid_t worker =
+        start_process({FENCELOCK_CLI, "--redis", redis->url(), "--timeout", "200ms", "worker", "--queue", "dq", "--db",
+                       db->url(), "--metrics-addr", "127.0.0.1:" + std::to_string(port), "--", "true"},
+                      d + "/worker.out", d + "/worker.err");
     StopIfLeft running{worker};
     auto scrape = [&] { return "\n" + http_get(port, "/metrics"); };
-    ASSERT_TRUE(eventually([&] { return sample(scrape(), "fencelock_redis_errors_total{source=\"worker\"}") == 0; }, 30s))
+    ASSERT_TRUE(
+        eventually([&] { return sample(scrape(), "fencelock_redis_errors_total{source=\"worker\"}") == 0; }, 30s))
         << slurp(dir / "worker.err");
     // Past its start-up probe (a failure there ends the worker, by design): a slot waits in
     // XREADGROUP. Metrics are served before the probe, so they alone do not say so.
-    ASSERT_TRUE(eventually([&] { return redis->cli({"CLIENT", "LIST"}).find("cmd=xreadgroup") != std::string::npos; }, 30s))
+    ASSERT_TRUE(eventually(
+        [&] {
+            return redis->cli({"CLIENT", "LIST"}).find("cmd=xreadgroup") != std::string::npos;
+        },
+        30s))
         << slurp(dir / "worker.err");
     EXPECT_EQ(sample(scrape(), "fencelock_queue_jobs{queue=\"dq\",state=\"ready\"}"), 0);
     auto logged = [&] {

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "queue_fixture.hpp"
 #include "local_servers/child_process.hpp"
+#include "queue_fixture.hpp"
 #include "support/file_locks.hpp"
 #include "support/process_state.hpp"
 
@@ -23,9 +23,19 @@ using local::wait_process;
 class CrashTest : public QueueTest {
 protected:
     pid_t start_worker(const std::string& pause_at, bool resume = false, int lease_ms = 1000) {
-        std::vector<std::string> argv{QUEUE_TEST_WORKER, "--redis", std::to_string(redis->port()), "--db", db->url(),
-                                      "--queue", queue_name, "--dir", dir.string(), "--lease", std::to_string(lease_ms),
-                                      "--visibility", "600"};
+        std::vector<std::string> argv{QUEUE_TEST_WORKER,
+                                      "--redis",
+                                      std::to_string(redis->port()),
+                                      "--db",
+                                      db->url(),
+                                      "--queue",
+                                      queue_name,
+                                      "--dir",
+                                      dir.string(),
+                                      "--lease",
+                                      std::to_string(lease_ms),
+                                      "--visibility",
+                                      "600"};
         if (!pause_at.empty()) argv.insert(argv.end(), {"--pause-at", pause_at});
         if (resume) argv.push_back("--resume");
         // stderr to a file too: an inherited one is ctest's pipe, which a worker outliving

@@ -22,12 +22,14 @@ protected:
     }
 };
 
-
 TEST_P(EnqueueCliTest, StdinLinesAreEnqueuedInOrderWithTheirOwnDeduplication) {
     // 1203 jobs: three chunks; line 3 repeats line 1's key; a blank line is skipped.
-    std::string input = R"({"resource":"order-1","key":"k-1","payload":{"amount":5}})" "\n"
-                        R"({"resource":"order-2","key":"k-2","delay_ms":3600000})" "\n"
-                        R"({"resource":"order-1","key":"k-1","payload":{"amount":6}})" "\n"
+    std::string input = R"({"resource":"order-1","key":"k-1","payload":{"amount":5}})"
+                        "\n"
+                        R"({"resource":"order-2","key":"k-2","delay_ms":3600000})"
+                        "\n"
+                        R"({"resource":"order-1","key":"k-1","payload":{"amount":6}})"
+                        "\n"
                         "\n";
     for (int i = 0; i < 1200; ++i) input += R"({"resource":"bulk","key":"bulk-)" + std::to_string(i) + "\"}\n";
     auto r = enqueue_stdin(input);
@@ -53,16 +55,33 @@ TEST_P(EnqueueCliTest, StdinLinesAreEnqueuedInOrderWithTheirOwnDeduplication) {
 }
 
 TEST_P(EnqueueCliTest, ABadLineEnqueuesNothingAndIsNamed) {
-    ASSERT_EQ(enqueue_stdin(R"({"resource":"seed","key":"seed"})" "\n").exit_code, 0);
-    const std::string good = R"({"resource":"r","key":"fine"})" "\n";
+    ASSERT_EQ(enqueue_stdin(R"({"resource":"seed","key":"seed"})"
+                            "\n")
+                  .exit_code,
+              0);
+    const std::string good = R"({"resource":"r","key":"fine"})"
+                             "\n";
     const std::vector<std::pair<std::string, std::string>> bad = {
         {good + "{nope\n", "line 2: line is not a JSON object"},
-        {good + good + R"(["resource"])" "\n", "line 3: line is not a JSON object"},
-        {good + R"({"key":"k"})" "\n", "line 2: resource is missing"},
-        {good + R"({"resource":"r","key":""})" "\n", "line 2: key must be 1..256 bytes"},
-        {good + R"({"resource":"r","key":7})" "\n", "line 2: key must be a string"},
-        {good + R"({"resource":"r","delay_ms":-1})" "\n", "line 2: delay_ms must be a non-negative integer"},
-        {good + R"({"resource":"r","ky":"typo"})" "\n", "line 2: ky is not a job field"},
+        {good + good +
+             R"(["resource"])"
+             "\n",
+         "line 3: line is not a JSON object"},
+        {good + R"({"key":"k"})"
+                "\n",
+         "line 2: resource is missing"},
+        {good + R"({"resource":"r","key":""})"
+                "\n",
+         "line 2: key must be 1..256 bytes"},
+        {good + R"({"resource":"r","key":7})"
+                "\n",
+         "line 2: key must be a string"},
+        {good + R"({"resource":"r","delay_ms":-1})"
+                "\n",
+         "line 2: delay_ms must be a non-negative integer"},
+        {good + R"({"resource":"r","ky":"typo"})"
+                "\n",
+         "line 2: ky is not a job field"},
         {good + "{\"resource\":\"r\\u0000\"}\n", "line 2: resource"},
         {"\n \n", "no job on stdin"},
     };
@@ -75,8 +94,8 @@ TEST_P(EnqueueCliTest, ABadLineEnqueuesNothingAndIsNamed) {
         EXPECT_EQ(e["field"], "--stdin");
         EXPECT_NE(e["message"].get<std::string>().find(message), std::string::npos) << e["message"] << " for " << input;
     }
-    auto mixed = cli_with_stdin(write_input(good),
-                                {"queue", "enqueue", "--queue", "jobs", "--stdin", "--resource", "r"});
+    auto mixed =
+        cli_with_stdin(write_input(good), {"queue", "enqueue", "--queue", "jobs", "--stdin", "--resource", "r"});
     EXPECT_EQ(mixed.exit_code, 2);
     EXPECT_EQ(json::parse(mixed.out)["field"], "--resource");
     EXPECT_EQ(redis->snapshot(), before);

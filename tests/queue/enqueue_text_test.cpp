@@ -1,5 +1,5 @@
-// JobQueue::enqueue (and enqueue_batch, and fencelock::enqueue) refuses a resource name or idempotency key that no store can hold (store
-// text: valid UTF-8 without NUL) before anything reaches Redis. Regression: such jobs were
+// JobQueue::enqueue (and enqueue_batch, and fencelock::enqueue) refuses a resource name or idempotency key that no
+// store can hold (store text: valid UTF-8 without NUL) before anything reaches Redis. Regression: such jobs were
 // enqueued and then either dead-lettered (PostgreSQL refused the name) or, with a NUL, ran
 // against another job's key (`k\0a` and `k\0b` were one key: the second effect never happened).
 #include "queue_fixture.hpp"
@@ -15,12 +15,16 @@ TEST_P(EnqueueTextTest, ResourceOrKeyThatIsNotStoreTextIsRefusedAndNothingIsEnqu
     ASSERT_EQ(redis->cli({"XLEN", stream}), "1");
     const std::string before = redis->snapshot();
     const std::vector<std::pair<std::string, std::string>> cases = {
-        {std::string("r\0x", 3), "k2"},   {"r", std::string("k\0a", 3)}, {"r\xff", "k3"},
-        {"r", "k\xc0\x80"},               {"r\xed\xa0\x80", "k4"},      {"r", "k\xe2\x82"},
+        {std::string("r\0x", 3), "k2"},
+        {"r", std::string("k\0a", 3)},
+        {"r\xff", "k3"},
+        {"r", "k\xc0\x80"},
+        {"r\xed\xa0\x80", "k4"},
+        {"r", "k\xe2\x82"},
     };
     for (const auto& [resource, key] : cases) {
-        auto r = queue->enqueue(
-            EnqueueRequest{.resource = ResourceName::make(resource).value(), .idempotency_key = key});
+        auto r =
+            queue->enqueue(EnqueueRequest{.resource = ResourceName::make(resource).value(), .idempotency_key = key});
         ASSERT_FALSE(r) << "enqueued job " << r->id;
         EXPECT_EQ(r.error(), store_errc::invalid_input) << r.error().message();
     }
@@ -44,8 +48,8 @@ TEST_P(EnqueueTextTest, ABatchWithOneInvalidJobEnqueuesNone) {
 TEST_P(EnqueueTextTest, BatchAndOneCallEnqueueDeduplicateLikeEnqueue) {
     const auto resource = ResourceName::make("r").value();
     auto r = queue->enqueue_batch(std::vector<EnqueueRequest>{{.resource = resource, .idempotency_key = "a"},
-                                                             {.resource = resource, .idempotency_key = "b"},
-                                                             {.resource = resource, .idempotency_key = "a"}});
+                                                              {.resource = resource, .idempotency_key = "b"},
+                                                              {.resource = resource, .idempotency_key = "a"}});
     ASSERT_TRUE(r) << r.error().message();
     ASSERT_EQ(r->size(), 3u);
     EXPECT_FALSE((*r)[0].duplicate);
@@ -61,8 +65,8 @@ TEST_P(EnqueueTextTest, BatchAndOneCallEnqueueDeduplicateLikeEnqueue) {
     ASSERT_TRUE(fresh);
     EXPECT_FALSE(fresh->duplicate);
     EXPECT_EQ(stats().ready, 3u);
-    EXPECT_THROW((void)fencelock::enqueue(QueueOptions{.queue = "bad{name}"}, EnqueueRequest{.resource = resource,
-                                                                                            .idempotency_key = "d"}),
+    EXPECT_THROW((void)fencelock::enqueue(QueueOptions{.queue = "bad{name}"},
+                                          EnqueueRequest{.resource = resource, .idempotency_key = "d"}),
                  std::invalid_argument);
 }
 

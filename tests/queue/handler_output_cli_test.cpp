@@ -40,8 +40,12 @@ TEST_P(HandlerOutputCliTest, EachHandlerLineIsOneJsonLogObjectTaggedWithItsJobAn
         "echo \"err $FENCELOCK_JOB_ID\" >&2; printf 'no newline';; "
         "long) head -c 40000 /dev/zero | tr '\\0' x; echo;; "
         "lot) head -c 1048576 /dev/zero | tr '\\0' y | fold -w 100;; "
-        "escape) env -i setsid sh -c 'echo $$ > " + d + "/escaped.pid; exec sleep 120' & "
-        "while [ ! -s " + d + "/escaped.pid ]; do sleep 0.01; done; echo escaped;; "
+        "escape) env -i setsid sh -c 'echo $$ > " +
+        d +
+        "/escaped.pid; exec sleep 120' & "
+        "while [ ! -s " +
+        d +
+        "/escaped.pid ]; do sleep 0.01; done; echo escaped;; "
         "esac";
     std::map<std::string, std::string> job;  // id -> resource
     for (const std::string r : {"mixed", "long", "lot", "escape"}) {
@@ -54,10 +58,12 @@ TEST_P(HandlerOutputCliTest, EachHandlerLineIsOneJsonLogObjectTaggedWithItsJobAn
                                               d + "/worker.out", d + "/worker.err");
     queue_name = "hq";
     auto hq = JobQueue::create(queue_options()).value();
-    const bool done = eventually([&] {
-        auto s = hq.stats();
-        return s && s->counter("completed") == 4;
-    }, 60s);  // half the escaped process's life: the worker never waits for the pipes' EOF
+    const bool done = eventually(
+        [&] {
+            auto s = hq.stats();
+            return s && s->counter("completed") == 4;
+        },
+        60s);  // half the escaped process's life: the worker never waits for the pipes' EOF
     ::kill(worker, SIGTERM);
     EXPECT_EQ(local::wait_process(worker), 0);
     const std::string escaped = slurp(dir / "escaped.pid");
@@ -122,7 +128,8 @@ TEST_P(HandlerOutputCliTest, AHandlerThatNeverPausesWritingIsStillStoppedAtTheSh
     const pid_t worker = local::start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "yq",
                                                "--db", db->url(), "--grace", "200ms", "--", "yes", "chatty"},
                                               d + "/worker.out", d + "/worker.err");
-    const bool writing = eventually([&] { return slurp(dir / "worker.err").find("handler_output") != std::string::npos; }, 30s);
+    const bool writing =
+        eventually([&] { return slurp(dir / "worker.err").find("handler_output") != std::string::npos; }, 30s);
     ::kill(worker, SIGTERM);
     const bool ended = eventually([&] { return process_ended(worker); }, 60s);
     if (!ended) ::kill(worker, SIGKILL);
@@ -156,18 +163,21 @@ TEST_P(HandlerOutputCliTest, HandlerOutputFileGetsEveryLineTaggedAndTheLogNone) 
         ASSERT_EQ(e.exit_code, 0) << e.err;
         job[r] = json::parse(e.out)["id"];
     }
-    const std::string script = "echo \"out $FENCELOCK_RESOURCE\"; echo; echo \"err $FENCELOCK_RESOURCE\" >&2; "
-                               "printf 'last'";
+    const std::string script =
+        "echo \"out $FENCELOCK_RESOURCE\"; echo; echo \"err $FENCELOCK_RESOURCE\" >&2; "
+        "printf 'last'";
     const pid_t worker = local::start_process({FENCELOCK_CLI, "--redis", redis->url(), "worker", "--queue", "fq",
                                                "--db", db->url(), "--handler-output", file, "--", "sh", "-c", script},
                                               d + "/worker.out", d + "/worker.err");
     StopIfLeft running{worker};
     queue_name = "fq";
     auto fq = JobQueue::create(queue_options()).value();
-    const bool done = eventually([&] {
-        auto s = fq.stats();
-        return s && s->counter("completed") == 2;
-    }, 60s);
+    const bool done = eventually(
+        [&] {
+            auto s = fq.stats();
+            return s && s->counter("completed") == 2;
+        },
+        60s);
     EXPECT_EQ(running.stop(SIGTERM), 0);
     ASSERT_TRUE(done) << describe(fq.stats().value()) << slurp(dir / "worker.err");
 

@@ -9,8 +9,8 @@
 
 namespace fencelock::test_support {
 
-using std::chrono::milliseconds;
 using local::RedisServer;
+using std::chrono::milliseconds;
 
 RetryPolicies fast_policies() {
     return RetryPolicies{
@@ -30,8 +30,8 @@ std::string describe(const QueueStats& s) {
 std::string describe(const WorkerStats& s) {
     std::ostringstream out;
     out << "delivered=" << s.delivered << " reclaimed=" << s.reclaimed << " completed=" << s.completed
-        << " duplicates=" << s.duplicates << " contention=" << s.contention_retries << " business="
-        << s.business_retries << " later=" << s.retry_later << " infra=" << s.infrastructure_retries
+        << " duplicates=" << s.duplicates << " contention=" << s.contention_retries
+        << " business=" << s.business_retries << " later=" << s.retry_later << " infra=" << s.infrastructure_retries
         << " lease_lost=" << s.lease_lost << " dead=" << s.dead << " cancelled=" << s.cancelled
         << " superseded=" << s.superseded << " transport_errors=" << s.transport_errors;
     return out.str();
@@ -43,7 +43,6 @@ std::expected<void, JobFailure> insert_effect(const JobContext& ctx, Transaction
     if (!r) return std::unexpected(JobFailure::business(r.error().detail));
     return {};
 }
-
 
 void QueueTest::SetUp() {
     redis = tls_under_test() ? std::make_unique<RedisServer>(managed_redis_options()) : std::make_unique<RedisServer>();
@@ -78,8 +77,8 @@ LockClient QueueTest::client(std::shared_ptr<LockObserver> observer) const {
 }
 
 EnqueueResult QueueTest::enqueue(const std::string& resource, const std::string& key, const std::string& payload) {
-    auto r = queue->enqueue(EnqueueRequest{.resource = ResourceName::make(resource).value(), .idempotency_key = key,
-                                           .payload = payload});
+    auto r = queue->enqueue(
+        EnqueueRequest{.resource = ResourceName::make(resource).value(), .idempotency_key = key, .payload = payload});
     if (!r) throw std::runtime_error("enqueue failed: " + r.error().message());
     return *r;
 }

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "fencelock/queue.hpp"
+#include "local_servers/redis_server.hpp"
 #include "store_fixture.hpp"
 #include "support/eventually.hpp"
-#include "local_servers/redis_server.hpp"
 
 namespace fencelock::test_support {
 

@@ -1,6 +1,7 @@
 // QueueMetricsObserver, the library's adapter from job decisions to Prometheus metrics and
 // JSON logs, in a running worker, with the same metrics as the store's observer: a job whose
-// fence the store refuses moves the metrics (real Redis and store). The adapter fed by hand is a unit test (tests/unit/queue_metrics_observer_test.cpp).
+// fence the store refuses moves the metrics (real Redis and store). The adapter fed by hand is a unit test
+// (tests/unit/queue_metrics_observer_test.cpp).
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
@@ -30,11 +31,11 @@ TEST_P(QueueTest, FenceRejectedJobMovesTheQueueMetrics) {
     auto metrics = std::make_shared<PrometheusMetrics>(*registry);
     std::mutex m;
     std::vector<std::string> lines;
-    auto log = std::make_shared<JsonLogObserver>(LogOptions{.level = LogLevel::info, .raw_resource_ids = false,
-                                                            .sink = [&](std::string_view l) {
-                                                                std::lock_guard lock(m);
-                                                                lines.emplace_back(l);
-                                                            }});
+    auto log = std::make_shared<JsonLogObserver>(
+        LogOptions{.level = LogLevel::info, .raw_resource_ids = false, .sink = [&](std::string_view l) {
+                       std::lock_guard lock(m);
+                       lines.emplace_back(l);
+                   }});
     // The store counts its refusals itself: the library's FencedStore, not the worker.
     auto options_with_metrics = store->options();
     options_with_metrics.observer = metrics;
@@ -56,9 +57,13 @@ TEST_P(QueueTest, FenceRejectedJobMovesTheQueueMetrics) {
     options.processing.observer = std::make_shared<QueueMetricsObserver>(metrics, log);
     BackgroundWorker w(QueueWorker::create(queue_options(), options, locks, observed).value(),
                        [](const JobContext& ctx, Transaction& tx) { return insert_effect(ctx, tx); });
-    ASSERT_TRUE(eventually([&] {
-        return sample(scrape(*registry), "fencelock_fence_rejected_total") >= 2 && stats().counter("completed") == 1;
-    }, 30s)) << describe(stats());
+    ASSERT_TRUE(eventually(
+        [&] {
+            return sample(scrape(*registry), "fencelock_fence_rejected_total") >= 2 &&
+                   stats().counter("completed") == 1;
+        },
+        30s))
+        << describe(stats());
     const auto ws = w.stop();
 
     const std::string text = scrape(*registry);
@@ -87,10 +92,8 @@ TEST_P(QueueTest, StoreReportsItsStaleRefusalsToItsObserver) {
     auto registry = std::make_shared<prometheus::Registry>();
     auto metrics = std::make_shared<PrometheusMetrics>(*registry);
     std::vector<std::string> lines;
-    auto log = std::make_shared<JsonLogObserver>(
-        LogOptions{.level = LogLevel::warn, .raw_resource_ids = true, .sink = [&](std::string_view l) {
-                       lines.emplace_back(l);
-                   }});
+    auto log = std::make_shared<JsonLogObserver>(LogOptions{
+        .level = LogLevel::warn, .raw_resource_ids = true, .sink = [&](std::string_view l) { lines.emplace_back(l); }});
     struct Both final : StoreObserver {
         std::shared_ptr<PrometheusMetrics> m;
         std::shared_ptr<JsonLogObserver> l;
@@ -111,7 +114,8 @@ TEST_P(QueueTest, StoreReportsItsStaleRefusalsToItsObserver) {
     EXPECT_EQ(sample(scrape(*registry), "fencelock_fence_rejected_total"), 0);
     EXPECT_EQ(observed.write(r, FencingToken(9), "old")->status, WriteStatus::stale);
     EXPECT_EQ(observed.claim(r, FencingToken(8), OwnerToken::generate())->status, ClaimStatus::stale);
-    auto tx = observed.transact(r, FencingToken(7), {}, [](Transaction&) -> std::expected<void, StoreError> { return {}; });
+    auto tx =
+        observed.transact(r, FencingToken(7), {}, [](Transaction&) -> std::expected<void, StoreError> { return {}; });
     ASSERT_TRUE(tx);
     EXPECT_EQ(tx->status, TransactStatus::stale);
     EXPECT_EQ(sample(scrape(*registry), "fencelock_fence_rejected_total"), 3);

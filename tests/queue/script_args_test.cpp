@@ -35,8 +35,8 @@ protected:
         EXPECT_EQ(eval(scripts::enqueue, k4, {"j1", "k1", "0", "id", "j1", "key", "k1"}), "1\nj1");
         EXPECT_EQ(eval(scripts::enqueue, k4, {"j2", "k2", "0", "id", "j2", "key", "k2"}), "1\nj2");
         EXPECT_EQ(eval(scripts::enqueue, k4, {"j3", "k3", "3600000", "id", "j3", "key", "k3"}), "1\nj3");
-        const std::string read = redis.cli({"--raw", "XREADGROUP", "GROUP", "workers", "c1", "COUNT", "1", "STREAMS",
-                                            stream, ">"});
+        const std::string read =
+            redis.cli({"--raw", "XREADGROUP", "GROUP", "workers", "c1", "COUNT", "1", "STREAMS", stream, ">"});
         // --raw prints the stream name, then the entry id.
         const auto first = read.find('\n');
         const auto second = read.find('\n', first + 1);

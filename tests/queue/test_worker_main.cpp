@@ -71,8 +71,14 @@ int main(int argc, char** argv) {
     Args a;
     for (int i = 1; i < argc; ++i) {
         const std::string flag = argv[i];
-        if (flag == "--resume") { a.resume = true; continue; }
-        if (i + 1 >= argc) { std::cerr << flag << " needs a value\n"; return 2; }
+        if (flag == "--resume") {
+            a.resume = true;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            std::cerr << flag << " needs a value\n";
+            return 2;
+        }
         const std::string value = argv[++i];
         if (flag == "--redis") a.redis_port = std::stoi(value);
         else if (flag == "--db") a.db = value;
@@ -81,7 +87,10 @@ int main(int argc, char** argv) {
         else if (flag == "--pause-at") a.pause_at = value;
         else if (flag == "--lease") a.lease_ms = std::stol(value);
         else if (flag == "--visibility") a.visibility_ms = std::stol(value);
-        else { std::cerr << "unknown flag " << flag << "\n"; return 2; }
+        else {
+            std::cerr << "unknown flag " << flag << "\n";
+            return 2;
+        }
     }
     sigset_t set;
     sigemptyset(&set);
@@ -96,12 +105,15 @@ int main(int argc, char** argv) {
     auto hooks = std::make_shared<Hooks>(a);
     WorkerOptions options{
         .concurrency = 1,
-        .processing = {.lease = milliseconds(a.lease_ms),
-                       .retry = {.contention = {.base = milliseconds(20), .cap = milliseconds(200), .jitter = milliseconds(20)},
-                                 .business = {.base = milliseconds(10), .cap = milliseconds(100), .jitter = milliseconds(10)},
-                                 .max_business_attempts = 5,
-                                 .infrastructure = {.base = milliseconds(20), .cap = milliseconds(200), .jitter = milliseconds(20)}},
-                       .observer = hooks},
+        .processing =
+            {.lease = milliseconds(a.lease_ms),
+             .retry = {.contention = {.base = milliseconds(20), .cap = milliseconds(200), .jitter = milliseconds(20)},
+                       .business = {.base = milliseconds(10), .cap = milliseconds(100), .jitter = milliseconds(10)},
+                       .max_business_attempts = 5,
+                       .infrastructure = {.base = milliseconds(20),
+                                          .cap = milliseconds(200),
+                                          .jitter = milliseconds(20)}},
+             .observer = hooks},
         .visibility_timeout = milliseconds(a.visibility_ms),
         .block = milliseconds(100),
         .promote_every = milliseconds(20),
@@ -125,8 +137,10 @@ int main(int argc, char** argv) {
     sigwait(&set, &sig);
     stop.request_stop();
     runner.join();
-    std::cout << nlohmann::json{{"completed", stats.completed}, {"duplicates", stats.duplicates},
-                                {"reclaimed", stats.reclaimed}, {"superseded", stats.superseded},
+    std::cout << nlohmann::json{{"completed", stats.completed},
+                                {"duplicates", stats.duplicates},
+                                {"reclaimed", stats.reclaimed},
+                                {"superseded", stats.superseded},
                                 {"contention_retries", stats.contention_retries}}
                      .dump()
               << std::endl;

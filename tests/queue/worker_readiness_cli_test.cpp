@@ -40,10 +40,10 @@ bool is_status(const std::string& response, const std::string& status) {
 TEST_P(WorkerReadinessCliTest, ReadinessFollowsAPausedRedisAndLivenessDoesNot) {
     const std::string d = dir.string();
     const auto port = local::free_port();
-    const pid_t worker = local::start_process({FENCELOCK_CLI, "--redis", redis->url(), "--timeout", "200ms", "worker",
-                                               "--queue", "rq", "--db", db->url(), "--metrics-addr",
-                                               "127.0.0.1:" + std::to_string(port), "--", "true"},
-                                              d + "/worker.out", d + "/worker.err");
+    const pid_t worker =
+        local::start_process({FENCELOCK_CLI, "--redis", redis->url(), "--timeout", "200ms", "worker", "--queue", "rq",
+                              "--db", db->url(), "--metrics-addr", "127.0.0.1:" + std::to_string(port), "--", "true"},
+                             d + "/worker.out", d + "/worker.err");
     StopIfLeft running{worker};
     ResumeIfPaused server{*redis};
     const auto get = [&](const char* path) { return http_get(port, path); };
@@ -51,7 +51,11 @@ TEST_P(WorkerReadinessCliTest, ReadinessFollowsAPausedRedisAndLivenessDoesNot) {
     ASSERT_TRUE(eventually([&] { return is_status(get("/healthz"), "200 OK"); }, 30s)) << slurp(dir / "worker.err");
     EXPECT_TRUE(get("/healthz").ends_with("\r\n\r\nok\n")) << get("/healthz");
     // Past the start-up probe (a failure there ends the worker): a slot waits in XREADGROUP.
-    ASSERT_TRUE(eventually([&] { return redis->cli({"CLIENT", "LIST"}).find("cmd=xreadgroup") != std::string::npos; }, 30s))
+    ASSERT_TRUE(eventually(
+        [&] {
+            return redis->cli({"CLIENT", "LIST"}).find("cmd=xreadgroup") != std::string::npos;
+        },
+        30s))
         << slurp(dir / "worker.err");
     std::string ready = get("/readyz");
     EXPECT_TRUE(is_status(ready, "200 OK")) << ready;
@@ -59,18 +63,24 @@ TEST_P(WorkerReadinessCliTest, ReadinessFollowsAPausedRedisAndLivenessDoesNot) {
     server.pause();
     // The worker's own calls (its slot's read, the queue depth sampled for a not-ready answer)
     // time out after --timeout and report the failure.
-    ASSERT_TRUE(eventually([&] {
-        ready = get("/readyz");
-        return is_status(ready, "503");
-    }, 30s)) << ready << slurp(dir / "worker.err");
+    ASSERT_TRUE(eventually(
+        [&] {
+            ready = get("/readyz");
+            return is_status(ready, "503");
+        },
+        30s))
+        << ready << slurp(dir / "worker.err");
     EXPECT_NE(ready.find("redis unavailable"), std::string::npos) << ready;
     EXPECT_TRUE(is_status(get("/healthz"), "200 OK")) << "alive, only not ready";
 
     server.resume();
-    ASSERT_TRUE(eventually([&] {
-        ready = get("/readyz");
-        return is_status(ready, "200 OK");
-    }, 30s)) << ready << slurp(dir / "worker.err");
+    ASSERT_TRUE(eventually(
+        [&] {
+            ready = get("/readyz");
+            return is_status(ready, "200 OK");
+        },
+        30s))
+        << ready << slurp(dir / "worker.err");
     EXPECT_TRUE(is_status(get("/healthz"), "200 OK"));
     EXPECT_EQ(running.stop(SIGTERM), 0) << slurp(dir / "worker.err");
 }

@@ -38,8 +38,8 @@ TEST_P(QueueTest, DuplicateEnqueueAndRedeliveryApplyOneEffect) {
     const std::string stream = "queue:{" + queue_name + "}:stream";
     auto rows = redis->cli({"XRANGE", stream, "-", "+"});
     ASSERT_NE(rows.find(first.id), std::string::npos);
-    redis->cli({"XADD", stream, "*", "id", first.id, "resource", "order-1", "key", "invoice-1", "payload", "{}", "ca",
-                "0", "ba", "0", "ia", "0", "dl", "0", "err", ""});
+    redis->cli({"XADD", stream, "*",  "id", first.id, "resource", "order-1", "key", "invoice-1", "payload", "{}",
+                "ca",   "0",    "ba", "0",  "ia",     "0",        "dl",      "0",   "err",       ""});
 
     auto locks = client();
     BackgroundWorker w(QueueWorker::create(queue_options(), fast_worker(), locks, *store).value(),
@@ -47,7 +47,8 @@ TEST_P(QueueTest, DuplicateEnqueueAndRedeliveryApplyOneEffect) {
     ASSERT_TRUE(eventually([&] {
         auto s = stats();
         return s.counter("completed") + s.counter("duplicates") == 2;
-    })) << describe(stats()) << " / " << describe(w.worker().stats()) << " / "
+    })) << describe(stats())
+        << " / " << describe(w.worker().stats()) << " / "
         << (queue->dead(1).value().empty() ? "" : queue->dead(1).value()[0].reason);
     const auto ws = w.stop();
     s = stats();
@@ -95,10 +96,12 @@ TEST_P(QueueTest, HotResourceEightWorkersNoOverlapExactCounts) {
         const auto start = std::chrono::steady_clock::now();
         const int now = ++running;
         int seen = max_running.load();
-        while (now > seen && !max_running.compare_exchange_weak(seen, now)) {}
+        while (now > seen && !max_running.compare_exchange_weak(seen, now)) {
+        }
         const int fails = ctx.job.payload == "{\"fail\":2}" ? 2 : ctx.job.payload == "{\"fail\":1}" ? 1 : 0;
         std::expected<void, JobFailure> result;
-        if (static_cast<int>(ctx.job.business_attempts) < fails) result = std::unexpected(JobFailure::business("planned"));
+        if (static_cast<int>(ctx.job.business_attempts) < fails)
+            result = std::unexpected(JobFailure::business("planned"));
         else result = insert_effect(ctx, tx);
         --running;
         std::lock_guard l(m);
@@ -227,8 +230,8 @@ TEST_P(QueueTest, LeaseLostDuringHandlerWritesNothingThenRetries) {
 }
 
 TEST_P(QueueTest, DelayedJobWaitsInTheDelayedSet) {
-    auto r = queue->enqueue(EnqueueRequest{.resource = ResourceName::make("d").value(), .idempotency_key = "dk",
-                                           .delay = milliseconds(400)});
+    auto r = queue->enqueue(EnqueueRequest{
+        .resource = ResourceName::make("d").value(), .idempotency_key = "dk", .delay = milliseconds(400)});
     ASSERT_TRUE(r);
     auto s = stats();
     EXPECT_EQ(s.delayed, 1u);
@@ -237,11 +240,12 @@ TEST_P(QueueTest, DelayedJobWaitsInTheDelayedSet) {
     auto locks = client();
     const auto began = std::chrono::steady_clock::now();
     std::atomic<long long> ran_after_ms{-1};
-    BackgroundWorker w(QueueWorker::create(queue_options(), fast_worker(), locks, *store).value(),
-                       [&](const JobContext& ctx, Transaction& tx) {
-                           ran_after_ms = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - began).count();
-                           return insert_effect(ctx, tx);
-                       });
+    BackgroundWorker w(
+        QueueWorker::create(queue_options(), fast_worker(), locks, *store).value(),
+        [&](const JobContext& ctx, Transaction& tx) {
+            ran_after_ms = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - began).count();
+            return insert_effect(ctx, tx);
+        });
     ASSERT_TRUE(eventually([&] { return stats().counter("completed") == 1; }));
     w.stop();
     EXPECT_GE(ran_after_ms.load(), 350);  // enqueued before `began`: allow the enqueue round trip
@@ -287,9 +291,16 @@ TEST_P(QueueTest, ShutdownCancelsAtTheDeadlineAndLeavesTheJobForRedelivery) {
 }
 
 TEST_P(QueueTest, ProcessorFailsClosedAndRequeuesContention) {
-    const Job job{.id = "00000000000000000000000000000001", .queue = "q", .resource = ResourceName::make("pc").value(),
-                  .idempotency_key = "pk", .payload = "{}", .contention_attempts = 0, .business_attempts = 0,
-                  .infrastructure_attempts = 0, .deliveries = 0, .last_error = {}};
+    const Job job{.id = "00000000000000000000000000000001",
+                  .queue = "q",
+                  .resource = ResourceName::make("pc").value(),
+                  .idempotency_key = "pk",
+                  .payload = "{}",
+                  .contention_attempts = 0,
+                  .business_attempts = 0,
+                  .infrastructure_attempts = 0,
+                  .deliveries = 0,
+                  .last_error = {}};
     std::atomic<int> ran{0};
     auto handler = [&](const JobContext& ctx, Transaction& tx) -> std::expected<void, JobFailure> {
         ++ran;
@@ -298,7 +309,8 @@ TEST_P(QueueTest, ProcessorFailsClosedAndRequeuesContention) {
     // Redis unreachable: never run without a lock.
     RedisEndpoint nowhere;
     nowhere.port = free_port();
-    auto dead_client = LockClient::create(ClientOptions{.endpoint = nowhere, .connect_timeout = milliseconds(200)}).value();
+    auto dead_client =
+        LockClient::create(ClientOptions{.endpoint = nowhere, .connect_timeout = milliseconds(200)}).value();
     auto p1 = JobProcessor::create(dead_client, *store, {.retry = fast_policies()}).value();
     const Decision down = p1.process(job, handler);
     EXPECT_EQ(down.verdict, Verdict::retry_infrastructure);

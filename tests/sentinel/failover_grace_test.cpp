@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <optional>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -107,7 +107,8 @@ TEST(FailoverGrace, AGroupThatNeverFailedOverGrantsAtOnceAndOwesTheGraceAfterAFa
     const auto took = std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - asked);
     ASSERT_TRUE(first && first->acquired()) << (first ? "contended" : first.error().message());
     std::cout << "[figures] first acquire on a fresh Sentinel group, from the client's creation (default grace "
-                 "30 s): " << took.count() / 1000.0 << " ms\n";
+                 "30 s): "
+              << took.count() / 1000.0 << " ms\n";
     ASSERT_TRUE(kill_master_and_promote(group)) << "a sentinel still names the old master";
     auto after = c.try_acquire(*ResourceName::make("grace:after-failover"), {.lease = lease});
     ASSERT_FALSE(after.has_value()) << "granted inside the grace after a failover";
@@ -265,16 +266,16 @@ TEST(FailoverGrace, RunWhoseLeaseWasLostIsStoppedBeforeTheNextHoldersCommandStar
 
     StopsRuns runs;
     group.cut_replication(1);
-    const pid_t first = start_run(url, r, dir.path(), "first", "echo A > " + (dir.path() / "a.started").string() +
-                                                                    "; exec sleep 600");
+    const pid_t first =
+        start_run(url, r, dir.path(), "first", "echo A > " + (dir.path() / "a.started").string() + "; exec sleep 600");
     runs.add(first);
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir.path() / "a.started"); }, 20s))
         << read_file(dir.path() / "first.err");
     ASSERT_TRUE(kill_master_and_promote(group)) << "a sentinel still names the old master";
 
     // The next holder waits for the lock; its command fails (flock -n) if A's still runs.
-    const pid_t second = start_run(url, r, dir.path(), "second", "echo B > " + (dir.path() / "b.ran").string(),
-                                   {"--wait", "60s"});
+    const pid_t second =
+        start_run(url, r, dir.path(), "second", "echo B > " + (dir.path() / "b.ran").string(), {"--wait", "60s"});
     runs.add(second);
     EXPECT_EQ(runs.wait(first), 76) << read_file(dir.path() / "first.err");
     EXPECT_EQ(runs.wait(second), 0) << read_file(dir.path() / "second.err");
@@ -290,10 +291,9 @@ TEST(FailoverGrace, RunWhoseLeaseReplicatedKeepsRunningAndTheNextHolderWaitsForI
     const auto a_done = dir.path() / "a.done";
 
     StopsRuns runs;
-    const pid_t first =
-        start_run(url, r, dir.path(), "first",
-                  "echo A > " + (dir.path() / "a.started").string() + "; while [ ! -e " + go.string() +
-                      " ]; do sleep 0.05; done; echo done > " + a_done.string());
+    const pid_t first = start_run(url, r, dir.path(), "first",
+                                  "echo A > " + (dir.path() / "a.started").string() + "; while [ ! -e " + go.string() +
+                                      " ]; do sleep 0.05; done; echo done > " + a_done.string());
     runs.add(first);
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir.path() / "a.started"); }, 20s))
         << read_file(dir.path() / "first.err");
@@ -328,8 +328,8 @@ TEST(FailoverGrace, WorkerWhoseLeaseWasLostStopsBeforeTheRedeliveredJobRunsAgain
         return local::run_process(args);
     };
     ASSERT_EQ(local::run_process({FENCELOCK_CLI, "store", "init", "--db", db}).exit_code, 0);
-    const auto enqueued = cli({"queue", "enqueue", "--queue", "gq", "--resource", "grace:job", "--key", "job-1",
-                               "--payload", "{}"});
+    const auto enqueued =
+        cli({"queue", "enqueue", "--queue", "gq", "--resource", "grace:job", "--key", "job-1", "--payload", "{}"});
     ASSERT_EQ(enqueued.exit_code, 0) << enqueued.err;
     ASSERT_EQ(group.server(0).cli({"WAIT", "1", "5000"}), "1") << "the job did not reach the replica";
 
@@ -341,10 +341,10 @@ TEST(FailoverGrace, WorkerWhoseLeaseWasLostStopsBeforeTheRedeliveredJobRunsAgain
                                "; else echo A > " + started.string() + "; exec sleep 600; fi";
     StopsRuns workers;
     const auto worker = [&](const std::string& name) {
-        return workers.add(local::start_process(
-            {FENCELOCK_CLI, "--redis", url, "worker", "--queue", "gq", "--db", db, "--lease", "8s", "--", "flock",
-             "-n", (dir.path() / "probe.lock").string(), "sh", "-c", script},
-            (dir.path() / (name + ".out")).string(), (dir.path() / (name + ".err")).string()));
+        return workers.add(
+            local::start_process({FENCELOCK_CLI, "--redis", url, "worker", "--queue", "gq", "--db", db, "--lease", "8s",
+                                  "--", "flock", "-n", (dir.path() / "probe.lock").string(), "sh", "-c", script},
+                                 (dir.path() / (name + ".out")).string(), (dir.path() / (name + ".err")).string()));
     };
     group.cut_replication(1);
     const pid_t first = worker("first");

@@ -52,8 +52,8 @@ TEST_P(FollowMasterTest, ReplicaIsRefusedAndReadonlySendsTheConnectionToTheNewMa
     RedisServer a;
     RedisServer b({"--replicaof", "127.0.0.1", std::to_string(a.port())});
     auto topology = std::make_shared<FollowingTopology>(b.port());
-    auto c = GetParam()({.endpoint = *parse_redis_url(a.url()), .connect_timeout = 1s, .command_timeout = 1s,
-                         .topology = topology});
+    auto c = GetParam()(
+        {.endpoint = *parse_redis_url(a.url()), .connect_timeout = 1s, .command_timeout = 1s, .topology = topology});
     const std::string_view incr[] = {"INCR", "follow:n"};
 
     // Pointed at the replica: ROLE fails the handshake, nothing runs there.

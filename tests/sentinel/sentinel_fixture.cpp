@@ -72,7 +72,8 @@ std::uint16_t SharedSentinelGroup::fail_over(std::chrono::milliseconds timeout) 
         const std::string answer = local::cli_at(sentinel, {"SENTINEL", "FAILOVER", shape_.master_name});
         if (answer != "OK" && !answer.starts_with("INPROG") && !answer.starts_with("NOGOODSLAVE"))
             throw std::runtime_error("SENTINEL FAILOVER: " + answer);
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (eventually(moved, std::min<std::chrono::milliseconds>(left, std::chrono::seconds(10)))) {
             local::wait_group_ready(shape_, timeout);
             return now;

@@ -9,10 +9,10 @@
 
 #include <future>
 
+#include "coordinator/redis/release_notifier.hpp"
 #include "fencelock/client.hpp"
 #include "local_servers/child_process.hpp"
 #include "local_servers/redis_server.hpp"
-#include "coordinator/redis/release_notifier.hpp"
 #include "sentinel/sentinel_fixture.hpp"
 #include "support/eventually.hpp"
 
@@ -153,8 +153,9 @@ TEST(Sentinel, CliAcquireAndRunThroughTheSentinelUrl) {
     EXPECT_EQ(released.exit_code, 0) << released.err;
 
     // run, with the URL from the environment as operators set it.
-    auto ran = local::run_process({FENCELOCK_CLI, "run", name + ":run", "--json", "--lease", "5s", "--", "sh", "-c", "exit 7"},
-                                  {"FENCELOCK_REDIS_URL=" + group.url()});
+    auto ran =
+        local::run_process({FENCELOCK_CLI, "run", name + ":run", "--json", "--lease", "5s", "--", "sh", "-c", "exit 7"},
+                           {"FENCELOCK_REDIS_URL=" + group.url()});
     EXPECT_EQ(ran.exit_code, 7) << ran.err;
     EXPECT_EQ(ran.out, "") << "stdout is CMD's; run's summary is stderr's last line";
     const std::string last = ran.err.substr(ran.err.rfind('{'));

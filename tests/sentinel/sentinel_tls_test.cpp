@@ -77,10 +77,13 @@ TEST(SentinelTls, LocksGoThroughTlsSentinelsToTheMasterAndFollowAFailover) {
         group.server(first).kill();
         const std::size_t promoted = group.wait_for_new_master(first);
         Result<Acquisition> next = std::unexpected(make_error_code(errc::unavailable));
-        ASSERT_TRUE(eventually([&] {
-            next = client.try_acquire(resource("order:4"), {.lease = 10s});
-            return next.has_value();
-        }, 30s)) << error_detail(next.error());
+        ASSERT_TRUE(eventually(
+            [&] {
+                next = client.try_acquire(resource("order:4"), {.lease = 10s});
+                return next.has_value();
+            },
+            30s))
+            << error_detail(next.error());
         ASSERT_TRUE(next->acquired());
         EXPECT_EQ(group.server(promoted).cli({"HGET", "lock:{order:4}", "owner"}), next->lease->owner.str());
         auto contended = client.try_acquire(resource("order:3"), {.lease = 10s});

@@ -2,18 +2,18 @@
 // input or an unreachable database changes nothing.
 #include <nlohmann/json.hpp>
 
-#include "store_fixture.hpp"
 #include "local_servers/child_process.hpp"
 #include "local_servers/redis_server.hpp"
+#include "store_fixture.hpp"
 
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
+using local::free_port;
 using local::ProcessResult;
 using local::RedisServer;
-using local::free_port;
 using local::run_process;
+using nlohmann::json;
 
 struct Cli {
     int code;
@@ -75,7 +75,8 @@ TEST_P(CliTest, CommandsPrintOneJsonObjectWithDocumentedExitCodes) {
 
     auto read = store_cmd("read", {"--resource", "r"});
     EXPECT_EQ(read.code, 0);
-    EXPECT_EQ(read.out, json::parse(R"({"result":"found","resource":"r","value":"v9","last_fence":9,"last_owner":"me"})"));
+    EXPECT_EQ(read.out,
+              json::parse(R"({"result":"found","resource":"r","value":"v9","last_fence":9,"last_owner":"me"})"));
     EXPECT_EQ(store_cmd("read", {"--resource", "nope"}).code, 3);
 }
 
@@ -163,8 +164,8 @@ TEST_P(CliTest, DatabaseWithoutSchemaIsReported) {
     EXPECT_EQ(r.out["code"], "invalid_schema") << r.out.dump();
     EXPECT_EQ(r.out["kind"], "fatal");
     EXPECT_EQ(empty.query("SELECT count(*) FROM " + std::string(GetParam() == Backend::sqlite
-                                                                  ? "sqlite_master WHERE name LIKE 'fencelock%'"
-                                                                  : "pg_tables WHERE tablename LIKE 'fencelock%'")),
+                                                                    ? "sqlite_master WHERE name LIKE 'fencelock%'"
+                                                                    : "pg_tables WHERE tablename LIKE 'fencelock%'")),
               "0\n");
 }
 

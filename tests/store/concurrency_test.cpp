@@ -41,7 +41,8 @@ protected:
     void check_history(const std::string& resource, const std::set<std::uint64_t>& accepted) {
         const auto h = history(*db, resource);
         ASSERT_FALSE(h.empty());
-        for (std::size_t i = 1; i < h.size(); ++i) ASSERT_LT(h[i - 1], h[i]) << "accepted fences must strictly increase";
+        for (std::size_t i = 1; i < h.size(); ++i)
+            ASSERT_LT(h[i - 1], h[i]) << "accepted fences must strictly increase";
         EXPECT_EQ(std::set<std::uint64_t>(h.begin(), h.end()), accepted)
             << "the writers' view of what was applied matches the database's history";
         EXPECT_EQ(h.size(), accepted.size());
@@ -170,8 +171,8 @@ TEST_P(ConcurrencyTest, ProcessesWithOutOfOrderFences) {
     for (int w = 0; w < workers; ++w) {
         std::string fences;
         for (auto f : plan[static_cast<std::size_t>(w)]) fences += std::to_string(f) + " ";
-        const std::string script = "for f in " + fences + "; do printf '%s ' $f; '" FENCELOCK_CLI
-                                   "' store write --db '" + db->url() +
+        const std::string script = "for f in " + fences +
+                                   "; do printf '%s ' $f; '" FENCELOCK_CLI "' store write --db '" + db->url() +
                                    "' --resource hot --fence $f --value w$f 2>/dev/null || true; done > '" +
                                    (dir / std::to_string(w)).string() + "'";
         pids.push_back(spawn_shell(script));
@@ -179,7 +180,8 @@ TEST_P(ConcurrencyTest, ProcessesWithOutOfOrderFences) {
     }
     for (pid_t pid : pids) {
         int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
     std::set<std::uint64_t> accepted;

@@ -153,7 +153,7 @@ TEST_P(StoreTest, StaleWorkerIsRejectedAndTheNewerValueStays) {
 TEST_P(StoreTest, WithoutClaimAnOlderHolderWritesBetweenReadAndWrite) {
     create("acct", "100");
     ASSERT_EQ(store->write(res("acct"), F(40), "100")->status, WriteStatus::applied);
-    const std::string b_saw = read("acct").value;  // B (fence 42) reads: 100
+    const std::string b_saw = read("acct").value;                                        // B (fence 42) reads: 100
     EXPECT_EQ(store->write(res("acct"), F(41), "100-A")->status, WriteStatus::applied);  // A sneaks in
     EXPECT_EQ(store->write(res("acct"), F(42), b_saw + "+B")->status, WriteStatus::applied);
     EXPECT_EQ(read("acct").value, "100+B") << "A's change is lost: both writes were accepted";
@@ -234,8 +234,7 @@ TEST_P(StoreTest, UnfencedStoreAcceptsTheStaleWrite) {
     EXPECT_EQ(store->write(res("r"), F(1), "late")->status, WriteStatus::stale);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(Backend::sqlite, Backend::postgresql),
-                         backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);
 
 }  // namespace
 }  // namespace fencelock::test_support

@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "fencelock/store_outbox.hpp"
-#include "store_fixture.hpp"
 #include "local_servers/redis_server.hpp"
+#include "store_fixture.hpp"
 
 namespace fencelock::test_support {
 namespace {
@@ -22,11 +22,14 @@ protected:
             for (const auto& p : payloads) {
                 if (auto id = tx.publish("orders", p); !id) return std::unexpected(id.error());
             }
-            if (then_fail) return std::unexpected(StoreError{std::make_error_code(std::errc::operation_canceled), "no"});
+            if (then_fail)
+                return std::unexpected(StoreError{std::make_error_code(std::errc::operation_canceled), "no"});
             return {};
         };
     }
-    std::string outbox() { return db->query("SELECT resource, fence, stream, payload FROM fencelock_outbox ORDER BY seq"); }
+    std::string outbox() {
+        return db->query("SELECT resource, fence, stream, payload FROM fencelock_outbox ORDER BY seq");
+    }
 
     /// Every event_id in the stream, in stream order.
     static std::vector<std::string> stream_ids(const RedisServer& redis, const std::string& stream) {
@@ -81,7 +84,8 @@ TEST_P(OutboxTest, RelayDeliversEveryEventAtLeastOnce) {
     EXPECT_EQ(*relay->relay_once(), 0u);
     EXPECT_EQ(redis.cli({"XLEN", "orders"}), "3");
     const auto ids = stream_ids(redis, "orders");
-    EXPECT_EQ(db->query("SELECT event_id FROM fencelock_outbox ORDER BY seq"), ids.at(0) + "\n" + ids.at(1) + "\n" + ids.at(2) + "\n");
+    EXPECT_EQ(db->query("SELECT event_id FROM fencelock_outbox ORDER BY seq"),
+              ids.at(0) + "\n" + ids.at(1) + "\n" + ids.at(2) + "\n");
     EXPECT_EQ(db->query("SELECT count(*) FROM fencelock_outbox WHERE sent_at IS NULL"), "0\n");
 
     // Redis goes away: nothing is marked sent, and the events go out once it is back.
@@ -102,11 +106,11 @@ TEST_P(OutboxTest, RelayDeliversEveryEventAtLeastOnce) {
     const auto after = stream_ids(redis, "orders");
     EXPECT_EQ(after.size(), 4u);
     EXPECT_EQ(std::set<std::string>(after.begin(), after.end()).size(), 2u);
-    EXPECT_EQ(redis.cli({"--raw", "XRANGE", "orders", "-", "+", "COUNT", "1"}).find("payload\nd") != std::string::npos, true);
+    EXPECT_EQ(redis.cli({"--raw", "XRANGE", "orders", "-", "+", "COUNT", "1"}).find("payload\nd") != std::string::npos,
+              true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, OutboxTest, ::testing::Values(Backend::sqlite, Backend::postgresql),
-                         backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, OutboxTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);
 
 }  // namespace
 }  // namespace fencelock::test_support

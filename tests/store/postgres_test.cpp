@@ -117,7 +117,8 @@ TEST_F(PostgresTest, DeadlockWithoutRetriesIsExhausted) {
     const auto& lost = ra ? rb : ra;
     EXPECT_EQ(lost.error().code, store_errc::serialization_exhausted) << lost.error().detail;
     // The loser changed nothing: its resource still has last_fence 0.
-    EXPECT_EQ(db->query("SELECT count(*) FROM fencelock_resources WHERE last_fence = 0 AND resource IN ('a','b')"), "1\n");
+    EXPECT_EQ(db->query("SELECT count(*) FROM fencelock_resources WHERE last_fence = 0 AND resource IN ('a','b')"),
+              "1\n");
 }
 
 // What a second transact() sees while ours is open. The guard raises last_fence in the
@@ -153,7 +154,8 @@ protected:
                 if (auto r = tx.set_value("v5"); !r) return std::unexpected(r.error());
                 inside.release();
                 release.acquire();
-                if (roll_back) return std::unexpected(StoreError{std::make_error_code(std::errc::operation_canceled), "no"});
+                if (roll_back)
+                    return std::unexpected(StoreError{std::make_error_code(std::errc::operation_canceled), "no"});
                 return {};
             });
         });
@@ -178,7 +180,6 @@ protected:
     std::uint64_t read_fence_outside() {
         return std::stoull(db->query("SELECT last_fence FROM fencelock_resources WHERE resource = 'r'"));
     }
-
 };
 
 TEST_F(GuardWaitTest, ANewerFenceWaitsAndThenSeesOurCommit) {

@@ -4,20 +4,20 @@
 // password as part of the host name.
 #include <nlohmann/json.hpp>
 
-#include "store_fixture.hpp"
 #include "local_servers/child_process.hpp"
 #include "local_servers/redis_server.hpp"
+#include "store_fixture.hpp"
 #include "support/secrets.hpp"
 
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
-using local::ProcessResult;
-using local::PostgresServer;
-using local::RedisServer;
 using local::free_port;
+using local::PostgresServer;
+using local::ProcessResult;
+using local::RedisServer;
 using local::run_process;
+using nlohmann::json;
 
 struct Run {
     int code;
@@ -35,12 +35,13 @@ void expect_no_leak(const std::vector<std::string>& args, int code, const std::v
                     const std::string& what) {
     const Run r = fencelock(args);
     EXPECT_EQ(r.code, code) << what << ": " << r.output;
-    for (const auto& s : secrets) EXPECT_EQ(leaked_fragments(r.output, s), std::vector<std::string>{}) << what << ": " << r.output;
+    for (const auto& s : secrets)
+        EXPECT_EQ(leaked_fragments(r.output, s), std::vector<std::string>{}) << what << ": " << r.output;
 }
 
 constexpr const char* role = "fl_secret";
-constexpr const char* right_password = "Ri9@ht:Pw@X7";  // written raw in the URL
-constexpr const char* wrong_password = "Qz@9vK:x@Jw7";  // written raw in the URL
+constexpr const char* right_password = "Ri9@ht:Pw@X7";      // written raw in the URL
+constexpr const char* wrong_password = "Qz@9vK:x@Jw7";      // written raw in the URL
 constexpr const char* encoded_wrong = "Hb%40tr7%2Fk%3FnQ";  // percent-encoded ...
 constexpr const char* decoded_wrong = "Hb@tr7/k?nQ";        // ... of this
 
@@ -53,7 +54,8 @@ TEST(SecretTest, PostgresPasswordNeverReachesTheOutput) {
     const std::string user = std::string("postgresql://") + role + ":";
     const std::vector<std::string> secrets = {right_password, wrong_password, encoded_wrong, decoded_wrong};
     auto write = [](const std::string& url) {
-        return std::vector<std::string>{"store", "write", "--db", url, "--resource", "r", "--fence", "1", "--value", "x"};
+        return std::vector<std::string>{"store", "write",   "--db", url,       "--resource",
+                                        "r",     "--fence", "1",    "--value", "x"};
     };
 
     // The right password (with '@' and ':') reaches the server whole: init succeeds.
@@ -61,8 +63,8 @@ TEST(SecretTest, PostgresPasswordNeverReachesTheOutput) {
     const std::vector<std::pair<std::string, std::string>> failing = {
         {"wrong password", user + wrong_password + host + "/" + dbname},
         {"wrong percent-encoded password", user + encoded_wrong + host + "/" + dbname},
-        {"wrong password in the query", std::string("postgresql://") + role + host + "/" + dbname +
-                                            "?password=" + encoded_wrong},
+        {"wrong password in the query",
+         std::string("postgresql://") + role + host + "/" + dbname + "?password=" + encoded_wrong},
         {"unreachable port", user + right_password + down + "/" + dbname},
         {"no such database", "postgresql://postgres:" + std::string(wrong_password) + host + "/no_such_db"},
     };

@@ -65,8 +65,9 @@ void TestDatabase::execute(const std::string& sql) const {
 
 std::string TestDatabase::snapshot() const {
     std::string out;
-    for (const char* q : {"SELECT * FROM fencelock_schema", "SELECT * FROM fencelock_resources ORDER BY resource",
-                          "SELECT * FROM fencelock_idempotency ORDER BY key", "SELECT * FROM fencelock_outbox ORDER BY seq"})
+    for (const char* q :
+         {"SELECT * FROM fencelock_schema", "SELECT * FROM fencelock_resources ORDER BY resource",
+          "SELECT * FROM fencelock_idempotency ORDER BY key", "SELECT * FROM fencelock_outbox ORDER BY seq"})
         out += std::string(q) + "\n" + query(q);
     return out;
 }

@@ -116,8 +116,7 @@ TEST_P(TextTest, IdempotencyKeysRoundTripOrAreRefused) {
     std::uint64_t fence = 10;
     for (const auto& c : valid) {
         const std::string key = "k" + c.bytes;
-        ASSERT_EQ(store->write(res("r"), F(++fence), "w", {.idempotency_key = key + "w"})->status,
-                  WriteStatus::applied)
+        ASSERT_EQ(store->write(res("r"), F(++fence), "w", {.idempotency_key = key + "w"})->status, WriteStatus::applied)
             << c.what;
         auto t = store->transact(res("r"), F(++fence), {.idempotency_key = key + "t"}, [&](Transaction& tx) -> Outcome {
             tx.set_outcome(key);
@@ -146,8 +145,8 @@ TEST_P(TextTest, ValuesOutcomesAndOutboxTextRoundTripOrAreRefused) {
         auto t = store->transact(res("r"), F(++fence), {}, [&](Transaction& tx) -> Outcome {
             if (auto r = tx.set_value(c.bytes + "t"); !r) return std::unexpected(r.error());
             if (auto r = tx.publish("s" + c.bytes, "p" + c.bytes); !r) return std::unexpected(r.error());
-            if (auto r = tx.exec("INSERT INTO test_effects (id, note) VALUES ($1, $2)",
-                                 {std::to_string(fence), c.bytes});
+            if (auto r =
+                    tx.exec("INSERT INTO test_effects (id, note) VALUES ($1, $2)", {std::to_string(fence), c.bytes});
                 !r)
                 return std::unexpected(r.error());
             return {};

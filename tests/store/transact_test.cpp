@@ -218,9 +218,9 @@ protected:
 };
 
 TEST_P(TransactEndedTest, StatementsThatEndOrRestartTheTransactionAreRefusedBeforeTheyRun) {
-    for (const char* ending : {"COMMIT", "commit", "ROLLBACK", "ROLLBACK TRANSACTION", "END", "ABORT", "BEGIN",
-                               "START TRANSACTION", "COMMIT AND CHAIN", "PREPARE TRANSACTION 'x'",
-                               "  /* quiet */ COMMIT", "-- a comment\nCOMMIT"}) {
+    for (const char* ending :
+         {"COMMIT", "commit", "ROLLBACK", "ROLLBACK TRANSACTION", "END", "ABORT", "BEGIN", "START TRANSACTION",
+          "COMMIT AND CHAIN", "PREPARE TRANSACTION 'x'", "  /* quiet */ COMMIT", "-- a comment\nCOMMIT"}) {
         expect_refused_and_nothing_changed(ending);
     }
 }
@@ -354,8 +354,7 @@ TEST_P(TransactTest, RacingWorkersWithOneKeyApplyOnce) {
     EXPECT_EQ(db->query("SELECT count(*) FROM fencelock_outbox"), "1\n");
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, TransactTest, ::testing::Values(Backend::sqlite, Backend::postgresql),
-                         backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, TransactTest, ::testing::Values(Backend::sqlite, Backend::postgresql), backend_name);
 
 }  // namespace
 }  // namespace fencelock::test_support

@@ -18,9 +18,7 @@ namespace fencelock::test_support {
 
 class ClockOffset {
 public:
-    explicit ClockOffset(std::chrono::microseconds initial = {}) : file_(dir_.path() / "offset") {
-        set(initial);
-    }
+    explicit ClockOffset(std::chrono::microseconds initial = {}) : file_(dir_.path() / "offset") { set(initial); }
 
     /// LD_PRELOAD and the offset file, for RedisServer / SentinelGroupOptions' env.
     std::vector<std::string> env() const {

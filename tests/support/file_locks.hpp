@@ -16,7 +16,7 @@ namespace fencelock::test_support {
 inline std::string file_lock_holders(const std::vector<std::string>& paths) {
     std::vector<std::string> ids;  // "MAJ:MIN:INODE" as /proc/locks writes them (hex device numbers)
     for (const auto& p : paths) {
-        struct stat st{};
+        struct stat st {};
         if (::stat(p.c_str(), &st) != 0) continue;
         char id[64];
         std::snprintf(id, sizeof id, "%02x:%02x:%lu", major(st.st_dev), minor(st.st_dev),

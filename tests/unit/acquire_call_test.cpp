@@ -100,9 +100,9 @@ TEST(DecodeAcquire, UnknownFlagIsProtocolError) {
 }
 
 TEST(DecodeAcquire, MalformedShapesAreProtocolErrors) {
-    for (const Reply& bad : {Nil(), I(1), S("OK"), Status("OK"), A({}), A({S("x"), I(1)}),
-                             A({Nil(), I(1)}), A({I(0), S("soon")}), A({I(0), Nil()}),
-                             A({I(1), I(5), S("x"), I(0)}), A({I(1), I(5), I(100), S("yes")})}) {
+    for (const Reply& bad :
+         {Nil(), I(1), S("OK"), Status("OK"), A({}), A({S("x"), I(1)}), A({Nil(), I(1)}), A({I(0), S("soon")}),
+          A({I(0), Nil()}), A({I(1), I(5), S("x"), I(0)}), A({I(1), I(5), I(100), S("yes")})}) {
         const auto r = decode_acquire(bad);
         ASSERT_FALSE(r.has_value());
         EXPECT_EQ(r.error(), err(errc::protocol_error));

@@ -32,9 +32,7 @@ struct SocketPair {
         transport = Transport::adopt(ours, {"127.0.0.1", 6379});
         theirs = fds[1];
     }
-    ~SocketPair() {
-        close_theirs();
-    }
+    ~SocketPair() { close_theirs(); }
     void close_theirs() {
         if (theirs >= 0) ::close(theirs);
         theirs = -1;
@@ -69,8 +67,8 @@ TEST(DirectIo, SendsEveryByte) {
 TEST(DirectIo, WritingToAGonePeerFailsWithoutSigpipe) {
     // The default action of SIGPIPE ends the process: this test lives only if send_all raises
     // none (the loop thread blocks signals; a caller's thread does not).
-    struct sigaction previous{};
-    struct sigaction default_action{};
+    struct sigaction previous {};
+    struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;
     ASSERT_EQ(::sigaction(SIGPIPE, &default_action, &previous), 0);
     SocketPair pair;

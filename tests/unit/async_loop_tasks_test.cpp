@@ -18,9 +18,7 @@ namespace {
 using namespace std::chrono_literals;
 using clock = AsyncLoop::clock;
 
-ConnectionSettings idle_settings() {
-    return {*parse_redis_url("redis://127.0.0.1:1"), 100ms, 100ms, nullptr};
-}
+ConnectionSettings idle_settings() { return {*parse_redis_url("redis://127.0.0.1:1"), 100ms, 100ms, nullptr}; }
 
 TEST(AsyncLoopTasks, TasksRunOnTheLoopThreadInTheOrderOfTheirTimes) {
     AsyncLoop loop(idle_settings());

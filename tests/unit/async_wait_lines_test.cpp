@@ -33,8 +33,8 @@ DirectGrant grant_of(std::uint64_t fence) { return {.fence = FencingToken{fence}
 class AsyncWaitLinesTest : public ::testing::Test {
 protected:
     std::shared_ptr<Waiter> waiter(std::string name) { return std::make_shared<Waiter>(std::move(name), &log); }
-    AsyncWaitLines::Ticket join(const std::string& channel, const std::shared_ptr<Waiter>& w,
-                                clock::time_point until, std::size_t* ahead_out = nullptr) {
+    AsyncWaitLines::Ticket join(const std::string& channel, const std::shared_ptr<Waiter>& w, clock::time_point until,
+                                std::size_t* ahead_out = nullptr) {
         std::size_t ahead = 99;
         const auto t = lines.join(channel, w->name, 1s, 0ms, until, w, ahead);
         if (ahead_out) *ahead_out = ahead;

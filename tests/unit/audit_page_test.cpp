@@ -15,10 +15,9 @@ using detail::decode_scan_page;
 using std::chrono::milliseconds;
 
 Reply entry(std::string id, std::string resource) {
-    return A({S(std::move(id)),
-              A({S("resource"), S(std::move(resource)), S("owner"), S("3f2a"), S("fence"), S("12"), S("reason"),
-                 S("host died"), S("operator"), S("alice@ops"), S("time_ms"), S("1700000000000"),
-                 S("since_renew_ms"), S("61000"), S("forced_active"), S("1")})});
+    return A({S(std::move(id)), A({S("resource"), S(std::move(resource)), S("owner"), S("3f2a"), S("fence"), S("12"),
+                                   S("reason"), S("host died"), S("operator"), S("alice@ops"), S("time_ms"),
+                                   S("1700000000000"), S("since_renew_ms"), S("61000"), S("forced_active"), S("1")})});
 }
 
 TEST(DecodeAuditPage, EveryFieldNewestFirst) {

@@ -21,10 +21,9 @@ Reply range(std::int64_t first, std::int64_t last, const std::string& ip, std::i
 }
 
 TEST(SlotMap, ReadsClusterSlots) {
-    auto map = SlotMap::from_cluster_slots(
-        A({range(0, 5460, "127.0.0.1", 7000), range(5461, 10922, "127.0.0.1", 7001),
-           range(10923, 16383, "127.0.0.1", 7002)}),
-        seed);
+    auto map = SlotMap::from_cluster_slots(A({range(0, 5460, "127.0.0.1", 7000), range(5461, 10922, "127.0.0.1", 7001),
+                                              range(10923, 16383, "127.0.0.1", 7002)}),
+                                           seed);
     ASSERT_TRUE(map.has_value());
     EXPECT_TRUE(map->complete());
     EXPECT_EQ(map->master_of(0), (ServerAddress{"127.0.0.1", 7000}));

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "fencelock/types.hpp"
 #include "coordinator/redis/keys.hpp"
+#include "fencelock/types.hpp"
 
 namespace fencelock::detail {
 namespace {
@@ -22,9 +22,9 @@ TEST(KeySlot, MatchesClusterKeyslotOfARealServer) {
         {"foo", 12182},
         {"bar", 5061},
         {"{user1000}.following", 3443},
-        {"foo{}{bar}", 8363},      // empty first tag: the whole key is hashed
-        {"foo{{bar}}zap", 4015},   // the tag is "{bar"
-        {"foo{bar}{zap}", 5061},   // only the first tag counts: same as "bar"
+        {"foo{}{bar}", 8363},     // empty first tag: the whole key is hashed
+        {"foo{{bar}}zap", 4015},  // the tag is "{bar"
+        {"foo{bar}{zap}", 5061},  // only the first tag counts: same as "bar"
         {"{}", 15257},
         {"fencelock:lock:{orders/42}", 1029},
         {"lock:{a}", 15495},
@@ -42,8 +42,8 @@ TEST(KeySlot, EveryKeyOfAResourceSharesTheSlotOfItsName) {
     for (const std::string& name : {"orders/42"s, "a{b"s, "x}"s, "caf\xC3\xA9"s, "a\0b"s}) {
         const auto keys = make_keys("app:", *ResourceName::make(name));
         const auto slot = key_slot(keys.lock);
-        for (const auto& k : {keys.fence, keys.waiters, keys.waiter_deadlines, keys.sleepers, keys.released,
-                              keys.audit})
+        for (const auto& k :
+             {keys.fence, keys.waiters, keys.waiter_deadlines, keys.sleepers, keys.released, keys.audit})
             EXPECT_EQ(key_slot(k), slot) << k;
     }
 }

@@ -47,8 +47,7 @@ INSTANTIATE_TEST_SUITE_P(Bad, ClusterUrlRejects,
                          ::testing::Values("redis-cluster://", "redis-cluster://:s3cret@", "redis-cluster://n1,,n2",
                                            "redis-cluster://n1:0", "redis-cluster://n1:70000",
                                            "redis-cluster://:s3cret@n1:7000/1", "redis-cluster://n1?x=s3cret",
-                                           "redis-cluster://n1#s3cret", "redis-cluster://u@n1",
-                                           "redis-clusters://n1"));
+                                           "redis-cluster://n1#s3cret", "redis-cluster://u@n1", "redis-clusters://n1"));
 
 TEST(ClusterUrl, ADatabaseIsRefusedWithTheReason) {
     const auto r = parse_redis_url("redis-cluster://n1:7000/2");

@@ -1,9 +1,9 @@
 // The Grafana dashboard and the Prometheus alert rules in ops/ only reference metrics that
 // fencelock actually exports: a renamed metric must break this test, not a 3 a.m. page.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <regex>
@@ -40,8 +40,16 @@ std::set<std::string> exported_families() {
     QueueDepthMetrics depth(*registry, QueueOptions{.queue = "q"});  // connects only when sampled
     const auto resource = *ResourceName::make("order:1");
     const auto owner = OwnerToken::generate();
-    metrics->on_acquire({resource, owner, AcquireResult::contended, std::nullopt, 1, std::chrono::microseconds(5),
-                        std::chrono::milliseconds(1000), {}, 1, 0});
+    metrics->on_acquire({resource,
+                         owner,
+                         AcquireResult::contended,
+                         std::nullopt,
+                         1,
+                         std::chrono::microseconds(5),
+                         std::chrono::milliseconds(1000),
+                         {},
+                         1,
+                         0});
     const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
     std::set<std::string> names;
     static const std::regex type_line(R"(# TYPE (\S+) )");
@@ -58,9 +66,9 @@ TEST(Dashboards, AlertRulesReferenceOnlyExportedMetrics) {
     EXPECT_GE(used.size(), 6u);
     for (const auto& name : used) EXPECT_TRUE(exported.count(name)) << name << " is not exported";
     // The alerts the runbook promises exist.
-    for (const char* alert : {"FencelockContentionRising", "FencelockHoldNearLease", "FencelockRenewalFailures",
-                              "FencelockLeasesLost", "FencelockFenceRejections", "FencelockRedisErrors",
-                              "FencelockDeadLetters", "FencelockRedisClockBehind"})
+    for (const char* alert :
+         {"FencelockContentionRising", "FencelockHoldNearLease", "FencelockRenewalFailures", "FencelockLeasesLost",
+          "FencelockFenceRejections", "FencelockRedisErrors", "FencelockDeadLetters", "FencelockRedisClockBehind"})
         EXPECT_NE(rules.find("alert: " + std::string(alert)), std::string::npos) << alert;
 }
 

@@ -12,8 +12,15 @@ namespace {
 
 Operation op(int worker, std::string record, std::uint64_t fence, std::string id, std::string result,
              std::string based_on = "") {
-    return {worker, std::move(record), fence, std::move(id), 1, result == "aborted" || result == "contended" ? 0 : 2, 3,
-            std::move(result), std::move(based_on)};
+    return {worker,
+            std::move(record),
+            fence,
+            std::move(id),
+            1,
+            result == "aborted" || result == "contended" ? 0 : 2,
+            3,
+            std::move(result),
+            std::move(based_on)};
 }
 
 // An applied write: its lease acquired at `acquired`, sent at `sent`, acknowledged at `acked`, on
@@ -33,21 +40,21 @@ Overwrites overwrites(const Report& r) {
 
 TEST(DemoReport, NamesTheWriteThatOverwroteEachLostUpdateAndTheStaleOneOfThePair) {
     History h;
-    h.operations = {
-        // r0: a; b and c build on it; x's lease came before b's, x read "a" only and wrote "a x"
-        // late, destroying b and c: x is the stale write. d builds on x. a's acknowledgement came
-        // late (its worker paused after the commit), after b was sent: not b's overwriter, since
-        // b builds on it.
-        write("r0", "a", "", 0, 10, 35), write("r0", "b", "a", 20, 30, 40), write("r0", "c", "b", 45, 50, 60),
-        write("r0", "x", "a", 12, 70, 80), write("r0", "d", "x", 85, 90, 100),
-        // r1: f, from an older lease, had read the empty record before e landed. r1's, not r0's x.
-        write("r1", "e", "", 70, 71, 72), write("r1", "f", "", 60, 75, 78),
-        // r2: s's lease lapsed before its write; n took the lease and read the record before s's
-        // write landed, then wrote over it. s is both the lost update and the stale write.
-        write("r2", "s", "", 10, 50, 55), write("r2", "n", "", 30, 60, 65),
-        // r3: g was overwritten by a write the history does not show (its worker was killed
-        // before logging it): nothing is invented.
-        write("r3", "g", "", 5, 10, 20)};
+    h.operations = {// r0: a; b and c build on it; x's lease came before b's, x read "a" only and wrote "a x"
+                    // late, destroying b and c: x is the stale write. d builds on x. a's acknowledgement came
+                    // late (its worker paused after the commit), after b was sent: not b's overwriter, since
+                    // b builds on it.
+                    write("r0", "a", "", 0, 10, 35), write("r0", "b", "a", 20, 30, 40),
+                    write("r0", "c", "b", 45, 50, 60), write("r0", "x", "a", 12, 70, 80),
+                    write("r0", "d", "x", 85, 90, 100),
+                    // r1: f, from an older lease, had read the empty record before e landed. r1's, not r0's x.
+                    write("r1", "e", "", 70, 71, 72), write("r1", "f", "", 60, 75, 78),
+                    // r2: s's lease lapsed before its write; n took the lease and read the record before s's
+                    // write landed, then wrote over it. s is both the lost update and the stale write.
+                    write("r2", "s", "", 10, 50, 55), write("r2", "n", "", 30, 60, 65),
+                    // r3: g was overwritten by a write the history does not show (its worker was killed
+                    // before logging it): nothing is invented.
+                    write("r3", "g", "", 5, 10, 20)};
     const Report r = make_report(h, {{"r0", "a x d"}, {"r1", "f"}, {"r2", "n"}, {"r3", "unlogged"}});
     EXPECT_EQ(r.lost_ids, (std::set<std::string>{"b", "c", "e", "g", "s"}));
     EXPECT_EQ(overwrites(r), (Overwrites{{"b", "x", "x"}, {"c", "x", "x"}, {"e", "f", "f"}, {"s", "n", "s"}}));
@@ -128,9 +135,9 @@ TEST(DemoFailoverReport, ClockBasedFencesContinueFromThePromotedMastersClock) {
 
     // A promoted master whose clock lags the old one's by more than the failover took: said so.
     const History lagging = failover_history({1000, 2000}, {1500, 1600});
-    EXPECT_EQ(fences_after_failover(
-                  make_failover_report(lagging, make_report(lagging, {}), 1000, FenceSource::redis_clock)),
-              "clock-based, 500 us behind");
+    EXPECT_EQ(
+        fences_after_failover(make_failover_report(lagging, make_report(lagging, {}), 1000, FenceSource::redis_clock)),
+        "clock-based, 500 us behind");
     const History repeated = failover_history({1000, 2000}, {2000, 2100});
     EXPECT_EQ(fences_after_failover(
                   make_failover_report(repeated, make_report(repeated, {}), 1000, FenceSource::redis_clock)),

@@ -46,7 +46,14 @@ TEST(DemoTimeAxis, RoundStepsWithUnits) {
 
 Operation op(int worker, std::string record, std::uint64_t fence, std::string id, std::int64_t from, std::int64_t to,
              std::string result, std::string based_on = "") {
-    return {worker, std::move(record), fence, std::move(id), from, (from + to) / 2, to, std::move(result),
+    return {worker,
+            std::move(record),
+            fence,
+            std::move(id),
+            from,
+            (from + to) / 2,
+            to,
+            std::move(result),
             std::move(based_on)};
 }
 
@@ -131,7 +138,8 @@ TEST(DemoTimeline, MarksTheStaleWriteBehindEachLostUpdateAsItsCulprit) {
     EXPECT_NE(html.find("lost update: r0 fence 3 b was acknowledged, then overwritten by x (fence 2), whose worker "
                         "had read the record before it; the stale write was x, from a lease older than this one's"),
               std::string::npos);
-    EXPECT_NE(html.find("lost update: r0 fence 4 c was acknowledged, then overwritten by x (fence 2)"), std::string::npos);
+    EXPECT_NE(html.find("lost update: r0 fence 4 c was acknowledged, then overwritten by x (fence 2)"),
+              std::string::npos);
     EXPECT_NE(html.find("culprit: r1 fence 6 s, a stale write the store accepted; its lease had passed to n (fence 7), "
                         "whose worker read the record before this write and then overwrote it"),
               std::string::npos);
@@ -217,8 +225,8 @@ std::vector<std::string> labels_outside_the_viewbox(const std::string& html, std
             const double x0 = anchor == "middle" ? x - w / 2 : anchor == "end" ? x - w : x;
             ++checked;
             if (x0 < vx || x0 + w > vx + vw || y - font < vy || y + font * 0.25 > vy + vh)
-                clipped.push_back(fmt::format("'{}' spans x {:.1f}..{:.1f}, y {:.1f}..{:.1f} in {} {} {} {}", content, x0,
-                                              x0 + w, y - font, y + font * 0.25, vx, vy, vw, vh));
+                clipped.push_back(fmt::format("'{}' spans x {:.1f}..{:.1f}, y {:.1f}..{:.1f} in {} {} {} {}", content,
+                                              x0, x0 + w, y - font, y + font * 0.25, vx, vy, vw, vh));
         }
     }
     return clipped;
@@ -242,14 +250,17 @@ TEST(DemoTimeline, NoLabelIsClipped) {
     // failover drawn at both ends, a shorter run that ends early, and a run timed in ms.
     TimelineRun crowded{"without fencing", {}, {}}, shorter{"with fencing", {}, {}}, brief{"short", {}, {}};
     for (int w = 0; w < 32; ++w)
-        crowded.history.operations.push_back(op(w, "r" + std::to_string(w % 7), 1796128988888108 + w,
-                                                "w" + std::to_string(w), 0, 25 * s, "applied"));
+        crowded.history.operations.push_back(
+            op(w, "r" + std::to_string(w % 7), 1796128988888108 + w, "w" + std::to_string(w), 0, 25 * s, "applied"));
     crowded.history.operations.push_back(op(31, "r0", 9, "first", 0, 10 * ms, "applied"));
     crowded.history.operations.push_back(op(31, "r0", 10, "last", 25 * s - 10 * ms, 25 * s, "stale"));
     crowded.history.operations.push_back(op(0, "r0", 11, "late", 25 * s - 20 * ms, 25 * s, "applied"));
-    crowded.history.faults = {{"kill", "w0", 0, 0},           {"kill", "w31", 25 * s, 25 * s},
-                              {"promoted", "failover", 0, 0}, {"promoted", "failover", 25 * s, 25 * s},
-                              {"pause", "redis", 1 * s, 2 * s}, {"pause", "w3", 3 * s, 4 * s}};
+    crowded.history.faults = {{"kill", "w0", 0, 0},
+                              {"kill", "w31", 25 * s, 25 * s},
+                              {"promoted", "failover", 0, 0},
+                              {"promoted", "failover", 25 * s, 25 * s},
+                              {"pause", "redis", 1 * s, 2 * s},
+                              {"pause", "w3", 3 * s, 4 * s}};
     crowded.history.losses = {{31, "r0", 9, 25 * s, "expired"}};
     crowded.report = make_report(crowded.history, {{"r0", "late"}});  // "first" lost, "late" its culprit
     ASSERT_FALSE(crowded.report.overwrites.empty());

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
-#include "fencelock/error.hpp"
-#include "lease/acquire_loop.hpp"
 #include "coordinator/redis/calls/acquire_call.hpp"
 #include "coordinator/redis/calls/grant_message.hpp"
+#include "fencelock/error.hpp"
+#include "lease/acquire_loop.hpp"
 #include "scripted_connection.hpp"
 
 namespace fencelock::test_support {
@@ -98,7 +98,10 @@ TEST(DirectGrant, AKeptLeaseIsNotExtendedHereTheKeeperDoesIt) {
 
 TEST(DirectGrant, AGrantThatLapsedBeforeItsExtensionIsTriedForAgain) {
     ScriptedAcquire s(extending_plan());
-    queued_behind(s, 5).grant_after(5ms, 6, 4s).extend_reply(detail::RenewReply{.status = RenewStatus::not_owner, .fence = std::nullopt, .ttl = {}, .server_time = std::nullopt});
+    queued_behind(s, 5)
+        .grant_after(5ms, 6, 4s)
+        .extend_reply(detail::RenewReply{
+            .status = RenewStatus::not_owner, .fence = std::nullopt, .ttl = {}, .server_time = std::nullopt});
     s.reply(granted(9, 30s));
     const auto finish = s.run();
     EXPECT_EQ(s.log(), (Log{"attempt", "join", "attempt", "wait", "granted", "extend", "attempt", "finish acquired"}));
@@ -286,9 +289,9 @@ TEST(GrantMessage, NamesOwnerFenceAndTtl) {
 }
 
 TEST(GrantMessage, AnythingElseIsNoGrant) {
-    for (const char* bad : {"", "owner-1", "grant", "grant ", "grant owner-1", "grant owner-1 12", "grant  12 4000",
-                            "grant o x 4000", "grant o 12 0", "grant o 12 -5", "grant o 12 4000 extra",
-                            "grant o 12 86400001", "Grant o 12 4000"})
+    for (const char* bad :
+         {"", "owner-1", "grant", "grant ", "grant owner-1", "grant owner-1 12", "grant  12 4000", "grant o x 4000",
+          "grant o 12 0", "grant o 12 -5", "grant o 12 4000 extra", "grant o 12 86400001", "Grant o 12 4000"})
         EXPECT_FALSE(detail::decode_grant_message(bad)) << bad;
     EXPECT_TRUE(detail::is_grant_message("grant o x"));  // malformed, but not a plain wake-up
     EXPECT_FALSE(detail::is_grant_message("owner-1"));
@@ -365,7 +368,9 @@ TEST(DirectGrantPlan, ASubscriptionLingersAfterTheLastWaiterAndANewWaiterKeepsIt
 TEST(DirectGrantPlan, ALingeringSubscriptionGoesOnceItsTimeIsUp) {
     detail::SubscriberPlan plan(1000ms);
     const steady_time t0{std::chrono::hours(1)};
-    const auto route = [](const std::string&) -> std::optional<detail::SubscriberPlan::Node> { return detail::SubscriberPlan::Node{}; };
+    const auto route = [](const std::string&) -> std::optional<detail::SubscriberPlan::Node> {
+        return detail::SubscriberPlan::Node{};
+    };
     const auto a = plan.join("ch", "a").ticket;
     plan.commands(route, t0);
     plan.leave("ch", a, false, t0);

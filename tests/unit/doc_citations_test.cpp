@@ -39,10 +39,8 @@ std::string read_all(const fs::path& path) {
 std::string github_anchor(const std::string& text) {
     std::string anchor;
     for (unsigned char c : text) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c >= 0x80)
-            anchor += static_cast<char>(std::tolower(c));
-        else if (c == ' ')
-            anchor += '-';
+        if (std::isalnum(c) || c == '-' || c == '_' || c >= 0x80) anchor += static_cast<char>(std::tolower(c));
+        else if (c == ' ') anchor += '-';
     }
     return anchor;
 }
@@ -233,7 +231,8 @@ TEST(DocCitations, ACitationOfAMissingPartIsReported) {
         std::ofstream(root / "docs" / "STORE.md")
             << "See [the failures](" << design << "#failure-model) and [gone](" << design << "#lost-replies),\n"
             << "[here](#store) and [there](#nowhere), [a file](MISSING.md#x), [web](https://example.com/#y).\n# Store\n";
-        std::ofstream(root / "README.md") << "(" << design << ", \"Failure model\") and (" << design << " \"Lost replies\")\n";
+        std::ofstream(root / "README.md")
+            << "(" << design << ", \"Failure model\") and (" << design << " \"Lost replies\")\n";
         std::ofstream(root / "src" / "lock" / "a.cpp")
             << "// ok (docs/" << design << ", \"Clock\n// skew\"), wrapped\n"
             << "// bad (docs/" << design << ", \"Clock\n// drift\") and (" << design << ", \"In code\")\n"

@@ -36,8 +36,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
              errc::server_busy},
         Case{"READONLY You can't write against a read only replica.", errc::not_master},
-        Case{"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
-             errc::not_master},
+        Case{"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", errc::not_master},
         Case{"TRYAGAIN Multiple keys request during rehashing of slot", errc::server_busy},
         Case{"CLUSTERDOWN The cluster is down", errc::server_busy},
         Case{"OOM command not allowed when used memory > 'maxmemory'.", errc::server_busy},
@@ -74,8 +73,7 @@ INSTANTIATE_TEST_SUITE_P(
              "@user_script:14.",
              errc::corrupt_key},
         Case{"ERR unknown command 'EVALSHA'", errc::protocol_error},
-        Case{"MOVED 3999 127.0.0.1:6381", errc::protocol_error},
-        Case{"", errc::protocol_error}));
+        Case{"MOVED 3999 127.0.0.1:6381", errc::protocol_error}, Case{"", errc::protocol_error}));
 
 TEST(ErrorFromReplyCause, ACommandAScriptWasRefusedIsNoperm) {
     EXPECT_EQ(reply_cause("ERR ACL failure in script: this user has no permissions to run the 'exists' command"),

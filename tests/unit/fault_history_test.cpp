@@ -48,8 +48,7 @@ Op write(std::string p, std::string r, std::string key, Outcome o, std::int64_t 
     return op;
 }
 
-Op acquired(std::string p, std::string r, std::uint64_t fence, std::int64_t a, std::int64_t b,
-            std::string note = {}) {
+Op acquired(std::string p, std::string r, std::uint64_t fence, std::int64_t a, std::int64_t b, std::string note = {}) {
     Op op = done(OpKind::acquire, std::move(p), std::move(r), fence, a, b);
     op.note = std::move(note);
     return op;
@@ -161,10 +160,10 @@ TEST(UniqueFence, AFenceIssuedAgainAfterAFailoverIsReported) {
 
 TEST(LeaseOrder, WritesInLeaseOrderAreFine) {
     // Even with a rejected (so absent) write in between and a concurrent pair of grants.
-    std::vector<Op> ops{acquired("A", "r", 5, 0, 10),     fenced_write("A", "r", "a", 5, 11),
-                        acquired("B", "r", 7, 20, 30),    fenced_write("B", "r", "b", 7, 31),
-                        acquired("C", "r", 9, 25, 40),    fenced_write("C", "r", "c", 9, 41),
-                        acquired("D", "s", 1, 0, 1),      fenced_write("D", "s", "d", 1, 50)};
+    std::vector<Op> ops{acquired("A", "r", 5, 0, 10),  fenced_write("A", "r", "a", 5, 11),
+                        acquired("B", "r", 7, 20, 30), fenced_write("B", "r", "b", 7, 31),
+                        acquired("C", "r", 9, 25, 40), fenced_write("C", "r", "c", 9, 41),
+                        acquired("D", "s", 1, 0, 1),   fenced_write("D", "s", "d", 1, 50)};
     std::vector<AcceptedWrite> log{w(1, "r", 5, "a"), w(2, "r", 9, "c"), w(3, "r", 7, "b"), w(4, "s", 1, "d")};
     EXPECT_TRUE(check_lease_order(ops, log).empty()) << "B and C were granted concurrently: no order";
 }

@@ -47,15 +47,14 @@ TEST(DecodeForceRelease, ActiveCarriesTheLeaseInsteadOfAnAuditId) {
 }
 
 TEST(DecodeForceRelease, MalformedShapesAreProtocolErrors) {
-    for (const Reply& bad : {Nil(), I(1), S("OK"), A({}), A({S("x")}), A({I(4)}), A({I(-1)}),
-                             A({I(0), I(1)}), A({I(2)}), A({I(2), S("a"), S("b")}),
-                             A({I(1), S("o"), S("12"), I(5)}),                    // truncated
-                             A({I(1), S("o"), S("-3"), I(5), S("id")}),           // negative fence
-                             A({I(1), S("o"), S("abc"), I(5), S("id")}),          // fence not a number
-                             A({I(1), S("o"), S("12"), S("soon"), S("id")}),      // since_renew not a number
+    for (const Reply& bad : {Nil(), I(1), S("OK"), A({}), A({S("x")}), A({I(4)}), A({I(-1)}), A({I(0), I(1)}),
+                             A({I(2)}), A({I(2), S("a"), S("b")}), A({I(1), S("o"), S("12"), I(5)}),  // truncated
+                             A({I(1), S("o"), S("-3"), I(5), S("id")}),                               // negative fence
+                             A({I(1), S("o"), S("abc"), I(5), S("id")}),         // fence not a number
+                             A({I(1), S("o"), S("12"), S("soon"), S("id")}),     // since_renew not a number
                              A({I(3), S("o"), S("12"), I(5), S("long"), I(0)}),  // lease not a number
-                             A({I(3), S("o"), S("12"), I(5), I(100)}),            // no renewed flag
-                             A({I(3), S("o"), S("12"), I(5), I(100), I(2)})}) {   // renewed not 0 or 1
+                             A({I(3), S("o"), S("12"), I(5), I(100)}),           // no renewed flag
+                             A({I(3), S("o"), S("12"), I(5), I(100), I(2)})}) {  // renewed not 0 or 1
         const auto r = decode_force_release(bad);
         ASSERT_FALSE(r.has_value());
         EXPECT_EQ(r.error(), err(errc::protocol_error));

@@ -28,7 +28,7 @@ TEST(HandlerOutput, LinesSplitAcrossChunksComeOutWholeAndCrlfLosesItsCr) {
 TEST(HandlerOutput, ALineLongerThanTheCapComesInPiecesMarkedContinues) {
     LineSplitter s(8);
     EXPECT_EQ(texts(s.feed("12345678\n")), (std::vector<std::string>{"12345678"}));  // exactly the cap: whole
-    EXPECT_TRUE(s.feed("abcdefgh").empty());  // might still end here
+    EXPECT_TRUE(s.feed("abcdefgh").empty());                                         // might still end here
     EXPECT_EQ(texts(s.feed("ijklmnopqrst\nx")), (std::vector<std::string>{"abcdefgh+", "ijklmnop+", "qrst"}));
     EXPECT_EQ(texts(s.finish()), (std::vector<std::string>{"x"}));
 
@@ -53,11 +53,11 @@ TEST(HandlerOutput, InvalidUtf8BecomesReplacementCharacters) {
     const std::string fffd = "\xEF\xBF\xBD";
     EXPECT_EQ(valid_utf8("plain ascii"), "plain ascii");
     EXPECT_EQ(valid_utf8("\xC3\xA9\xF0\x9F\x98\x80"), "\xC3\xA9\xF0\x9F\x98\x80");  // é 😀 stay
-    EXPECT_EQ(valid_utf8("caf\xE9"), "caf" + fffd);                               // Latin-1 é
-    EXPECT_EQ(valid_utf8("\xC0\x80"), fffd + fffd);                                // overlong NUL
-    EXPECT_EQ(valid_utf8("\xED\xA0\x80"), fffd + fffd + fffd);                     // surrogate
-    EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);          // above U+10FFFF
-    EXPECT_EQ(valid_utf8("\xE2\x82"), fffd + fffd);                                // cut short
+    EXPECT_EQ(valid_utf8("caf\xE9"), "caf" + fffd);                                 // Latin-1 é
+    EXPECT_EQ(valid_utf8("\xC0\x80"), fffd + fffd);                                 // overlong NUL
+    EXPECT_EQ(valid_utf8("\xED\xA0\x80"), fffd + fffd + fffd);                      // surrogate
+    EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);           // above U+10FFFF
+    EXPECT_EQ(valid_utf8("\xE2\x82"), fffd + fffd);                                 // cut short
     LineSplitter s;
     EXPECT_EQ(texts(s.feed("\xFFok\n")), (std::vector<std::string>{fffd + "ok"}));
 }

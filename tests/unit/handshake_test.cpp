@@ -11,7 +11,8 @@ Reply config_reply(std::string policy) {
     return Reply::make_array({Reply::make_string("maxmemory-policy"), Reply::make_string(std::move(policy))});
 }
 Reply info_reply(std::string policy) {
-    return Reply::make_string("# Memory\r\nused_memory:1\r\nmaxmemory_policy:" + policy + "\r\nallocator_frag_ratio:1\r\n");
+    return Reply::make_string("# Memory\r\nused_memory:1\r\nmaxmemory_policy:" + policy +
+                              "\r\nallocator_frag_ratio:1\r\n");
 }
 const Reply ok{Reply::Kind::status, 0, "OK", {}};
 const Reply time_reply = Reply::make_array({Reply::make_string("1700000000"), Reply::make_string("5")});
@@ -41,18 +42,22 @@ TEST(Handshake, PolicyIsReadFromConfigOrInfo) {
 
 TEST(Handshake, OnlyNoevictionPasses) {
     const auto steps = handshake_steps(RedisEndpoint{});
-    EXPECT_FALSE(judge_handshake(steps, std::vector<Reply>{config_reply("noeviction"), info_reply("noeviction"), time_reply}));
+    EXPECT_FALSE(
+        judge_handshake(steps, std::vector<Reply>{config_reply("noeviction"), info_reply("noeviction"), time_reply}));
     // CONFIG decides when it answers; INFO when CONFIG is refused.
     EXPECT_FALSE(judge_handshake(steps, std::vector<Reply>{Reply::make_error("ERR unknown command 'CONFIG'"),
-                                                          info_reply("noeviction"), time_reply}));
-    const auto refused = judge_handshake(steps, std::vector<Reply>{Reply::make_error("NOPERM"), info_reply("allkeys-lfu"), time_reply});
+                                                           info_reply("noeviction"), time_reply}));
+    const auto refused =
+        judge_handshake(steps, std::vector<Reply>{Reply::make_error("NOPERM"), info_reply("allkeys-lfu"), time_reply});
     EXPECT_EQ(&refused.category(), &eviction_category());
     EXPECT_NE(refused.message().find("maxmemory-policy is allkeys-lfu"), std::string::npos) << refused.message();
-    const auto blind = judge_handshake(steps, std::vector<Reply>{Reply::make_error("NOPERM"), Reply::make_error("NOPERM"), time_reply});
+    const auto blind = judge_handshake(
+        steps, std::vector<Reply>{Reply::make_error("NOPERM"), Reply::make_error("NOPERM"), time_reply});
     EXPECT_TRUE(blind) << "a refusal must be an error (non-zero value)";
     EXPECT_EQ(&blind.category(), &eviction_category());
     EXPECT_NE(blind.message().find("could not learn"), std::string::npos);
-    const auto odd = judge_handshake(steps, std::vector<Reply>{config_reply("some-future-policy"), info_reply("x"), time_reply});
+    const auto odd =
+        judge_handshake(steps, std::vector<Reply>{config_reply("some-future-policy"), info_reply("x"), time_reply});
     EXPECT_EQ(&odd.category(), &eviction_category());
     EXPECT_EQ(classify(odd), failure_kind::fatal);
 }
@@ -61,24 +66,27 @@ TEST(Handshake, AuthAndSelectFailuresComeFirst) {
     const auto steps = handshake_steps(RedisEndpoint{.db = 2, .password = "p"});
     const Reply noauth = Reply::make_error("NOAUTH Authentication required.");
     EXPECT_EQ(judge_handshake(steps, std::vector<Reply>{Reply::make_error("WRONGPASS invalid username-password pair"),
-                                                       noauth, noauth, noauth, time_reply}),
+                                                        noauth, noauth, noauth, time_reply}),
               make_error_code(errc::auth_failed));
-    EXPECT_EQ(judge_handshake(steps, std::vector<Reply>{ok, Reply::make_error("ERR DB index is out of range"),
-                                                       config_reply("noeviction"), info_reply("noeviction"), time_reply}),
-              make_error_code(errc::protocol_error));
-    EXPECT_FALSE(judge_handshake(steps, std::vector<Reply>{ok, ok, config_reply("noeviction"), info_reply("noeviction"), time_reply}));
+    EXPECT_EQ(
+        judge_handshake(steps, std::vector<Reply>{ok, Reply::make_error("ERR DB index is out of range"),
+                                                  config_reply("noeviction"), info_reply("noeviction"), time_reply}),
+        make_error_code(errc::protocol_error));
+    EXPECT_FALSE(judge_handshake(
+        steps, std::vector<Reply>{ok, ok, config_reply("noeviction"), info_reply("noeviction"), time_reply}));
 }
 
 // TIME goes last and only reports: the server's clock offset at connect, never a failure.
 TEST(Handshake, TimeGoesLastGivesTheClockOffsetAndNeverFailsTheConnection) {
     const auto steps = handshake_steps(RedisEndpoint{});
     ASSERT_EQ(steps.back().kind, HandshakeStep::Kind::clock);
-    const std::vector<Reply> refused{config_reply("noeviction"), info_reply("noeviction"),
-                                     Reply::make_error("NOPERM this user has no permissions to run the 'time' command")};
+    const std::vector<Reply> refused{
+        config_reply("noeviction"), info_reply("noeviction"),
+        Reply::make_error("NOPERM this user has no permissions to run the 'time' command")};
     EXPECT_FALSE(judge_handshake(steps, refused));
     const std::vector<Reply> replies{config_reply("noeviction"), info_reply("noeviction"), time_reply};
-    const auto server = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)) +
-                        std::chrono::microseconds(5);
+    const auto server =
+        std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)) + std::chrono::microseconds(5);
     EXPECT_EQ(clock_offset_in(steps, replies, server - std::chrono::seconds(60)), std::chrono::seconds(60));
     EXPECT_EQ(clock_offset_in(steps, replies, server), std::chrono::microseconds(0));
     EXPECT_EQ(clock_offset_in(steps, refused, server), std::nullopt);

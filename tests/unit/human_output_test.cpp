@@ -39,8 +39,9 @@ TEST(HumanOutput, TimesAreUtc) {
 TEST(HumanOutput, ColumnsLineUpUnderTheirHeadingsCountingCharactersNotBytes) {
     const std::vector<Column> columns{field_column("RESOURCE", "resource"), field_column("FENCE", "fence"),
                                       duration_column("TTL", "pttl_ms"), field_column("LABEL", "label")};
-    const std::vector<json> records{{{"resource", "order:42"}, {"fence", 17}, {"pttl_ms", 29'500}, {"label", "nightly"}},
-                                    {{"resource", "commande:é"}, {"fence", 1234567}, {"pttl_ms", 800}}};
+    const std::vector<json> records{
+        {{"resource", "order:42"}, {"fence", 17}, {"pttl_ms", 29'500}, {"label", "nightly"}},
+        {{"resource", "commande:é"}, {"fence", 1234567}, {"pttl_ms", 800}}};
     std::ostringstream out;
     print_table(out, columns, records);
     EXPECT_EQ(out.str(),

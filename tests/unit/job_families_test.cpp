@@ -16,8 +16,8 @@ std::string scrape(prometheus::Registry& registry) {
     return "\n" + prometheus::TextSerializer().Serialize(registry.Collect());
 }
 
-constexpr const char* job_families[] = {"fencelock_job_retry_total", "fencelock_job_requeue_total",
-                                        "fencelock_job_aborted_total", "fencelock_job_duplicate_total",
+constexpr const char* job_families[] = {"fencelock_job_retry_total",     "fencelock_job_requeue_total",
+                                        "fencelock_job_aborted_total",   "fencelock_job_duplicate_total",
                                         "fencelock_job_completed_total", "fencelock_job_dead_total"};
 
 TEST(JobFamilies, ALockOnlyProcessExportsNoJobSeries) {

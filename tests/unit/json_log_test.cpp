@@ -15,12 +15,21 @@ const std::regex rfc3339_utc_ms(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)"
 
 TEST(JsonLog, LinesHaveATimestampAndTypedNumbers) {
     std::vector<std::string> lines;
-    JsonLogObserver log(LogOptions{.level = LogLevel::debug, .raw_resource_ids = false,
+    JsonLogObserver log(LogOptions{.level = LogLevel::debug,
+                                   .raw_resource_ids = false,
                                    .sink = [&](std::string_view l) { lines.emplace_back(l); }});
     const auto r = ResourceName::make("order:1").value();
     const auto owner = OwnerToken::generate();
-    log.on_acquire({r, owner, AcquireResult::acquired, FencingToken(1796138341735077), 3,
-                    std::chrono::microseconds(1250), std::chrono::milliseconds(30000), {}, 2, 0});
+    log.on_acquire({r,
+                    owner,
+                    AcquireResult::acquired,
+                    FencingToken(1796138341735077),
+                    3,
+                    std::chrono::microseconds(1250),
+                    std::chrono::milliseconds(30000),
+                    {},
+                    2,
+                    0});
     log.on_renew({r, owner, RenewStatus::renewed, FencingToken(7), std::chrono::milliseconds(30000), true});
     log.on_fence_rejected({"order:1", FencingToken(5), FencingToken(9), StoreOperation::claim});
     ASSERT_EQ(lines.size(), 3u);
@@ -46,7 +55,8 @@ TEST(JsonLog, LinesHaveATimestampAndTypedNumbers) {
 
 TEST(JsonLog, TimestampsAreUtcWithMilliseconds) {
     using namespace std::chrono;
-    const sys_time<milliseconds> t = sys_days{year{2026} / 12 / 1} + hours(15) + minutes(4) + seconds(5) + milliseconds(7);
+    const sys_time<milliseconds> t =
+        sys_days{year{2026} / 12 / 1} + hours(15) + minutes(4) + seconds(5) + milliseconds(7);
     EXPECT_EQ(detail::rfc3339_utc(t), "2026-12-01T15:04:05.007Z");
     EXPECT_EQ(detail::rfc3339_utc(system_clock::time_point{}), "1970-01-01T00:00:00.000Z");
 }

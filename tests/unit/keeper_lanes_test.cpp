@@ -59,8 +59,7 @@ TEST(KeeperLanes, DueLeasesFormOneBatchPerNode) {
     KeeperLanes cluster(false);
     (void)cluster.lane_of(no_route);
     const auto grouped = batches(cluster, {{"x", a}, {"y", b}, {"z", a}, {"w", no_route}, {"v", b}});
-    const std::map<std::size_t, std::vector<std::string>> expected{
-        {0, {"w"}}, {1, {"x", "z"}}, {2, {"y", "v"}}};
+    const std::map<std::size_t, std::vector<std::string>> expected{{0, {"w"}}, {1, {"x", "z"}}, {2, {"y", "v"}}};
     EXPECT_EQ(grouped, expected);
 
     KeeperLanes single(true);

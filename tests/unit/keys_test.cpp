@@ -48,8 +48,8 @@ TEST(MakeKeys, KeepsNulBytes) {
 }
 
 TEST(MakeKeys, BothKeysShareTheHashTag) {
-    for (const std::string& name : {"order-42"s, "a{b"s, "a}b"s, "{x}"s, "{"s, "x}"s, "{}"s, "a b c"s,
-                                    "{{}}"s, "a{}b"s, "caf\xC3\xA9"s, " leading space"s}) {
+    for (const std::string& name : {"order-42"s, "a{b"s, "a}b"s, "{x}"s, "{"s, "x}"s, "{}"s, "a b c"s, "{{}}"s, "a{}b"s,
+                                    "caf\xC3\xA9"s, " leading space"s}) {
         const auto resource = ResourceName::make(name);
         ASSERT_TRUE(resource.has_value()) << name;
         for (const char* prefix : {"", "app:", "a b:"}) {

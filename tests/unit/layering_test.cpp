@@ -30,25 +30,24 @@ const char* name(int layer) {
 
 // Public headers by the layer whose vocabulary they are.
 const std::map<std::string, Layer> public_headers = {
-    {"backoff.hpp", common},     {"duration.hpp", common},     {"error.hpp", common},
-    {"limits.hpp", common},      {"redis_url.hpp", common},    {"types.hpp", common},
-    {"version.hpp", common},     {"result.hpp", common},       {"option_error.hpp", common},
-    {"log_value.hpp", common},   {"store_observer.hpp", store},
-    {"observer.hpp", lease},     {"options.hpp", lease},       {"outcomes.hpp", lease},
-    {"lock_state.hpp", lease},   {"admin_records.hpp", lease},
-    {"admin.hpp", lock},         {"client.hpp", lock},         {"fencelock.hpp", lock},
-    {"keeper.hpp", lock},        {"async_client.hpp", lock},
-    {"store.hpp", store},        {"store_error.hpp", store},   {"store_options.hpp", store},
-    {"store_outbox.hpp", store}, {"store_text.hpp", store},    {"queue.hpp", queue},
-    {"queue_job.hpp", queue},    {"queue_observer.hpp", queue}, {"queue_processor.hpp", queue},
-    {"logging.hpp", obs},        {"metrics.hpp", obs},         {"queue_metrics.hpp", obs},
+    {"backoff.hpp", common},      {"duration.hpp", common},      {"error.hpp", common},
+    {"limits.hpp", common},       {"redis_url.hpp", common},     {"types.hpp", common},
+    {"version.hpp", common},      {"result.hpp", common},        {"option_error.hpp", common},
+    {"log_value.hpp", common},    {"store_observer.hpp", store}, {"observer.hpp", lease},
+    {"options.hpp", lease},       {"outcomes.hpp", lease},       {"lock_state.hpp", lease},
+    {"admin_records.hpp", lease}, {"admin.hpp", lock},           {"client.hpp", lock},
+    {"fencelock.hpp", lock},      {"keeper.hpp", lock},          {"async_client.hpp", lock},
+    {"store.hpp", store},         {"store_error.hpp", store},    {"store_options.hpp", store},
+    {"store_outbox.hpp", store},  {"store_text.hpp", store},     {"queue.hpp", queue},
+    {"queue_job.hpp", queue},     {"queue_observer.hpp", queue}, {"queue_processor.hpp", queue},
+    {"logging.hpp", obs},         {"metrics.hpp", obs},          {"queue_metrics.hpp", obs},
 };
 
 // Source folders (paths relative to the repository) by layer.
 const std::map<std::string, Layer> folders = {
-    {"src/common", common},           {"src/lease", lease}, {"src/redis", redis},
-    {"src/coordinator", coordinator}, {"src/lock", lock},   {"src/store", store},
-    {"src/queue", queue},             {"src/obs", obs},     {"tools", tools},
+    {"src/common", common}, {"src/lease", lease}, {"src/redis", redis}, {"src/coordinator", coordinator},
+    {"src/lock", lock},     {"src/store", store}, {"src/queue", queue}, {"src/obs", obs},
+    {"tools", tools},
 };
 
 /// The layer of an include path as a file writes it, or nullopt for a header that is not
@@ -121,8 +120,7 @@ TEST(Layering, EveryIncludePointsDown) {
             // Public headers stand alone: nothing of src/ may show through them.
             if (is_public && !include.starts_with("fencelock/"))
                 violations.push_back({fs::relative(path, root).string(), include, layer, -1});
-            else if (to && *to > layer)
-                violations.push_back({fs::relative(path, root).string(), include, layer, *to});
+            else if (to && *to > layer) violations.push_back({fs::relative(path, root).string(), include, layer, *to});
         }
     }
     EXPECT_GT(checked, 200u) << "the scan found too few includes (" << checked << "): is SOURCE_DIR right?";
@@ -139,7 +137,7 @@ bool names_a_backend(const std::string& include) {
 // only shrinks: a listed file that no longer includes redis/ or coordinator/redis/, or no
 // longer exists, fails the test until it is taken off.
 const std::set<std::string> drivers_not_yet_over_the_seam = {
-    "src/lock/async_acquire.cpp", "src/lock/async_acquire.hpp",   "src/lock/async_client.cpp",
+    "src/lock/async_acquire.cpp", "src/lock/async_acquire.hpp",  "src/lock/async_client.cpp",
     "src/lock/kept_lease.hpp",    "src/lock/renewal_keeper.cpp", "src/lock/renewal_keeper.hpp",
 };
 
@@ -182,7 +180,8 @@ TEST(Layering, TheLeaseCoreNamesNoBackendAndNoFacade) {
         for (const auto& include : includes_of(path))
             for (const auto& prefix : above)
                 if (include.starts_with(prefix))
-                    ADD_FAILURE() << fs::relative(path, root).string() << " (the lease core) includes \"" << include << "\"";
+                    ADD_FAILURE() << fs::relative(path, root).string() << " (the lease core) includes \"" << include
+                                  << "\"";
     }
     EXPECT_GT(files, 8u) << "the scan found too few lease core files: is SOURCE_DIR right?";
     // And the table ranks it so: below the transport, the coordinators and the façade.

@@ -5,8 +5,8 @@
 
 namespace {
 
-using fencelock::detail::HolderMeta;
 using fencelock::detail::holder_text;
+using fencelock::detail::HolderMeta;
 using fencelock::detail::parse_lease_meta;
 
 TEST(LeaseMeta, TheHolderReadsBackWhateverItsLabelHolds) {

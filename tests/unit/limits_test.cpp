@@ -8,9 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include "fencelock/options.hpp"
 #include "coordinator/redis/calls/acquire_call.hpp"
 #include "coordinator/redis/scripts.hpp"
+#include "fencelock/options.hpp"
 
 namespace fencelock {
 namespace {

@@ -102,7 +102,8 @@ TEST(LinearizabilityMutex, OverlappingHoldsAreFlagged) {
 }
 
 TEST(LinearizabilityMutex, AHoldInsideAnotherIsFlagged) {
-    const auto r = check_linearizability(history({hold("A", 1, 0, 1000), hold("B", 2, 10, 20), hold("C", 3, 2000, 2100)}));
+    const auto r =
+        check_linearizability(history({hold("A", 1, 0, 1000), hold("B", 2, 10, 20), hold("C", 3, 2000, 2100)}));
     EXPECT_EQ(verdict(r, mutex), LinVerdict::violation);
 }
 
@@ -143,8 +144,8 @@ TEST(LinearizabilityRegister, AnUnknownWriteMayHaveTakenEffect) {
         {write("A", 1, "a", "a", 0, 1, Outcome::unknown), read("B", "", 2, 3), read("B", "a", 5, 6)}, {{"r", "a"}}));
     EXPECT_EQ(verdict(taken, reg), LinVerdict::ok) << "it took effect late, between the reads";
     EXPECT_EQ(verdict(taken, set), LinVerdict::ok);
-    const auto not_taken =
-        check_linearizability(history({write("A", 1, "a", "a", 0, 0, Outcome::invoke), read("B", "", 5, 6)}, {{"r", ""}}));
+    const auto not_taken = check_linearizability(
+        history({write("A", 1, "a", "a", 0, 0, Outcome::invoke), read("B", "", 5, 6)}, {{"r", ""}}));
     EXPECT_EQ(verdict(not_taken, reg), LinVerdict::ok) << "or never";
     EXPECT_EQ(verdict(not_taken, set), LinVerdict::ok);
 }
@@ -167,8 +168,8 @@ TEST(LinearizabilityRegister, UnfencedWritesDoNotFitAndAreSkipped) {
 
 TEST(LinearizabilityRegister, AWriteWithoutARecordedValueMatchesAnyRead) {
     // The queue's handler writes inside its transaction and records no value.
-    const auto r = check_linearizability(history({write("A", 1, "j1", "", 0, 1), write("B", 2, "j2", "", 2, 3)},
-                                                 {{"r", "j1,j2"}}));
+    const auto r = check_linearizability(
+        history({write("A", 1, "j1", "", 0, 1), write("B", 2, "j2", "", 2, 3)}, {{"r", "j1,j2"}}));
     EXPECT_EQ(verdict(r, reg), LinVerdict::ok);
     EXPECT_EQ(verdict(r, set), LinVerdict::ok);
 }
@@ -177,16 +178,16 @@ TEST(LinearizabilityRegister, AWriteWithoutARecordedValueMatchesAnyRead) {
 
 TEST(LinearizabilitySet, ConcurrentAddsInAnyOrderAreLinearizable) {
     // A is tried first (same call time, listed first) and must be undone: C saw b alone.
-    const auto r = check_linearizability(history(
-        {write("A", 2, "a", "b,a", 0, 10), write("B", 1, "b", "b", 0, 10), read("C", "b", 5, 6), read("C", "b,a", 11, 12)},
-        {{"r", "b,a"}}));
+    const auto r = check_linearizability(history({write("A", 2, "a", "b,a", 0, 10), write("B", 1, "b", "b", 0, 10),
+                                                  read("C", "b", 5, 6), read("C", "b,a", 11, 12)},
+                                                 {{"r", "b,a"}}));
     EXPECT_EQ(verdict(r, set), LinVerdict::ok);
     EXPECT_EQ(verdict(r, reg), LinVerdict::ok);
 }
 
 TEST(LinearizabilitySet, AnElementAddedTwiceIsFlagged) {
-    const auto r =
-        check_linearizability(history({write("A", 1, "k", "k", 0, 1), write("B", 2, "k", "k,k", 2, 3)}, {{"r", "k,k"}}));
+    const auto r = check_linearizability(
+        history({write("A", 1, "k", "k", 0, 1), write("B", 2, "k", "k,k", 2, 3)}, {{"r", "k,k"}}));
     ASSERT_EQ(verdict(r, set), LinVerdict::violation);
     EXPECT_NE(model_of(r, set)->detail.find("k is in the set already"), std::string::npos) << model_of(r, set)->detail;
 }
@@ -194,9 +195,9 @@ TEST(LinearizabilitySet, AnElementAddedTwiceIsFlagged) {
 TEST(LinearizabilitySet, ALostUpdateIsFlaggedThoughEveryFenceIncreased) {
     // Both read "", both append: B's write wipes A's acknowledged element. A register sees
     // nothing wrong (each write replaced the value, fences rose); the set does.
-    const auto r = check_linearizability(history({read("A", "", 0, 1), read("B", "", 0, 1), write("A", 1, "a", "a", 2, 3),
-                                                  write("B", 2, "b", "b", 4, 5)},
-                                                 {{"r", "b"}}));
+    const auto r = check_linearizability(history(
+        {read("A", "", 0, 1), read("B", "", 0, 1), write("A", 1, "a", "a", 2, 3), write("B", 2, "b", "b", 4, 5)},
+        {{"r", "b"}}));
     EXPECT_EQ(verdict(r, reg), LinVerdict::ok);
     ASSERT_EQ(verdict(r, set), LinVerdict::violation);
     EXPECT_NE(model_of(r, set)->detail.find("missing a"), std::string::npos) << model_of(r, set)->detail;

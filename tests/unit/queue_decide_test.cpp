@@ -9,13 +9,20 @@
 namespace fencelock {
 namespace {
 
-using std::chrono::milliseconds;
 using detail::AttemptState;
+using std::chrono::milliseconds;
 
 Job job() {
-    return Job{.id = "0123456789abcdef0123456789abcdef", .queue = "q", .resource = ResourceName::make("r").value(),
-               .idempotency_key = "k", .payload = "{}", .contention_attempts = 0, .business_attempts = 0,
-               .infrastructure_attempts = 0, .deliveries = 1, .last_error = {}};
+    return Job{.id = "0123456789abcdef0123456789abcdef",
+               .queue = "q",
+               .resource = ResourceName::make("r").value(),
+               .idempotency_key = "k",
+               .payload = "{}",
+               .contention_attempts = 0,
+               .business_attempts = 0,
+               .infrastructure_attempts = 0,
+               .deliveries = 1,
+               .last_error = {}};
 }
 
 TEST(RetryDelay, DoublesUpToTheCapPlusJitter) {
@@ -130,8 +137,10 @@ TEST(Decide, TransactVerdicts) {
     std::mt19937_64 rng(4);
     const RetryPolicies p;
     const FencingToken f(8);
-    EXPECT_EQ(detail::decide_transact(job(), f, status(TransactStatus::committed), {}, p, rng).verdict, Verdict::completed);
-    EXPECT_EQ(detail::decide_transact(job(), f, status(TransactStatus::duplicate), {}, p, rng).verdict, Verdict::duplicate);
+    EXPECT_EQ(detail::decide_transact(job(), f, status(TransactStatus::committed), {}, p, rng).verdict,
+              Verdict::completed);
+    EXPECT_EQ(detail::decide_transact(job(), f, status(TransactStatus::duplicate), {}, p, rng).verdict,
+              Verdict::duplicate);
     const Decision stale = detail::decide_transact(job(), f, status(TransactStatus::stale), {}, p, rng);
     EXPECT_EQ(stale.verdict, Verdict::lease_lost);
     EXPECT_EQ(stale.job.infrastructure_attempts, 1u);
@@ -140,8 +149,8 @@ TEST(Decide, TransactVerdicts) {
               Verdict::retry_infrastructure);
 
     auto aborted = [&](detail::abort_reason why, AttemptState s) {
-        return detail::decide_transact(job(), f,
-                                       status(TransactStatus::aborted, StoreError{make_error_code(why), ""}), s, p, rng);
+        return detail::decide_transact(job(), f, status(TransactStatus::aborted, StoreError{make_error_code(why), ""}),
+                                       s, p, rng);
     };
     EXPECT_EQ(aborted(detail::abort_reason::lease_lost, {}).verdict, Verdict::lease_lost);
     EXPECT_EQ(aborted(detail::abort_reason::cancelled, {}).verdict, Verdict::cancelled);
@@ -223,8 +232,9 @@ TEST(Decide, CauseSaysWhatTheVerdictMerges) {
     EXPECT_EQ(broken.verdict, Verdict::retry_business);
     EXPECT_EQ(broken.cause, DecisionCause::store_fatal);
 
-    EXPECT_EQ(detail::decide_infrastructure(job(), std::nullopt, make_error_code(errc::unavailable), "redis", p, rng).cause,
-              DecisionCause::infrastructure);
+    EXPECT_EQ(
+        detail::decide_infrastructure(job(), std::nullopt, make_error_code(errc::unavailable), "redis", p, rng).cause,
+        DecisionCause::infrastructure);
     EXPECT_EQ(detail::decide_cancelled(job(), f).cause, DecisionCause::shutdown);
     EXPECT_EQ(detail::decide_too_many_deliveries(job(), 10).cause, DecisionCause::too_many_deliveries);
     EXPECT_EQ(to_string(DecisionCause::stale_fence), "stale_fence");
@@ -254,7 +264,8 @@ TEST(Decide, InfrastructureAndRedeliveryLimit) {
     p.infrastructure.jitter = milliseconds(0);
     Job j = job();
     j.infrastructure_attempts = 2;
-    const Decision d = detail::decide_infrastructure(j, std::nullopt, make_error_code(errc::unavailable), "redis", p, rng);
+    const Decision d =
+        detail::decide_infrastructure(j, std::nullopt, make_error_code(errc::unavailable), "redis", p, rng);
     EXPECT_EQ(d.verdict, Verdict::retry_infrastructure);
     EXPECT_EQ(d.delay, milliseconds(1000));
     EXPECT_EQ(d.job.infrastructure_attempts, 3u);
@@ -306,7 +317,9 @@ TEST(QueueOptionsTest, Validation) {
     EXPECT_TRUE(WorkerOptions{}.validate());
     EXPECT_EQ(WorkerOptions{.concurrency = 0}.validate().error().field, "concurrency");
     EXPECT_EQ((WorkerOptions{.visibility_timeout = milliseconds(300), .heartbeat_every = milliseconds(200)})
-                  .validate().error().field,
+                  .validate()
+                  .error()
+                  .field,
               "heartbeat_every");
     WorkerOptions w;
     w.processing.lease = milliseconds(1);

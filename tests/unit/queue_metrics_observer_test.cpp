@@ -21,12 +21,22 @@ std::string scrape(prometheus::Registry& registry) {
 }
 
 Decision decision(Verdict v, DecisionCause cause, std::string reason) {
-    return Decision{.verdict = v, .cause = cause,
-                    .job = Job{.id = "0123456789abcdef0123456789abcdef", .queue = "q",
-                               .resource = ResourceName::make("order:1").value(), .idempotency_key = "k",
-                               .payload = "{}", .contention_attempts = 0, .business_attempts = 0,
-                               .infrastructure_attempts = 1, .deliveries = 1, .last_error = {}},
-                    .delay = milliseconds(250), .reason = std::move(reason), .fence = FencingToken(8), .error = {}};
+    return Decision{.verdict = v,
+                    .cause = cause,
+                    .job = Job{.id = "0123456789abcdef0123456789abcdef",
+                               .queue = "q",
+                               .resource = ResourceName::make("order:1").value(),
+                               .idempotency_key = "k",
+                               .payload = "{}",
+                               .contention_attempts = 0,
+                               .business_attempts = 0,
+                               .infrastructure_attempts = 1,
+                               .deliveries = 1,
+                               .last_error = {}},
+                    .delay = milliseconds(250),
+                    .reason = std::move(reason),
+                    .fence = FencingToken(8),
+                    .error = {}};
 }
 
 TEST(QueueMetricsObserver, CountsDecisionsAndLeavesFenceRejectionsToTheStore) {

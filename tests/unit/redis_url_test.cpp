@@ -81,24 +81,22 @@ TEST_P(RedisUrlRejects, WithoutLeakingThePassword) {
 
 INSTANTIATE_TEST_SUITE_P(
     BadUrls, RedisUrlRejects,
-    ::testing::Values(
-        "", "localhost:6379", "http://h", "REDIS://h", "redis:/h", "rediss://u:Pw0rdLeak@h?tls_bogus=1",
-        "redis://", "redis://:6379", "redis://u:Pw0rdLeak@", "redis://u:Pw0rdLeak@:6379", "redis://[]:1",
-        "redis://h:0", "redis://h:70000", "redis://h:abc", "redis://h:", "redis://h:-1", "redis://h:+80",
-        "redis://u:Pw0rdLeak@h:99999", "redis://u:Pw0rdLeak@h:port",
-        "redis://h/x", "redis://h/-1", "redis://h/1/2", "redis://u:Pw0rdLeak@h/db",
-        "redis://user@h", "redis://u:@h", "redis://:@h",
-        "redis://h?db=1", "redis://u:Pw0rdLeak@h/0?timeout=1", "redis://h#frag", "redis://u:Pw0rdLeak?@h",
-        "redis://u:Pw0rd%zzLeak@h", "redis://u:Pw0rdLeak%4@h", "redis://u:Pw0rdLeak%@h",
-        "redis://[::1", "redis://[::1]x", "redis://[::1]:", "redis://u:Pw0rdLeak@[::1]:0",
-        // A raw '/' in the password ends the host part early: an '@' after it is refused.
-        "redis://u:Pw0rd/Leak@h", "redis://u:1/Pw0rdLeak@h", "redis://u:Pw0rdLeak@x/Pw0rdLeak@h",
-        // No '@': the would-be password lands where the port goes.
-        "redis://u:Pw0rdLeak"));
+    ::testing::Values("", "localhost:6379", "http://h", "REDIS://h", "redis:/h", "rediss://u:Pw0rdLeak@h?tls_bogus=1",
+                      "redis://", "redis://:6379", "redis://u:Pw0rdLeak@", "redis://u:Pw0rdLeak@:6379", "redis://[]:1",
+                      "redis://h:0", "redis://h:70000", "redis://h:abc", "redis://h:", "redis://h:-1", "redis://h:+80",
+                      "redis://u:Pw0rdLeak@h:99999", "redis://u:Pw0rdLeak@h:port", "redis://h/x", "redis://h/-1",
+                      "redis://h/1/2", "redis://u:Pw0rdLeak@h/db", "redis://user@h", "redis://u:@h", "redis://:@h",
+                      "redis://h?db=1", "redis://u:Pw0rdLeak@h/0?timeout=1", "redis://h#frag", "redis://u:Pw0rdLeak?@h",
+                      "redis://u:Pw0rd%zzLeak@h", "redis://u:Pw0rdLeak%4@h", "redis://u:Pw0rdLeak%@h", "redis://[::1",
+                      "redis://[::1]x", "redis://[::1]:", "redis://u:Pw0rdLeak@[::1]:0",
+                      // A raw '/' in the password ends the host part early: an '@' after it is refused.
+                      "redis://u:Pw0rd/Leak@h", "redis://u:1/Pw0rdLeak@h", "redis://u:Pw0rdLeak@x/Pw0rdLeak@h",
+                      // No '@': the would-be password lands where the port goes.
+                      "redis://u:Pw0rdLeak"));
 
 TEST(RedisUrl, RedactedHidesPassword) {
-    for (const char* url : {"redis://app:Pw0rdLeak@h:7000/2", "redis://:Pw0rdLeak@h",
-                            "redis://app:Pw0rd%40Leak@[::1]:6380"}) {
+    for (const char* url :
+         {"redis://app:Pw0rdLeak@h:7000/2", "redis://:Pw0rdLeak@h", "redis://app:Pw0rd%40Leak@[::1]:6380"}) {
         const RedisEndpoint ep = parse_redis_url(url).value();
         const std::string shown = ep.redacted();
         EXPECT_EQ(shown.find("Pw0rd"), std::string::npos) << shown;

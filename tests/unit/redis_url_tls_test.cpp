@@ -96,8 +96,7 @@ INSTANTIATE_TEST_SUITE_P(
         "rediss-cluster://u:Pw0rdLeak@h/1"));
 
 TEST(RedisUrlTls, RedactedKeepsTheSchemeAndOptionsAndHidesThePassword) {
-    const RedisEndpoint ep =
-        parse_redis_url("rediss://app:Pw0rd%40Leak@h:6380?tls_ca=/ca.pem&tls_insecure=1").value();
+    const RedisEndpoint ep = parse_redis_url("rediss://app:Pw0rd%40Leak@h:6380?tls_ca=/ca.pem&tls_insecure=1").value();
     const std::string shown = ep.redacted();
     EXPECT_EQ(shown.find("Pw0rd"), std::string::npos) << shown;
     EXPECT_EQ(shown, "rediss://app:***@h:6380?tls_ca=/ca.pem&tls_insecure=1");

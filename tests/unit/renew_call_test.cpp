@@ -61,8 +61,8 @@ TEST(DecodeRenew, RenewedWithoutFenceIsCorruptKey) {
 }
 
 TEST(DecodeRenew, MalformedShapesAreProtocolErrors) {
-    for (const Reply& bad : {Nil(), I(1), A({}), A({S("x")}), A({I(3), I(1)}), A({I(-1)}),
-                             A({I(1), I(8)}), A({I(1), I(8), S("x")}), A({I(1), I(8), I(100), S("x")}),
+    for (const Reply& bad : {Nil(), I(1), A({}), A({S("x")}), A({I(3), I(1)}), A({I(-1)}), A({I(1), I(8)}),
+                             A({I(1), I(8), S("x")}), A({I(1), I(8), I(100), S("x")}),
                              A({I(1), I(8), I(100), I(0), I(0)}), A({I(0), S("x")}), A({I(0), I(1), I(2)})}) {
         const auto r = decode_renew(bad);
         ASSERT_FALSE(r.has_value());

@@ -2,9 +2,9 @@
 // keeper retries about every 100 ms while Redis fails over); the metrics still count every
 // renewal. The limiter alone, then inside JsonLogObserver next to PrometheusMetrics. No servers.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <nlohmann/json.hpp>
 
 #include "fencelock/error.hpp"
 #include "fencelock/logging.hpp"
@@ -91,7 +91,8 @@ TEST(RenewalLogLimit, AFailoverLogsTwoLinesPerLeaseAndMetricsCountEveryRenewal) 
 
 TEST(RenewalLogLimit, ALostLeaseIsLoggedAndForgotten) {
     std::vector<std::string> lines;
-    JsonLogObserver log(LogOptions{.level = LogLevel::warn, .sink = [&](std::string_view l) { lines.emplace_back(l); }});
+    JsonLogObserver log(
+        LogOptions{.level = LogLevel::warn, .sink = [&](std::string_view l) { lines.emplace_back(l); }});
     const auto r = ResourceName::make("order:1").value();
     const auto o = OwnerToken::generate();
     const std::error_code down = make_error_code(errc::connection_lost);

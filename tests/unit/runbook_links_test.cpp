@@ -25,7 +25,8 @@ std::string trim(std::string s) {
 }
 
 std::string unquote(std::string s) {
-    if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) return s.substr(1, s.size() - 2);
+    if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
+        return s.substr(1, s.size() - 2);
     return s;
 }
 
@@ -114,14 +115,16 @@ std::vector<std::string> rule_problems(const AlertRule& rule, const std::set<std
     // An aggregation keeps only the labels it names: each one must keep instance and job.
     static const std::regex by_clause(R"(\b(by|without)\s*\(([^)]*)\))");
     for (auto it = std::sregex_iterator(expr.begin(), expr.end(), by_clause); it != std::sregex_iterator(); ++it) {
-        const std::string kind = (*it)[1], names = "," + std::regex_replace((*it)[2].str(), std::regex(R"(\s)"), "") + ",";
+        const std::string kind = (*it)[1],
+                          names = "," + std::regex_replace((*it)[2].str(), std::regex(R"(\s)"), "") + ",";
         for (const char* label : {"instance", "job"}) {
             const bool named = names.find("," + std::string(label) + ",") != std::string::npos;
             if (kind == "by" ? !named : named) problems.push_back(kind + " (" + (*it)[2].str() + ") drops " + label);
         }
     }
     static const std::regex bare_aggregation(R"(\b(sum|max|min|avg|count)\s*\()");
-    if (std::regex_search(expr, bare_aggregation)) problems.push_back("an aggregation without by (...) drops instance and job");
+    if (std::regex_search(expr, bare_aggregation))
+        problems.push_back("an aggregation without by (...) drops instance and job");
     if (!rule.labels.count("severity")) problems.push_back("no severity label");
     else if (rule.labels.at("severity") != "warning" && rule.labels.at("severity") != "critical")
         problems.push_back("severity is " + rule.labels.at("severity"));
@@ -151,12 +154,13 @@ TEST(RunbookLinks, EveryAlertShowsItsInstanceAndJobAndLinksAnExistingRunbookSect
     const auto rules = parse_alert_rules(alert_rules());
     // Every rule the file holds was read: a rule the parser missed would be checked by nothing.
     static const std::regex item(R"(\n\s*- alert:)");
-    const auto items = std::distance(std::sregex_iterator(alert_rules().begin(), alert_rules().end(), item),
-                                     std::sregex_iterator());
+    const auto items =
+        std::distance(std::sregex_iterator(alert_rules().begin(), alert_rules().end(), item), std::sregex_iterator());
     ASSERT_GE(rules.size(), 9u);
     EXPECT_EQ(static_cast<long>(rules.size()), items);
     for (const auto& rule : rules)
-        for (const auto& problem : rule_problems(rule, runbook_anchors())) ADD_FAILURE() << rule.name << ": " << problem;
+        for (const auto& problem : rule_problems(rule, runbook_anchors()))
+            ADD_FAILURE() << rule.name << ": " << problem;
 }
 
 TEST(RunbookLinks, AnchorsFollowGithubSlugs) {
@@ -200,7 +204,8 @@ TEST(RunbookLinks, CheckerNoticesBrokenLinksAndDroppedLabels) {
     ASSERT_EQ(rules.size(), 4u);
     EXPECT_EQ(rules[1].labels.at("severity"), "warning");
     EXPECT_TRUE(rule_problems(rules[0], runbook_anchors()).empty());
-    EXPECT_EQ(rule_problems(rules[1], runbook_anchors()), (std::vector<std::string>{"by (source) drops instance", "by (source) drops job"}));
+    EXPECT_EQ(rule_problems(rules[1], runbook_anchors()),
+              (std::vector<std::string>{"by (source) drops instance", "by (source) drops job"}));
     EXPECT_EQ(rule_problems(rules[2], runbook_anchors()),
               (std::vector<std::string>{"runbook_url 'docs/RUNBOOK.md#job-retries': no such heading"}));
     EXPECT_EQ(rule_problems(rules[3], runbook_anchors()).size(), 6u);  // no by, no severity, 2 labels, key, url

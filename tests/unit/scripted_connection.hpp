@@ -14,9 +14,9 @@
 #include <system_error>
 #include <vector>
 
+#include "coordinator/redis/subscriber_plan.hpp"
 #include "fencelock/observer.hpp"
 #include "lease/acquire_loop.hpp"
-#include "coordinator/redis/subscriber_plan.hpp"
 #include "reply_builders.hpp"
 
 namespace fencelock::test_support {
@@ -105,10 +105,19 @@ public:
                 case Kind::join_line: step = join(step); break;
                 case Kind::wait_for_release: step = wait(step); break;
                 case Kind::sleep: step = sleep(step); break;
-                case Kind::pass_on: log_.push_back("pass_on"); step = loop_.done(); break;
+                case Kind::pass_on:
+                    log_.push_back("pass_on");
+                    step = loop_.done();
+                    break;
                 case Kind::extend: step = extend(step); break;
-                case Kind::leave_line: owner_step("leave_line", step); step = loop_.done(); break;
-                case Kind::release: owner_step("release", step); step = loop_.done(); break;
+                case Kind::leave_line:
+                    owner_step("leave_line", step);
+                    step = loop_.done();
+                    break;
+                case Kind::release:
+                    owner_step("release", step);
+                    step = loop_.done();
+                    break;
                 case Kind::finish: log_.push_back("finish " + std::string(to_string(step.result))); return step;
             }
         }
@@ -140,7 +149,7 @@ private:
     };
     struct Release {
         milliseconds after;
-        std::optional<detail::DirectGrant> grant;  // a direct grant, or a plain wake-up
+        std::optional<detail::DirectGrant> grant;   // a direct grant, or a plain wake-up
         std::optional<milliseconds> sent_before{};  // a grant told by a release's reply
     };
 
@@ -153,7 +162,8 @@ private:
 
     detail::AcquireStep attempt(const detail::AcquireStep& step) {
         owner_step("attempt", step);
-        if (replies_.empty()) throw std::logic_error("the script has no reply for attempt " + std::to_string(owners_.size()));
+        if (replies_.empty())
+            throw std::logic_error("the script has no reply for attempt " + std::to_string(owners_.size()));
         auto next = std::move(replies_.front());
         replies_.pop_front();
         const steady_time sent = now_;

@@ -35,13 +35,46 @@ Reply addr(const ServerAddress& m) { return A({S(m.host), S(std::to_string(m.por
 
 // SENTINEL MASTER's answer as 7.0.15 sends it over RESP2: a flat field/value list.
 Reply master_record(const ServerAddress& m, std::chrono::milliseconds age, std::uint64_t epoch) {
-    return A({S("name"), S("mymaster"), S("ip"), S(m.host), S("port"), S(std::to_string(m.port)), S("runid"),
-              S("9f5cbb6b1f4c2bb8e2a3d0f3a1f6d1ac3b1f8e21"), S("flags"), S("master"), S("link-pending-commands"),
-              S("0"), S("link-refcount"), S("1"), S("last-ping-sent"), S("0"), S("last-ok-ping-reply"), S("512"),
-              S("last-ping-reply"), S("512"), S("down-after-milliseconds"), S("5000"), S("info-refresh"), S("3213"),
-              S("role-reported"), S("master"), S("role-reported-time"), S(std::to_string(age.count())),
-              S("config-epoch"), S(std::to_string(epoch)), S("num-slaves"), S("1"), S("num-other-sentinels"),
-              S("2"), S("quorum"), S("2"), S("failover-timeout"), S("180000"), S("parallel-syncs"), S("1")});
+    return A({S("name"),
+              S("mymaster"),
+              S("ip"),
+              S(m.host),
+              S("port"),
+              S(std::to_string(m.port)),
+              S("runid"),
+              S("9f5cbb6b1f4c2bb8e2a3d0f3a1f6d1ac3b1f8e21"),
+              S("flags"),
+              S("master"),
+              S("link-pending-commands"),
+              S("0"),
+              S("link-refcount"),
+              S("1"),
+              S("last-ping-sent"),
+              S("0"),
+              S("last-ok-ping-reply"),
+              S("512"),
+              S("last-ping-reply"),
+              S("512"),
+              S("down-after-milliseconds"),
+              S("5000"),
+              S("info-refresh"),
+              S("3213"),
+              S("role-reported"),
+              S("master"),
+              S("role-reported-time"),
+              S(std::to_string(age.count())),
+              S("config-epoch"),
+              S(std::to_string(epoch)),
+              S("num-slaves"),
+              S("1"),
+              S("num-other-sentinels"),
+              S("2"),
+              S("quorum"),
+              S("2"),
+              S("failover-timeout"),
+              S("180000"),
+              S("parallel-syncs"),
+              S("1")});
 }
 
 // One sentinel naming `m`, `age` after it saw it become master, in config epoch `epoch`.
@@ -64,7 +97,8 @@ SentinelQueryReplies info(bool promoted, int keys_loaded = 0) {
         "slave0:ip=127.0.0.1,port=7002,state=online,offset=1234,lag=0\r\n"
         "master_failover_state:no-failover\r\nmaster_replid:d5bbcd3f1f3a9f42e6b1e0d8a7b44c2f3e1f0a9c\r\n"
         "master_replid2:" +
-        std::string(promoted ? "5e0c1b0a7d2f4c8e9a6b3d1f0e2c4a6b8d0f1e3a" : "0000000000000000000000000000000000000000") +
+        std::string(promoted ? "5e0c1b0a7d2f4c8e9a6b3d1f0e2c4a6b8d0f1e3a"
+                             : "0000000000000000000000000000000000000000") +
         "\r\nmaster_repl_offset:1234\r\nsecond_repl_offset:" + (promoted ? "1" : "-1") +
         "\r\nrepl_backlog_active:1\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:1\r\n"
         "repl_backlog_histlen:1234\r\n";
@@ -88,12 +122,10 @@ struct Exchange {
 
 std::string target(const SentinelStep& step) {
     switch (step.kind) {
-    case SentinelStep::Kind::ask_sentinel:
-        return "sentinel " + std::to_string(step.sentinel);
-    case SentinelStep::Kind::ask_master:
-        return "master " + step.master.host + ":" + std::to_string(step.master.port);
-    case SentinelStep::Kind::done:
-        break;
+        case SentinelStep::Kind::ask_sentinel: return "sentinel " + std::to_string(step.sentinel);
+        case SentinelStep::Kind::ask_master:
+            return "master " + step.master.host + ":" + std::to_string(step.master.port);
+        case SentinelStep::Kind::done: break;
     }
     return "done";
 }
@@ -171,8 +203,8 @@ TEST(SentinelResolveFsm, NoMajorityFailsClosedWithTheWholeGrace) {
     EXPECT_EQ(term.note(r->master, *r->term, t0, 0).grants_from, t0 + grace);
 
     // An ACL that refuses SENTINEL MASTER leaves no view to agree with: the same.
-    const SentinelQueryReplies refused =
-        std::vector<Reply>{addr(a), Reply::make_error("NOPERM this user has no permissions to run the 'sentinel|master' command")};
+    const SentinelQueryReplies refused = std::vector<Reply>{
+        addr(a), Reply::make_error("NOPERM this user has no permissions to run the 'sentinel|master' command")};
     const Result acl = play(with_grace(), {{"sentinel 0", refused}, {"sentinel 1", refused}, {"sentinel 2", refused}});
     ASSERT_TRUE(acl.has_value());
     EXPECT_EQ(acl->term->view.age, 0ms);
@@ -189,9 +221,10 @@ TEST(SentinelResolveFsm, NoSentinelNamingAMasterIsUnavailableWithEachOnesReason)
               "'mymaster'");
     EXPECT_EQ(r.error().cause, "") << "the last sentinel's cause, and it has none";
 
-    const Result refused = play(with_grace(), {{"sentinel 0", knows_no_master()},
-                                               {"sentinel 1", knows_no_master()},
-                                               {"sentinel 2", unreachable("Connection refused", "connection_refused")}});
+    const Result refused =
+        play(with_grace(), {{"sentinel 0", knows_no_master()},
+                            {"sentinel 1", knows_no_master()},
+                            {"sentinel 2", unreachable("Connection refused", "connection_refused")}});
     ASSERT_FALSE(refused.has_value());
     EXPECT_EQ(refused.error().cause, "connection_refused");
 
@@ -226,10 +259,11 @@ TEST(SentinelResolveFsm, ASentinelThatFailedFirstIsAskedAgainForAgreement) {
     EXPECT_EQ(r->sentinel, 1u) << "the one that named it first goes to the front";
     EXPECT_EQ(r->term->view.age, 45000ms);
 
-    const Result still_down = play(with_grace(), {{"sentinel 0", unreachable("Connection refused", "connection_refused")},
-                                                  {"sentinel 1", names(a, 50000ms)},
-                                                  {"sentinel 0", unreachable("Connection refused", "connection_refused")},
-                                                  {"sentinel 2", names(a, 52000ms)}});
+    const Result still_down =
+        play(with_grace(), {{"sentinel 0", unreachable("Connection refused", "connection_refused")},
+                            {"sentinel 1", names(a, 50000ms)},
+                            {"sentinel 0", unreachable("Connection refused", "connection_refused")},
+                            {"sentinel 2", names(a, 52000ms)}});
     ASSERT_TRUE(still_down.has_value());
     EXPECT_EQ(still_down->term->view.age, 50000ms);
 }
@@ -237,7 +271,8 @@ TEST(SentinelResolveFsm, ASentinelThatFailedFirstIsAskedAgainForAgreement) {
 TEST(SentinelResolveFsm, AFailoverStartsTheGraceAtTheMomentItIsNoted) {
     MasterTerm term(grace);
     // Before: A has been master for ten minutes in epoch 3; grants are long allowed.
-    const Result before = play(with_grace(), {{"sentinel 0", names(a, 600000ms, 3)}, {"sentinel 1", names(a, 600100ms, 3)}});
+    const Result before =
+        play(with_grace(), {{"sentinel 0", names(a, 600000ms, 3)}, {"sentinel 1", names(a, 600100ms, 3)}});
     ASSERT_TRUE(before.has_value());
     EXPECT_EQ(term.note(before->master, *before->term, t0, 0).change, TermChange::new_term);
     EXPECT_LE(term.grants_from(), t0);
@@ -251,7 +286,8 @@ TEST(SentinelResolveFsm, AFailoverStartsTheGraceAtTheMomentItIsNoted) {
     EXPECT_EQ(noted.grants_from, told + grace - 2000ms);
 
     // A sentinel that still names the dead A, however old its record, moves nothing.
-    const Result stale = play(with_grace(), {{"sentinel 0", names(a, 600100ms, 3)}, {"sentinel 1", names(a, 600200ms, 3)}});
+    const Result stale =
+        play(with_grace(), {{"sentinel 0", names(a, 600100ms, 3)}, {"sentinel 1", names(a, 600200ms, 3)}});
     const TermNote ignored = term.note(stale->master, *stale->term, told + 1s, 1);
     EXPECT_EQ(ignored.change, TermChange::stale);
     EXPECT_EQ(ignored.grants_from, told + grace - 2000ms);
@@ -304,7 +340,8 @@ TEST(SentinelResolveFsm, AFirstTermTheMasterConfirmsOwesNoGrace) {
 TEST(SentinelResolveFsm, AFirstTermTheMasterDoesNotConfirmOwesTheGrace) {
     const std::vector<Exchange> epoch_zero{{"sentinel 0", names(a, 3000ms, 0)}, {"sentinel 1", names(a, 3100ms, 0)}};
     for (const SentinelQueryReplies& word :
-         {info(true), info(false, 12), unreachable("NOPERM this user has no permissions to run the 'info' command", "noperm"),
+         {info(true), info(false, 12),
+          unreachable("NOPERM this user has no permissions to run the 'info' command", "noperm"),
           SentinelQueryReplies(std::vector<Reply>{S("# Replication\r\nrole:master\r\n"), Reply::make_error("ERR")})}) {
         std::vector<Exchange> script = epoch_zero;
         script.push_back({"master 127.0.0.1:7001", word});
@@ -319,8 +356,9 @@ TEST(SentinelResolveFsm, AFirstTermTheMasterDoesNotConfirmOwesTheGrace) {
 
 TEST(SentinelResolveFsm, TheMasterIsAskedOnlyWhenItsWordCouldMatter) {
     // Not trusted by the URL, older than the grace, or epoch 0 without a majority: no INFO.
-    EXPECT_FALSE(play(with_grace(grace, false), {{"sentinel 0", names(a, 3000ms, 0)}, {"sentinel 1", names(a, 3000ms, 0)}})
-                     ->term->first_term);
+    EXPECT_FALSE(
+        play(with_grace(grace, false), {{"sentinel 0", names(a, 3000ms, 0)}, {"sentinel 1", names(a, 3000ms, 0)}})
+            ->term->first_term);
     EXPECT_FALSE(play(with_grace(), {{"sentinel 0", names(a, 30000ms, 0)}, {"sentinel 1", names(a, 31000ms, 0)}})
                      ->term->first_term);
     EXPECT_FALSE(play(with_grace(), {{"sentinel 0", names(a, 3000ms, 0)},

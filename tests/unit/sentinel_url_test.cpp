@@ -84,33 +84,34 @@ TEST_P(SentinelUrlRejects, WithoutLeakingAPassword) {
     EXPECT_EQ(r.error().message.find("Pw0rdLeak"), std::string::npos) << r.error().message;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    BadUrls, SentinelUrlRejects,
-    ::testing::Values(
-        // No master name, or an empty one.
-        "redis-sentinel://s1:26379", "redis-sentinel://s1:26379#", "redis-sentinel://u:Pw0rdLeak@s1",
-        "redis-sentinel://s1#bad%zz",
-        // Empty host list or an empty entry in it.
-        "redis-sentinel://#g", "redis-sentinel:///1#g", "redis-sentinel://u:Pw0rdLeak@#g", "redis-sentinel://s1,#g",
-        "redis-sentinel://,s1#g", "redis-sentinel://s1,,s2#g", "redis-sentinel://:26379#g",
-        // Bad ports.
-        "redis-sentinel://s1:0#g", "redis-sentinel://s1:70000#g", "redis-sentinel://s1:x#g",
-        "redis-sentinel://s1:#g", "redis-sentinel://s1,s2:-1#g", "redis-sentinel://[::1#g",
-        // Bad db, credentials, query.
-        "redis-sentinel://s1/x#g", "redis-sentinel://user@s1#g", "redis-sentinel://u:@s1#g",
-        "redis-sentinel://s1?sentinel_user=u#g", "redis-sentinel://s1?sentinel_password=#g",
-        "redis-sentinel://s1?timeout=1#g", "redis-sentinel://s1?sentinel_password=Pw0rdLeak&x=1#g",
-        "redis-sentinel://s1?sentinel_password=a&sentinel_password=Pw0rdLeak#g",
-        "redis-sentinel://s1?sentinel_password=Pw0rd%zzLeak#g", "redis-sentinel://s1?a?b#g",
-        "redis-sentinel://u:Pw0rd/Leak@s1#g", "REDIS-SENTINEL://s1#g", "redis-sentinel:/s1#g",
-        // Bad failover grace: no unit, negative, too long, repeated.
-        "redis-sentinel://s1?failover_grace=30#g", "redis-sentinel://s1?failover_grace=-1s#g",
-        "redis-sentinel://s1?failover_grace=25h#g", "redis-sentinel://s1?failover_grace=#g",
-        "redis-sentinel://s1?failover_grace=1s&failover_grace=2s&sentinel_password=Pw0rdLeak#g",
-        // trust_first_term takes 1 or 0, once; only sentinel URLs know it. The old opt-in's
-        // name is unknown now (it trusted epoch 0 without the master's word).
-        "redis-sentinel://s1?trust_first_term=no#g", "redis-sentinel://s1?trust_first_term=0&trust_first_term=0#g",
-        "redis://h:6379?trust_first_term=0", "redis-sentinel://s1?trust_epoch_zero=1#g"));
+INSTANTIATE_TEST_SUITE_P(BadUrls, SentinelUrlRejects,
+                         ::testing::Values(
+                             // No master name, or an empty one.
+                             "redis-sentinel://s1:26379", "redis-sentinel://s1:26379#",
+                             "redis-sentinel://u:Pw0rdLeak@s1", "redis-sentinel://s1#bad%zz",
+                             // Empty host list or an empty entry in it.
+                             "redis-sentinel://#g", "redis-sentinel:///1#g", "redis-sentinel://u:Pw0rdLeak@#g",
+                             "redis-sentinel://s1,#g", "redis-sentinel://,s1#g", "redis-sentinel://s1,,s2#g",
+                             "redis-sentinel://:26379#g",
+                             // Bad ports.
+                             "redis-sentinel://s1:0#g", "redis-sentinel://s1:70000#g", "redis-sentinel://s1:x#g",
+                             "redis-sentinel://s1:#g", "redis-sentinel://s1,s2:-1#g", "redis-sentinel://[::1#g",
+                             // Bad db, credentials, query.
+                             "redis-sentinel://s1/x#g", "redis-sentinel://user@s1#g", "redis-sentinel://u:@s1#g",
+                             "redis-sentinel://s1?sentinel_user=u#g", "redis-sentinel://s1?sentinel_password=#g",
+                             "redis-sentinel://s1?timeout=1#g", "redis-sentinel://s1?sentinel_password=Pw0rdLeak&x=1#g",
+                             "redis-sentinel://s1?sentinel_password=a&sentinel_password=Pw0rdLeak#g",
+                             "redis-sentinel://s1?sentinel_password=Pw0rd%zzLeak#g", "redis-sentinel://s1?a?b#g",
+                             "redis-sentinel://u:Pw0rd/Leak@s1#g", "REDIS-SENTINEL://s1#g", "redis-sentinel:/s1#g",
+                             // Bad failover grace: no unit, negative, too long, repeated.
+                             "redis-sentinel://s1?failover_grace=30#g", "redis-sentinel://s1?failover_grace=-1s#g",
+                             "redis-sentinel://s1?failover_grace=25h#g", "redis-sentinel://s1?failover_grace=#g",
+                             "redis-sentinel://s1?failover_grace=1s&failover_grace=2s&sentinel_password=Pw0rdLeak#g",
+                             // trust_first_term takes 1 or 0, once; only sentinel URLs know it. The old opt-in's
+                             // name is unknown now (it trusted epoch 0 without the master's word).
+                             "redis-sentinel://s1?trust_first_term=no#g",
+                             "redis-sentinel://s1?trust_first_term=0&trust_first_term=0#g",
+                             "redis://h:6379?trust_first_term=0", "redis-sentinel://s1?trust_epoch_zero=1#g"));
 
 TEST(SentinelUrl, RedactedHidesBothPasswords) {
     const RedisEndpoint ep =
@@ -123,9 +124,9 @@ TEST(SentinelUrl, RedactedHidesBothPasswords) {
 }
 
 TEST(SentinelUrl, RedactedParsesBackToTheSameSentinels) {
-    for (const char* url : {"redis-sentinel://s1#g", "redis-sentinel://a:1,b:2/3#my%20group",
-                            "redis-sentinel://[::1]:5,h?sentinel_password=x#g",
-                            "redis-sentinel://h?failover_grace=3s#g"}) {
+    for (const char* url :
+         {"redis-sentinel://s1#g", "redis-sentinel://a:1,b:2/3#my%20group",
+          "redis-sentinel://[::1]:5,h?sentinel_password=x#g", "redis-sentinel://h?failover_grace=3s#g"}) {
         const RedisEndpoint ep = parse_redis_url(url).value();
         const RedisEndpoint back = parse_redis_url(ep.redacted()).value();
         EXPECT_EQ(back.sentinels, ep.sentinels) << url;

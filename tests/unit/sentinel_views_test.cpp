@@ -15,7 +15,8 @@ using Answers = std::vector<std::optional<SentinelAnswer>>;
 const ServerAddress a{"127.0.0.1", 7001};
 const ServerAddress b{"127.0.0.1", 7002};
 
-std::optional<SentinelAnswer> names(const ServerAddress& master, std::chrono::milliseconds age, std::uint64_t epoch = 3) {
+std::optional<SentinelAnswer> names(const ServerAddress& master, std::chrono::milliseconds age,
+                                    std::uint64_t epoch = 3) {
     return SentinelAnswer{master, MasterView{age, epoch}};
 }
 
@@ -50,7 +51,8 @@ TEST(SentinelViews, AMajorityDecidesAndItsNewestEpochIsReported) {
     const MasterView v = youngest_agreeing_view(answers, a, 3);
     EXPECT_EQ(v.age, 35000ms);
     EXPECT_EQ(v.epoch, 5u);
-    EXPECT_EQ(youngest_agreeing_view({names(a, 7000ms)}, a, 1).age, 7000ms) << "one sentinel configured: it is the majority";
+    EXPECT_EQ(youngest_agreeing_view({names(a, 7000ms)}, a, 1).age, 7000ms)
+        << "one sentinel configured: it is the majority";
     EXPECT_EQ(sentinel_majority(4), 3u);
 }
 
@@ -67,19 +69,19 @@ TEST(SentinelViews, AMajorityAtEpochZeroIsTheFirstTerm) {
     EXPECT_FALSE(youngest_agreeing_view(unreadable, a, 3).first_term);
 }
 
-
 // INFO texts as Redis 7.0.15 printed them (trimmed to the fields that matter, in their order).
 std::string replication(std::string_view role, std::string_view replid2, std::string_view second_offset) {
     return "# Replication\r\nrole:" + std::string(role) +
            "\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=7302,state=online,offset=42,lag=0\r\n"
            "master_failover_state:no-failover\r\nmaster_replid:8262492e895fb1ef12bc60216318fd3c0aed0d79\r\n"
-           "master_replid2:" + std::string(replid2) + "\r\nmaster_repl_offset:42\r\nsecond_repl_offset:" +
-           std::string(second_offset) + "\r\nrepl_backlog_active:1\r\n";
+           "master_replid2:" +
+           std::string(replid2) + "\r\nmaster_repl_offset:42\r\nsecond_repl_offset:" + std::string(second_offset) +
+           "\r\nrepl_backlog_active:1\r\n";
 }
 std::string persistence(std::string_view keys_loaded, std::string_view aof) {
     return "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_last_load_keys_expired:0\r\n"
-           "rdb_last_load_keys_loaded:" + std::string(keys_loaded) + "\r\naof_enabled:" + std::string(aof) +
-           "\r\naof_rewrite_in_progress:0\r\n";
+           "rdb_last_load_keys_loaded:" +
+           std::string(keys_loaded) + "\r\naof_enabled:" + std::string(aof) + "\r\naof_rewrite_in_progress:0\r\n";
 }
 constexpr std::string_view no_id = "0000000000000000000000000000000000000000";
 constexpr std::string_view old_id = "35da832c97deb203fc0b5c92b72a4d4c2d478dce";
@@ -105,8 +107,7 @@ TEST(SentinelViews, AnythingUnreadableIsNotFresh) {
     EXPECT_FALSE(started_fresh("", persistence("0", "0")));
     EXPECT_FALSE(started_fresh("NOPERM this user has no permissions to run the 'info' command", ""));
     // Redis 6.2 has no rdb_last_load_keys_loaded: it cannot say, so it is not fresh.
-    EXPECT_FALSE(started_fresh(replication("master", no_id, "-1"),
-                               "# Persistence\r\nloading:0\r\naof_enabled:0\r\n"));
+    EXPECT_FALSE(started_fresh(replication("master", no_id, "-1"), "# Persistence\r\nloading:0\r\naof_enabled:0\r\n"));
     // A field whose name ends like another's is not it.
     EXPECT_FALSE(started_fresh("# Replication\r\nrole:master\r\nxsecond_repl_offset:-1\r\n", persistence("0", "0")));
 }

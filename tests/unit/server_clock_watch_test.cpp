@@ -38,8 +38,7 @@ TEST(ServerClockWatch, RoundTripsAndDriftWithinTheFactorAreNoStep) {
     EXPECT_FALSE(w.observe(at(1000ms, wall0 + 1045ms, 7, 50ms)));
     // This machine's wall clock ran 0.5 % fast: for hours, reading after reading.
     ServerClockWatch fast(drift);
-    for (int i = 0; i <= 10'000; ++i)
-        EXPECT_FALSE(fast.observe(at(i * 1000ms, wall0 + i * 1005ms))) << "reading " << i;
+    for (int i = 0; i <= 10'000; ++i) EXPECT_FALSE(fast.observe(at(i * 1000ms, wall0 + i * 1005ms))) << "reading " << i;
     // More than the factor allows in one interval is a step, however small.
     EXPECT_TRUE(fast.observe(at(10'001'000ms, wall0 + 10'000 * 1005ms + 1030ms)));
 }

@@ -23,8 +23,8 @@ TEST(DatabaseUrl, ParsesBothSchemes) {
 }
 
 TEST(DatabaseUrl, RejectsWhatItCannotUse) {
-    for (const char* bad : {"", "mysql://h/d", "sqlite://", "/tmp/x.db", "sqlite:///x.db?mode=ro",
-                            "postgresql://h/d?nosuchparam=1"}) {
+    for (const char* bad :
+         {"", "mysql://h/d", "sqlite://", "/tmp/x.db", "sqlite:///x.db?mode=ro", "postgresql://h/d?nosuchparam=1"}) {
         auto r = parse_database_url(bad);
         EXPECT_FALSE(r) << bad;
         if (!r) {
@@ -47,7 +47,8 @@ TEST(DatabaseUrl, RedactedHidesEveryByteOfThePassword) {
         auto p = parse_database_url(url);
         ASSERT_TRUE(p) << p.error().message;
         const std::string shown = p->redacted();
-        for (const auto& s : secrets) EXPECT_EQ(test_support::leaked_fragments(shown, s), std::vector<std::string>{}) << shown;
+        for (const auto& s : secrets)
+            EXPECT_EQ(test_support::leaked_fragments(shown, s), std::vector<std::string>{}) << shown;
         EXPECT_NE(shown.find("db.example"), std::string::npos) << shown;
         EXPECT_NE(shown.find("/orders"), std::string::npos) << shown;
     }
@@ -60,17 +61,21 @@ TEST(DatabaseUrl, PostgresUrlBecomesLibpqKeywords) {
         {"postgresql://u:p@ss@127.0.0.1:5432/db",
          {{"user", "u"}, {"password", "p@ss"}, {"host", "127.0.0.1"}, {"port", "5432"}, {"dbname", "db"}}},
         // The LAST '@' before the host ends the password; ':' after the first belongs to it.
-        {"postgres://u:Qz@9vK:x@Jw7@h/d", {{"user", "u"}, {"password", "Qz@9vK:x@Jw7"}, {"host", "h"}, {"dbname", "d"}}},
+        {"postgres://u:Qz@9vK:x@Jw7@h/d",
+         {{"user", "u"}, {"password", "Qz@9vK:x@Jw7"}, {"host", "h"}, {"dbname", "d"}}},
         {"postgresql://u%40corp:Hb%40tr7%2Fk%3F%25@h/my%20db",
          {{"user", "u@corp"}, {"password", "Hb@tr7/k?%"}, {"host", "h"}, {"dbname", "my db"}}},
         {"postgresql://h", {{"host", "h"}}},
         {"postgresql:///db", {{"dbname", "db"}}},
         {"postgresql://:pw@h", {{"password", "pw"}, {"host", "h"}}},
-        {"postgresql://[::1]:5433,db2:5434,db3/d",
-         {{"host", "::1,db2,db3"}, {"port", "5433,5434,"}, {"dbname", "d"}}},
+        {"postgresql://[::1]:5433,db2:5434,db3/d", {{"host", "::1,db2,db3"}, {"port", "5433,5434,"}, {"dbname", "d"}}},
         {"postgresql://%2Fvar%2Frun%2Fpostgresql/d", {{"host", "/var/run/postgresql"}, {"dbname", "d"}}},
         {"postgresql://u@h/d?sslmode=disable&options=-csearch_path%3Dapp&password=a%40b",
-         {{"user", "u"}, {"host", "h"}, {"dbname", "d"}, {"sslmode", "disable"}, {"options", "-csearch_path=app"},
+         {{"user", "u"},
+          {"host", "h"},
+          {"dbname", "d"},
+          {"sslmode", "disable"},
+          {"options", "-csearch_path=app"},
           {"password", "a@b"}}},
     };
     for (const auto& [url, settings] : cases) {
@@ -87,17 +92,17 @@ TEST(DatabaseUrl, PostgresUrlBecomesLibpqKeywords) {
 
 TEST(DatabaseUrl, MalformedPostgresUrlsAreRefusedWithoutQuotingThem) {
     const std::vector<std::string> bad = {
-        "postgresql://u:Se/cret@h/d",         // a raw '/' ends the host part inside the password
-        "postgresql://u:Se?cret@h/d",         // so does a raw '?'
-        "postgresql://u:p@Se/cret@h/d",       // ... even after an '@'
+        "postgresql://u:Se/cret@h/d",    // a raw '/' ends the host part inside the password
+        "postgresql://u:Se?cret@h/d",    // so does a raw '?'
+        "postgresql://u:p@Se/cret@h/d",  // ... even after an '@'
         "postgresql://h/d?application_name=Se@cret",
-        "postgresql://u:Se%zzcret@h/d",       // bad escape
-        "postgresql://u:Se%00cret@h/d",       // NUL
-        "postgresql://u:Secret@h:99999/d",    // port
+        "postgresql://u:Se%zzcret@h/d",     // bad escape
+        "postgresql://u:Se%00cret@h/d",     // NUL
+        "postgresql://u:Secret@h:99999/d",  // port
         "postgresql://u:Secret@h:5x/d",
-        "postgresql://u:Secret@[::1/d",       // unterminated IPv6
+        "postgresql://u:Secret@[::1/d",           // unterminated IPv6
         "postgresql://u:Secret@h/d?Secretkey=1",  // not a libpq keyword
-        "postgresql://u:Secret@h/d?sslmode",  // no '='
+        "postgresql://u:Secret@h/d?sslmode",      // no '='
     };
     for (const auto& url : bad) {
         auto r = parse_database_url(url);
@@ -113,7 +118,8 @@ TEST(StoreOptions, ValidateNamesTheField) {
     EXPECT_EQ(StoreOptions{}.validate().error().field, "url");
     const std::string u = "sqlite:///tmp/x.db";
     EXPECT_TRUE((StoreOptions{.url = u}.validate()));
-    EXPECT_EQ((StoreOptions{.url = u, .statement_timeout = milliseconds(0)}.validate().error().field), "statement_timeout");
+    EXPECT_EQ((StoreOptions{.url = u, .statement_timeout = milliseconds(0)}.validate().error().field),
+              "statement_timeout");
     EXPECT_EQ((StoreOptions{.url = u, .max_attempts = 0}.validate().error().field), "max_attempts");
     EXPECT_EQ((StoreOptions{.url = u, .pool_size = 0}.validate().error().field), "pool_size");
     EXPECT_FALSE(FencedStore::create(StoreOptions{.url = "mysql://x"}));
@@ -126,10 +132,10 @@ TEST(StoreText, IsValidUtf8WithoutNul) {
     const std::vector<std::pair<std::string, std::string>> bad = {
         {std::string("ab\0c", 4), "a NUL byte at byte offset 2"},
         {"a\x80", "an invalid UTF-8 lead byte at byte offset 1"},
-        {"\xc1\xbf", "an invalid UTF-8 lead byte at byte offset 0"},  // overlong 2-byte
-        {"\xe0\x9f\xbf", "an invalid UTF-8 sequence at byte offset 0"},  // overlong 3-byte
+        {"\xc1\xbf", "an invalid UTF-8 lead byte at byte offset 0"},         // overlong 2-byte
+        {"\xe0\x9f\xbf", "an invalid UTF-8 sequence at byte offset 0"},      // overlong 3-byte
         {"\xf0\x8f\xbf\xbf", "an invalid UTF-8 sequence at byte offset 0"},  // overlong 4-byte
-        {"x\xed\xbf\xbf", "an invalid UTF-8 sequence at byte offset 1"},  // surrogate
+        {"x\xed\xbf\xbf", "an invalid UTF-8 sequence at byte offset 1"},     // surrogate
         {"\xf4\x90\x80\x80", "an invalid UTF-8 sequence at byte offset 0"},  // above U+10FFFF
         {"\xf5\x80\x80\x80", "an invalid UTF-8 lead byte at byte offset 0"},
         {"\xe2\x28\xa1", "an invalid UTF-8 sequence at byte offset 0"},

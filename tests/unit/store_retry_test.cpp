@@ -77,9 +77,9 @@ TEST(StoreRetry, ZeroAttemptsStillRunsOnce) {
 
 // Every error but conflict comes back as it came, after one call.
 TEST(StoreRetry, OtherStoreErrorsAreReturnedAfterOneCall) {
-    for (store_errc code : {store_errc::connection_lost, store_errc::commit_unknown, store_errc::timeout,
-                            store_errc::statement_failed, store_errc::transaction_broken, store_errc::invalid_input,
-                            store_errc::database_error}) {
+    for (store_errc code :
+         {store_errc::connection_lost, store_errc::commit_unknown, store_errc::timeout, store_errc::statement_failed,
+          store_errc::transaction_broken, store_errc::invalid_input, store_errc::database_error}) {
         Script s{{code}};
         auto r = s.run(5);
         ASSERT_FALSE(r.has_value()) << to_name(make_error_code(code));

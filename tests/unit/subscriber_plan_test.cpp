@@ -62,7 +62,7 @@ TEST_F(SubscriberPlanTest, ALateAcknowledgementDoesNotConfirmALaterSubscription)
     plan.join("ch", "b");
     EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE ch"}));
     redis.ack("ch");
-    EXPECT_FALSE(plan.confirmed("ch"));  // that one answered the first SSUBSCRIBE
+    EXPECT_FALSE(plan.confirmed("ch"));               // that one answered the first SSUBSCRIBE
     EXPECT_EQ(redis.unsubscribed("ch"), Notifies{});  // the answer to our SUNSUBSCRIBE: no loss
     EXPECT_FALSE(redis.last().reload_map);
     redis.ack("ch");
@@ -203,7 +203,7 @@ TEST_F(SubscriberPlanTest, AMovedAnswerTeachesTheMapAndTheSubscriptionGoesToTheN
     EXPECT_EQ(redis.reconnect_after(), std::nullopt);  // the node is fine: keep its connection
     EXPECT_FALSE(plan.confirmed("ch"));
     EXPECT_EQ(plan.failures("ch"), failures);  // a waiter for the confirmation keeps waiting
-    redis.route("ch", node_b);  // what the corrected map says
+    redis.route("ch", node_b);                 // what the corrected map says
     EXPECT_EQ(redis.flush(), (Sent{"SSUBSCRIBE ch @127.0.0.1:7002"}));
     EXPECT_EQ(redis.ack("ch", node_b), (Notifies{{"ch", std::nullopt}}));
     EXPECT_TRUE(plan.confirmed("ch"));
@@ -243,7 +243,8 @@ TEST_F(SubscriberPlanTest, RedirectsInCirclesCountAsAFailingNode) {
     for (unsigned i = 0; i < Plan::max_redirects; ++i) {
         redis.route("ch", i % 2 ? node_b : node_a);
         redis.flush();
-        redis.push(Reply::make_error(i % 2 ? "MOVED 1 127.0.0.1:7001" : "MOVED 1 127.0.0.1:7002"), i % 2 ? node_b : node_a);
+        redis.push(Reply::make_error(i % 2 ? "MOVED 1 127.0.0.1:7001" : "MOVED 1 127.0.0.1:7002"),
+                   i % 2 ? node_b : node_a);
         EXPECT_EQ(redis.reconnect_after(), std::nullopt) << i;
     }
     redis.route("ch", node_a);

@@ -57,7 +57,8 @@ std::vector<fs::path> foreign_sources(const std::string& code, const fs::path& c
         if (resolved.empty()) resolved = dir / name;
         const auto suite = suite_of(resolved, tests);
         if (!suite || suite->empty()) continue;  // outside tests/, or right in it: no suite's folder
-        if (std::find(owned.begin(), owned.end(), *suite) == owned.end()) foreign.push_back(resolved.lexically_normal());
+        if (std::find(owned.begin(), owned.end(), *suite) == owned.end())
+            foreign.push_back(resolved.lexically_normal());
     }
     return foreign;
 }
@@ -72,8 +73,8 @@ TEST(TestTiers, NoSuiteCompilesAnotherSuitesSources) {
         std::string line;
         for (int number = 1; std::getline(in, line); ++number)
             for (const auto& source : foreign_sources(cmake_code(line), entry.path(), root))
-                report += "  " + fs::relative(entry.path(), root).string() + ":" + std::to_string(number) +
-                          ": " + fs::relative(source, root).string() + "\n";
+                report += "  " + fs::relative(entry.path(), root).string() + ":" + std::to_string(number) + ": " +
+                          fs::relative(source, root).string() + "\n";
     }
     EXPECT_TRUE(report.empty()) << "a suite compiles another suite's sources (make it a library both link):\n"
                                 << report;

@@ -25,8 +25,8 @@ TEST(ResourceName, Limits) {
 }
 
 TEST(ResourceName, AcceptsArbitraryBytes) {
-    for (const std::string& name : {"order {42}"s, "{tag}"s, "a}b"s, "with space"s, "caf\xC3\xA9"s,
-                                    "nul\0inside"s, "\0"s, "{"s, "x}"s, "{}"s}) {
+    for (const std::string& name :
+         {"order {42}"s, "{tag}"s, "a}b"s, "with space"s, "caf\xC3\xA9"s, "nul\0inside"s, "\0"s, "{"s, "x}"s, "{}"s}) {
         const auto r = ResourceName::make(name);
         ASSERT_TRUE(r.has_value()) << r.error().message;
         EXPECT_EQ(r->str(), name);  // byte for byte, NUL included

@@ -25,8 +25,8 @@ TEST(Version, EveryMetricsEndpointExportsTheBuild) {
     prometheus::Registry registry;
     PrometheusMetrics metrics(registry);
     const std::string text = "\n" + prometheus::TextSerializer().Serialize(registry.Collect());
-    const std::string series = "fencelock_build_info{revision=\"" + std::string(revision()) + "\",version=\"" +
-                               std::string(version()) + "\"}";
+    const std::string series =
+        "fencelock_build_info{revision=\"" + std::string(revision()) + "\",version=\"" + std::string(version()) + "\"}";
     EXPECT_EQ(sample(text, series), 1) << text.substr(0, 400);
 }
 

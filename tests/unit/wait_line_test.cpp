@@ -56,7 +56,7 @@ TEST(WaitLine, AReleaseNamingAWaiterWakesOnlyThatOne) {
     const auto a = line.join("owner-a");
     const auto b = line.join("owner-b");
     EXPECT_EQ(line.wake("owner-b"), b);
-    EXPECT_EQ(line.wake("owner-b"), std::nullopt);  // already awake
+    EXPECT_EQ(line.wake("owner-b"), std::nullopt);    // already awake
     EXPECT_EQ(line.wake("elsewhere"), std::nullopt);  // a waiter of another process
     EXPECT_FALSE(line.take_wake(a));
     EXPECT_TRUE(line.take_wake(b));
@@ -91,7 +91,7 @@ TEST(WaitLine, TheSuccessorIsTheFirstWaiterThatTakesGrantsAndStillWaitsLongEnoug
     using namespace std::chrono_literals;
     const auto now = std::chrono::steady_clock::now();
     WaitLine line;
-    line.join("plain");                              // takes no direct grants
+    line.join("plain");                                           // takes no direct grants
     line.join("leaving", SuccessorTerms{30s, 60s, now + 500ms});  // gives up within the margin
     line.join("granted", SuccessorTerms{30s, 60s, now + 60s});
     line.join("next", SuccessorTerms{20s, 40s, now + 60s});

@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
-#include <string_view>
-#include <system_error>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "cli.hpp"

@@ -37,7 +37,8 @@ struct Locker {
             client->release(resource, got->lease->owner, [this, t0](Result<ReleaseStatus> released) {
                 if (!released || *released != ReleaseStatus::released)
                     return failed(released ? std::error_code{} : released.error());
-                stats->cycle_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
+                stats->cycle_us.push_back(
+                    std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
                 cycle();
             });
         });
@@ -91,7 +92,8 @@ HotSample run_async_contenders(const Globals& g, const BenchArgs& a, std::chrono
                                const AcquireOptions& base, const ResourceName& resource,
                                const std::function<void()>& ready) {
     auto options_for_client = client_options(g, {}, static_cast<std::size_t>(a.connections));
-    auto client = AsyncLockClient::create(std::move(options_for_client), {.runners = static_cast<std::size_t>(a.runners)});
+    auto client =
+        AsyncLockClient::create(std::move(options_for_client), {.runners = static_cast<std::size_t>(a.runners)});
     if (!client) throw InputError{client.error().field, client.error().message};
     AcquireOptions options = base;
     options.wait = duration + std::chrono::seconds(10);  // every contender keeps waiting
@@ -142,7 +144,8 @@ int run_async_distinct_bench(const Globals& g, const BenchArgs& a, std::chrono::
     if (a.runners < 1 || a.runners > 1024) throw InputError{"--runners", "must be from 1 to 1024"};
     auto options_for_client = client_options(g, {}, static_cast<std::size_t>(a.connections));
     const bool on_runners = options_for_client.endpoint.uses_cluster();
-    auto client = AsyncLockClient::create(std::move(options_for_client), {.runners = static_cast<std::size_t>(a.runners)});
+    auto client =
+        AsyncLockClient::create(std::move(options_for_client), {.runners = static_cast<std::size_t>(a.runners)});
     if (!client) throw InputError{client.error().field, client.error().message};
     std::atomic<bool> stop{false};
     std::latch finished(a.clients);
@@ -158,7 +161,9 @@ int run_async_distinct_bench(const Globals& g, const BenchArgs& a, std::chrono::
     stop = true;
     finished.wait();
     const double elapsed = std::chrono::duration<double>(clock::now() - started).count();
-    return report_distinct(stats, elapsed, a, options, on_runners ? nlohmann::json{{"api", "async"}, {"runners", a.runners}} : nlohmann::json{{"api", "async"}, {"event_loop", true}});
+    return report_distinct(stats, elapsed, a, options,
+                           on_runners ? nlohmann::json{{"api", "async"}, {"runners", a.runners}}
+                                      : nlohmann::json{{"api", "async"}, {"event_loop", true}});
 }
 
 }  // namespace fencelock::cli

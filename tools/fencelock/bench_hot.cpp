@@ -60,7 +60,8 @@ HotSample run_contenders(const Globals& g, const BenchArgs& a, std::chrono::mill
             while (!stop.stop_requested()) {
                 const auto t0 = clock::now();
                 const auto waited = [&] {
-                    c.wait_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
+                    c.wait_us.push_back(
+                        std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
                 };
                 if (a.keep) {
                     auto got = client.hold(hot_resource(), options, KeepOptions{}, stop.get_token());
@@ -126,8 +127,8 @@ int run_hot_bench(const Globals& g, const BenchArgs& a, std::chrono::millisecond
     const RedisTarget target = redis_target(g);
     ServerCommandCounter server(target);
     const auto commands_before = server.read();
-    std::expected<HotSample, ChildFailure> sample =
-        a.processes > 1 ? run_contender_processes(g, a) : run_contenders(g, a, duration, base, [] {});
+    std::expected<HotSample, ChildFailure> sample = a.processes > 1 ? run_contender_processes(g, a)
+                                                                    : run_contenders(g, a, duration, base, [] {});
     if (!sample) return fail(sample.error().exit_code, "bench", sample.error().message);
     const auto commands_after = server.read();
     const bool granted = std::ranges::any_of(sample->wait_us, [](const auto& w) { return !w.empty(); });

@@ -45,9 +45,9 @@ std::vector<std::string> child_argv(const Globals& g, const BenchArgs& a, int cl
     if (!g.redis_url.empty()) argv.insert(argv.end(), {"--redis", g.redis_url});
     argv.insert(argv.end(), {"--timeout", g.timeout});
     if (g.allow_eviction) argv.push_back("--allow-eviction");
-    argv.insert(argv.end(), {"bench", "--scenario", "hot", "--clients", std::to_string(clients), "--duration",
-                             a.duration, "--lease", a.lease, "--connections", std::to_string(a.connections),
-                             "--as-child"});
+    argv.insert(argv.end(),
+                {"bench", "--scenario", "hot", "--clients", std::to_string(clients), "--duration", a.duration,
+                 "--lease", a.lease, "--connections", std::to_string(a.connections), "--as-child"});
     if (a.fair) argv.push_back("--fair");
     if (a.keep) argv.push_back("--keep");
     if (a.async) argv.push_back("--async");
@@ -72,7 +72,8 @@ std::expected<ContenderProcess, ChildFailure> spawn_contender(const std::vector<
     ContenderProcess p;
     const int rc = posix_spawn(&p.pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) return std::unexpected(ChildFailure{exit_internal, "cannot start " + args[0] + ": " + std::strerror(rc)});
+    if (rc != 0)
+        return std::unexpected(ChildFailure{exit_internal, "cannot start " + args[0] + ": " + std::strerror(rc)});
     p.to_child = std::move(in_write);
     p.from_child = std::move(out_read);
     return p;
@@ -94,8 +95,7 @@ bool read_until(ContenderProcess& p, std::string_view stop) {
 json last_object(const ContenderProcess& p) {
     const std::string text = "\n" + p.output;  // the object may be the only line
     const auto at = text.rfind("\n{");
-    return at == std::string::npos ? json(json::value_t::discarded)
-                                   : json::parse(text.substr(at + 1), nullptr, false);
+    return at == std::string::npos ? json(json::value_t::discarded) : json::parse(text.substr(at + 1), nullptr, false);
 }
 
 // Waits for the child; its failure, if it did not exit 0, with the message it printed.

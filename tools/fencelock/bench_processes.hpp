@@ -6,8 +6,8 @@
 // all contenders, not an average of per-process figures.
 #include <nlohmann/json.hpp>
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <expected>
 #include <functional>
 #include <iosfwd>

@@ -153,13 +153,12 @@ RedisTarget redis_target(const Globals& globals) {
         std::string& value;
         std::string from = "--redis";
     };
-    Outside outside[] = {
-        {"--tls-ca", "FENCELOCK_TLS_CA", "tls_ca", globals.tls_ca, tls.ca_file},
-        {"--tls-ca-dir", "FENCELOCK_TLS_CA_DIR", "tls_ca_dir", globals.tls_ca_dir, tls.ca_dir},
-        {"--tls-cert", "FENCELOCK_TLS_CERT", "tls_cert", globals.tls_cert, tls.cert_file},
-        {"--tls-key", "FENCELOCK_TLS_KEY", "tls_key", globals.tls_key, tls.key_file},
-        {"--tls-server-name", "FENCELOCK_TLS_SERVER_NAME", "tls_server_name", globals.tls_server_name,
-         tls.server_name}};
+    Outside outside[] = {{"--tls-ca", "FENCELOCK_TLS_CA", "tls_ca", globals.tls_ca, tls.ca_file},
+                         {"--tls-ca-dir", "FENCELOCK_TLS_CA_DIR", "tls_ca_dir", globals.tls_ca_dir, tls.ca_dir},
+                         {"--tls-cert", "FENCELOCK_TLS_CERT", "tls_cert", globals.tls_cert, tls.cert_file},
+                         {"--tls-key", "FENCELOCK_TLS_KEY", "tls_key", globals.tls_key, tls.key_file},
+                         {"--tls-server-name", "FENCELOCK_TLS_SERVER_NAME", "tls_server_name", globals.tls_server_name,
+                          tls.server_name}};
     auto need_tls = [&](const std::string& from) {
         if (!tls.enabled)
             throw InputError{from, "TLS options need a rediss://, rediss-sentinel:// or rediss-cluster:// URL"};
@@ -209,8 +208,8 @@ RedisTarget redis_target(const Globals& globals) {
         const int error = fd < 0 ? errno : ::fstat(fd, &st) != 0 ? errno : !dir && S_ISDIR(st.st_mode) ? EISDIR : 0;
         if (fd >= 0) ::close(fd);
         if (error != 0)
-            throw InputError{o.from, (o.from == "--redis" ? std::string(o.key) + ": " : std::string()) + "cannot read " +
-                                         o.value + ": " + std::strerror(error)};
+            throw InputError{o.from, (o.from == "--redis" ? std::string(o.key) + ": " : std::string()) +
+                                         "cannot read " + o.value + ": " + std::strerror(error)};
     }
     endpoint->allow_eviction = globals.allow_eviction;
     const auto timeout = parse_duration_flag("--timeout", globals.timeout);
@@ -262,8 +261,7 @@ std::string holder_label(const Globals& globals) {
     return label;
 }
 
-ClientOptions client_options(const Globals& globals, std::shared_ptr<LockObserver> observer,
-                             std::size_t connections) {
+ClientOptions client_options(const Globals& globals, std::shared_ptr<LockObserver> observer, std::size_t connections) {
     const auto [endpoint, timeout] = redis_target(globals);
     return ClientOptions{.endpoint = endpoint,
                          .connect_timeout = timeout,

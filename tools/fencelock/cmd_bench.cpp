@@ -1,7 +1,7 @@
 // bench: acquire+release cycles on distinct resources, N locker threads sharing one client.
 // A measurement tool, not a test: it reports figures and asserts nothing.
-#include <nlohmann/json.hpp>
 #include <sys/resource.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -50,7 +50,8 @@ int run_keeper_bench(const Globals& g, const BenchArgs& a, std::chrono::millisec
     std::atomic<bool> contended{false};
     in_parallel(holders, held.size(), [&](std::size_t t, std::size_t i) {
         if (failed[t] || contended) return;
-        auto got = client.hold(*ResourceName::make(std::string(bench_prefix) + "-keeper:" + std::to_string(i)), options);
+        auto got =
+            client.hold(*ResourceName::make(std::string(bench_prefix) + "-keeper:" + std::to_string(i)), options);
         if (!got) failed[t] = got.error();
         else if (!got->acquired()) contended = true;
         else held[i] = std::move(*got->lease);
@@ -68,22 +69,24 @@ int run_keeper_bench(const Globals& g, const BenchArgs& a, std::chrono::millisec
     const auto renewals = after.renewals_confirmed - before.renewals_confirmed;
     const auto batches = after.batches - before.batches;
     json out{{"scenario", "keeper"},
-          {"leases", a.leases},
-          {"lease_ms", options.lease.count()},
-          {"duration_s", elapsed},
-          {"renewals", renewals},
-          {"renewals_per_sec", static_cast<double>(renewals) / elapsed},
-          {"batches", batches},
-          {"renewals_per_batch", batches ? static_cast<double>(renewals) / static_cast<double>(batches) : 0.0},
-          {"max_send_lateness_us", after.max_send_lateness.count()},
-          {"leases_lost", after.leases_lost},
-          {"cpu_seconds", cpu},
-          {"cpu_percent_of_one_core", 100.0 * cpu / elapsed}};
+             {"leases", a.leases},
+             {"lease_ms", options.lease.count()},
+             {"duration_s", elapsed},
+             {"renewals", renewals},
+             {"renewals_per_sec", static_cast<double>(renewals) / elapsed},
+             {"batches", batches},
+             {"renewals_per_batch", batches ? static_cast<double>(renewals) / static_cast<double>(batches) : 0.0},
+             {"max_send_lateness_us", after.max_send_lateness.count()},
+             {"leases_lost", after.leases_lost},
+             {"cpu_seconds", cpu},
+             {"cpu_percent_of_one_core", 100.0 * cpu / elapsed}};
     if (renewals == 0) {
         // Renewals come about a third of a lease apart: a window shorter than that sees none.
-        const std::string warning = "no renewal within the measurement window: make --duration longer than a third of "
-                                    "--lease (" + std::to_string(options.lease.count()) + " ms), e.g. --duration " +
-                                    std::to_string(std::max<long long>(1, options.lease.count() / 1000)) + "s";
+        const std::string warning =
+            "no renewal within the measurement window: make --duration longer than a third of "
+            "--lease (" +
+            std::to_string(options.lease.count()) + " ms), e.g. --duration " +
+            std::to_string(std::max<long long>(1, options.lease.count() / 1000)) + "s";
         out["warning"] = warning;
         std::cerr << "fencelock: bench: " << warning << "\n";
     }
@@ -123,8 +126,7 @@ int run_distinct_bench(const Globals& g, const BenchArgs& a, std::chrono::millis
                     ++s.errors;
                     continue;
                 }
-                s.cycle_us.push_back(
-                    std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
+                s.cycle_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
             }
         });
     }
@@ -150,11 +152,13 @@ int run_bench(const Globals& g, const BenchArgs& a, const CLI::App& cmd) {
     if (a.processes > 1 && a.scenario != "hot") throw InputError{"--processes", "applies to --scenario hot only"};
     if (a.keep && a.scenario != "hot") throw InputError{"--keep", "applies to --scenario hot only"};
     if (a.async && a.scenario == "keeper") throw InputError{"--async", "applies to --scenario distinct and hot"};
-    if (a.async && a.keep) throw InputError{"--async", "cannot be combined with --keep (a HeldLease releases on its own connection)"};
-    if (a.processes > a.clients) throw InputError{"--processes", "must not exceed --clients (each process runs at least one contender)"};
+    if (a.async && a.keep)
+        throw InputError{"--async", "cannot be combined with --keep (a HeldLease releases on its own connection)"};
+    if (a.processes > a.clients)
+        throw InputError{"--processes", "must not exceed --clients (each process runs at least one contender)"};
     using Scenario = int (*)(const Globals&, const BenchArgs&, std::chrono::milliseconds, const AcquireOptions&);
-    Scenario scenario = a.scenario == "keeper" ? run_keeper_bench
-                        : a.scenario == "hot"  ? run_hot_bench
+    Scenario scenario = a.scenario == "keeper"     ? run_keeper_bench
+                        : a.scenario == "hot"      ? run_hot_bench
                         : a.scenario == "distinct" ? (a.async ? run_async_distinct_bench : run_distinct_bench)
                                                    : nullptr;
     if (scenario == nullptr) throw InputError{"--scenario", "must be distinct, hot or keeper"};
@@ -187,11 +191,14 @@ void register_bench_command(Program& p) {
                   "hot: contenders hold() the lock (kept lease, takes direct grants) instead of acquire()");
     cmd->add_option("--leases", args->leases, "keeper: leases held and renewed (default 10000)");
     cmd->add_option("--clients", args->clients, "concurrent lockers (threads) sharing one client (default 1)");
-    cmd->add_option("--processes", args->processes,
-                    "hot: spread the --clients contenders over this many processes, each with its own client (default 1)");
+    cmd->add_option(
+        "--processes", args->processes,
+        "hot: spread the --clients contenders over this many processes, each with its own client (default 1)");
     cmd->add_flag("--as-child", args->as_child)->group("");  // a contender process of --processes
     cmd->add_flag("--async", args->async, "distinct, hot: --clients lockers on the async API, issued from one thread");
-    cmd->add_option("--runners", args->runners, "--async on a Redis Cluster: the async client's runner threads (default 4; one server and Sentinel use its event loop)");
+    cmd->add_option(
+        "--runners", args->runners,
+        "--async on a Redis Cluster: the async client's runner threads (default 4; one server and Sentinel use its event loop)");
     cmd->add_option("--duration", args->duration, "measurement time (default 5s)");
     cmd->add_option("--lease", args->lease, "lease length per cycle (default 10s)");
     add_replica_flags(*cmd, args->replicas);

@@ -1,10 +1,10 @@
 // demo: the README's main job. Runs the same read-modify-write workload twice, with fencing and
 // without, while injecting faults on a seeded schedule (workers paused past their lease, workers
 // killed, Redis paused), then reports what the store accepted and what was lost.
-#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -31,8 +31,8 @@ namespace {
 using namespace std::chrono_literals;
 using demo::Fault;
 using demo::History;
-using demo::Report;
 using demo::monotonic_ns;
+using demo::Report;
 using demo::wait_until_stopped;
 
 struct DemoArgs {
@@ -57,8 +57,15 @@ public:
     ModeRun(const DemoArgs& a, bool fenced, std::chrono::milliseconds lease, std::chrono::milliseconds duration,
             local::RedisServer& redis, FencedStore& store, const std::string& db_url, const std::string& run_id,
             const std::filesystem::path& dir)
-        : a_(a), fenced_(fenced), lease_(lease), duration_(duration), redis_(redis), store_(store),
-          db_url_(db_url), dir_(dir), mode_(fenced ? "fenced" : "unfenced") {
+        : a_(a),
+          fenced_(fenced),
+          lease_(lease),
+          duration_(duration),
+          redis_(redis),
+          store_(store),
+          db_url_(db_url),
+          dir_(dir),
+          mode_(fenced ? "fenced" : "unfenced") {
         for (int i = 0; i < a.records; ++i) records_.push_back(run_id + ":" + mode_ + ":r" + std::to_string(i));
     }
 
@@ -87,10 +94,18 @@ private:
     void spawn(int w, int generation) {
         const auto file = dir_ / (mode_ + "-w" + std::to_string(w) + "-g" + std::to_string(generation) + ".jsonl");
         files_.push_back(file);
-        const auto argv = demo::worker_command(
-            {.redis_url = redis_.url(), .db_url = db_url_, .key_prefix = mode_ + ":", .history_path = file.string(),
-             .records = records_, .lease = lease_, .fenced = fenced_, .worker = w, .generation = generation,
-             .seed = a_.seed * 1000 + static_cast<std::uint64_t>(w * 10 + generation), .until_ns = until_ns_});
+        const auto argv =
+            demo::worker_command({.redis_url = redis_.url(),
+                                  .db_url = db_url_,
+                                  .key_prefix = mode_ + ":",
+                                  .history_path = file.string(),
+                                  .records = records_,
+                                  .lease = lease_,
+                                  .fenced = fenced_,
+                                  .worker = w,
+                                  .generation = generation,
+                                  .seed = a_.seed * 1000 + static_cast<std::uint64_t>(w * 10 + generation),
+                                  .until_ns = until_ns_});
         // The workers' own diagnostics (keeper warnings) go to a log beside their history.
         const pid_t pid = local::start_process(argv, "/dev/null", (dir_ / (mode_ + "-workers.log")).string());
         if (static_cast<std::size_t>(w) < workers_.size()) workers_[static_cast<std::size_t>(w)] = {pid, generation};
@@ -112,8 +127,10 @@ private:
             const int w = pick(0, a_.workers - 1);
             const pid_t pid = workers_[static_cast<std::size_t>(w)].pid;
             const std::string name = "worker " + std::to_string(w);
-            Fault f{roll < 55 ? "pause" : roll < 75 ? "kill" : "pause", roll < 75 ? "w" + std::to_string(w) : "redis",
-                    monotonic_ns(), 0};
+            Fault f{roll < 55   ? "pause"
+                    : roll < 75 ? "kill"
+                                : "pause",
+                    roll < 75 ? "w" + std::to_string(w) : "redis", monotonic_ns(), 0};
             if (roll < 35) {
                 ::kill(pid, SIGUSR1);
                 if (!wait_until_stopped(pid)) {
@@ -121,7 +138,8 @@ private:
                     if (!wait_until_stopped(pid, std::chrono::milliseconds(0))) continue;
                 }
                 f.start_ns = monotonic_ns();
-                progress(name + " froze between its lease check and its write, for " + std::to_string(lease_.count() * 3) + " ms");
+                progress(name + " froze between its lease check and its write, for " +
+                         std::to_string(lease_.count() * 3) + " ms");
                 std::this_thread::sleep_for(lease_ * 3);
                 ::kill(pid, SIGCONT);
             } else if (roll < 55) {
@@ -180,9 +198,15 @@ private:
 };
 
 nlohmann::json to_json(const Report& r) {
-    return {{"attempted", r.attempted},       {"accepted", r.accepted},     {"stale_rejected", r.stale_rejected},
-            {"lost_updates", r.lost_updates}, {"duplicates", r.duplicates}, {"leases_lost", r.leases_lost},
-            {"aborted", r.aborted},           {"contended", r.contended},   {"pauses", r.pauses},
+    return {{"attempted", r.attempted},
+            {"accepted", r.accepted},
+            {"stale_rejected", r.stale_rejected},
+            {"lost_updates", r.lost_updates},
+            {"duplicates", r.duplicates},
+            {"leases_lost", r.leases_lost},
+            {"aborted", r.aborted},
+            {"contended", r.contended},
+            {"pauses", r.pauses},
             {"kills", r.kills}};
 }
 
@@ -192,7 +216,8 @@ void print_table(const Report& fenced, const Report& unfenced) {
                   << b << "\n";
     };
     std::cout << "\n  " << std::left << std::setw(34) << "" << std::right << std::setw(10) << "fenced" << std::setw(12)
-              << "unfenced" << "\n";
+              << "unfenced"
+              << "\n";
     row("writes attempted", fenced.attempted, unfenced.attempted);
     row("writes accepted (acknowledged)", fenced.accepted, unfenced.accepted);
     row("stale writes rejected", fenced.stale_rejected, unfenced.stale_rejected);
@@ -254,8 +279,8 @@ int run_demo(const DemoArgs& a) {
     const Report& u = results[false].report;
     if (!a.timeline.empty()) {
         std::ofstream out(a.timeline);
-        out << demo::render_timeline({{"with fencing", results[true].history, f},
-                                      {"without fencing", results[false].history, u}});
+        out << demo::render_timeline(
+            {{"with fencing", results[true].history, f}, {"without fencing", results[false].history, u}});
         out.close();
         if (!out) return fail(exit_invalid_input, "invalid_input", "cannot write " + a.timeline, "--timeline");
         std::cerr << "timeline written to " << a.timeline << "\n";
@@ -290,8 +315,12 @@ void register_demo_commands(Program& p) {
         p.run = [args] {
             if (!args->timeline.empty()) require_writable_file("--timeline", args->timeline);
             if (!args->failover) return run_demo(*args);
-            return demo::run_failover_demo({.seed = args->seed, .workers = args->workers, .duration = args->duration,
-                                            .lease = args->lease, .db = args->db, .timeline = args->timeline,
+            return demo::run_failover_demo({.seed = args->seed,
+                                            .workers = args->workers,
+                                            .duration = args->duration,
+                                            .lease = args->lease,
+                                            .db = args->db,
+                                            .timeline = args->timeline,
                                             .json = args->json});
         };
     });

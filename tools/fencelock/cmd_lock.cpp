@@ -29,19 +29,26 @@ int run_acquire(const Globals& g, const AcquireArgs& a, const CLI::App& cmd) {
     auto result = client.acquire(resource, owner, options);
     if (!result) return redis_failure(result.error());
     if (!result->acquired()) {
-        emit({{"acquired", false}, {"resource", resource.str()}, {"result", "contended"},
-              {"pttl_ms", result->holder_ttl.count()}, {"attempts", result->attempts}});
+        emit({{"acquired", false},
+              {"resource", resource.str()},
+              {"result", "contended"},
+              {"pttl_ms", result->holder_ttl.count()},
+              {"attempts", result->attempts}});
         return exit_negative;
     }
     const Lease& lease = *result->lease;
-    emit({{"acquired", true}, {"result", "acquired"}, {"resource", resource.str()}, {"owner", lease.owner.str()},
-          {"fence", lease.fence.value()}, {"lease_ms", lease.ttl.count()},
-          {"reacquired", lease.reacquired}, {"attempts", result->attempts}});
+    emit({{"acquired", true},
+          {"result", "acquired"},
+          {"resource", resource.str()},
+          {"owner", lease.owner.str()},
+          {"fence", lease.fence.value()},
+          {"lease_ms", lease.ttl.count()},
+          {"reacquired", lease.reacquired},
+          {"attempts", result->attempts}});
     return exit_ok;
 }
 
-int run_renew(const Globals& g, const std::string& r, const std::string& owner_text,
-              const std::string& lease_text) {
+int run_renew(const Globals& g, const std::string& r, const std::string& owner_text, const std::string& lease_text) {
     const auto resource = parse_resource(r);
     const auto owner = parse_owner(owner_text);
     const auto lease = parse_duration_flag("--lease", lease_text);
@@ -55,7 +62,10 @@ int run_renew(const Globals& g, const std::string& r, const std::string& owner_t
         emit(out);
         return exit_negative;
     }
-    emit({{"renewed", true}, {"result", "renewed"}, {"resource", resource.str()}, {"fence", result->fence->value()},
+    emit({{"renewed", true},
+          {"result", "renewed"},
+          {"resource", resource.str()},
+          {"fence", result->fence->value()},
           {"lease_ms", result->ttl.count()}});
     return exit_ok;
 }
@@ -84,21 +94,22 @@ void print_inspected(const json& out) {
         const json& h = out["holder"];
         const std::string label = h["label"].get<std::string>();
         const long renewals = out["renewals"].get<long>();
-        fields.insert(fields.end(),
-                      {{"held", "yes, by " + (label.empty() ? std::string() : label + " on ") + h["host"].get<std::string>() +
-                                    " (pid " + std::to_string(h["pid"].get<std::int64_t>()) + ")"},
-                       {"owner", out["owner"]},
-                       {"fence", std::to_string(out["fence"].get<std::uint64_t>())},
-                       {"expires in", ms("pttl_ms") + " (lease " + ms("lease_ms") + ")"},
-                       {"held for", ms("held_for_ms")},
-                       {"last renewal", renewals == 0 ? std::string("never")
-                                                      : ms("since_renew_ms") + " ago (" + std::to_string(renewals) +
-                                                            (renewals == 1 ? " renewal)" : " renewals)")},
-                       {"max hold left", ms("max_hold_left_ms")}});
+        fields.insert(
+            fields.end(),
+            {{"held", "yes, by " + (label.empty() ? std::string() : label + " on ") + h["host"].get<std::string>() +
+                          " (pid " + std::to_string(h["pid"].get<std::int64_t>()) + ")"},
+             {"owner", out["owner"]},
+             {"fence", std::to_string(out["fence"].get<std::uint64_t>())},
+             {"expires in", ms("pttl_ms") + " (lease " + ms("lease_ms") + ")"},
+             {"held for", ms("held_for_ms")},
+             {"last renewal", renewals == 0 ? std::string("never")
+                                            : ms("since_renew_ms") + " ago (" + std::to_string(renewals) +
+                                                  (renewals == 1 ? " renewal)" : " renewals)")},
+             {"max hold left", ms("max_hold_left_ms")}});
     }
     fields.emplace_back("last fence", std::to_string(out["last_fence"].get<std::uint64_t>()));
-    fields.emplace_back("server clock", human_duration(out["server_clock_offset_ms"].get<std::int64_t>()) +
-                                            " from this host's");
+    fields.emplace_back("server clock",
+                        human_duration(out["server_clock_offset_ms"].get<std::int64_t>()) + " from this host's");
     if (out.contains("tls_insecure")) fields.emplace_back("tls", "NOT VERIFIED (tls_insecure)");
     print_fields(std::cout, fields);
 }
@@ -111,14 +122,20 @@ int run_inspect(const Globals& g, const std::string& r, const FormatFlags& forma
     const auto received = std::chrono::system_clock::now();
     if (!result) return redis_failure(result.error());
     // Server minus this host, against the middle of the round trip (TIME was read inside it).
-    const auto offset = std::chrono::duration_cast<std::chrono::milliseconds>(result->server_time -
-                                                                              (sent + (received - sent) / 2));
-    json out{{"resource", resource.str()}, {"held", result->holder.has_value()},
-             {"last_fence", result->last_fence.value()}, {"server_clock_offset_ms", offset.count()}};
+    const auto offset =
+        std::chrono::duration_cast<std::chrono::milliseconds>(result->server_time - (sent + (received - sent) / 2));
+    json out{{"resource", resource.str()},
+             {"held", result->holder.has_value()},
+             {"last_fence", result->last_fence.value()},
+             {"server_clock_offset_ms", offset.count()}};
     if (const auto& h = result->holder) {
-        out.update({{"owner", h->owner}, {"fence", h->fence.value()}, {"pttl_ms", h->ttl.count()},
-                    {"lease_ms", h->lease.count()}, {"held_for_ms", h->held_for.count()},
-                    {"since_renew_ms", h->since_renew.count()}, {"renewals", h->renewals},
+        out.update({{"owner", h->owner},
+                    {"fence", h->fence.value()},
+                    {"pttl_ms", h->ttl.count()},
+                    {"lease_ms", h->lease.count()},
+                    {"held_for_ms", h->held_for.count()},
+                    {"since_renew_ms", h->since_renew.count()},
+                    {"renewals", h->renewals},
                     {"max_hold_left_ms", h->max_hold_left.count()},
                     {"holder", {{"host", h->host}, {"pid", h->pid}, {"label", h->label}}}});
     }
@@ -139,20 +156,23 @@ void register_lock_commands(Program& p) {
     cmd->add_option("--owner", acquire->owner, "owner token to use (retry after a lost reply)");
     cmd->add_option("--max-hold", acquire->max_hold, "renewals refused after this (default max(1h, lease))");
     add_replica_flags(*cmd, acquire->replicas);
-    cmd->callback([&p, acquire, cmd] { p.run = [&p, acquire, cmd] { return run_acquire(p.globals, *acquire, *cmd); }; });
+    cmd->callback(
+        [&p, acquire, cmd] { p.run = [&p, acquire, cmd] { return run_acquire(p.globals, *acquire, *cmd); }; });
 
     auto renew = std::make_shared<std::array<std::string, 3>>();
     cmd = p.app.add_subcommand("renew", "extend a lease held by OWNER");
     cmd->add_option("resource", (*renew)[0], "resource name")->required();
     cmd->add_option("--owner", (*renew)[1], "owner token from acquire")->required();
     cmd->add_option("--lease", (*renew)[2], "new lease length from now")->required();
-    cmd->callback([&p, renew] { p.run = [&p, renew] { return run_renew(p.globals, (*renew)[0], (*renew)[1], (*renew)[2]); }; });
+    cmd->callback(
+        [&p, renew] { p.run = [&p, renew] { return run_renew(p.globals, (*renew)[0], (*renew)[1], (*renew)[2]); }; });
 
     auto release = std::make_shared<std::array<std::string, 2>>();
     cmd = p.app.add_subcommand("release", "delete the lock if OWNER still holds it");
     cmd->add_option("resource", (*release)[0], "resource name")->required();
     cmd->add_option("--owner", (*release)[1], "owner token from acquire")->required();
-    cmd->callback([&p, release] { p.run = [&p, release] { return run_release(p.globals, (*release)[0], (*release)[1]); }; });
+    cmd->callback(
+        [&p, release] { p.run = [&p, release] { return run_release(p.globals, (*release)[0], (*release)[1]); }; });
 
     struct InspectArgs {
         std::string resource;

@@ -1,8 +1,8 @@
 // Operations: list held locks, force-release a stuck one (audited), read the audit log.
 // list and audit print a table on a terminal, else one JSON object per line (one per lock /
 // entry; human_output.hpp).
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <iostream>
@@ -70,12 +70,18 @@ std::string default_operator() {
 
 json holder_json(const HeldLock& lock) {
     if (lock.unreadable)
-        return {{"resource", lock.resource.str()}, {"unreadable", redis_error_name(lock.unreadable)},
+        return {{"resource", lock.resource.str()},
+                {"unreadable", redis_error_name(lock.unreadable)},
                 {"message", lock.unreadable.message()}};
     const HolderState& h = lock.holder;
-    return {{"resource", lock.resource.str()}, {"owner", h.owner}, {"fence", h.fence.value()},
-            {"pttl_ms", h.ttl.count()}, {"lease_ms", h.lease.count()}, {"held_for_ms", h.held_for.count()},
-            {"since_renew_ms", h.since_renew.count()}, {"renewals", h.renewals},
+    return {{"resource", lock.resource.str()},
+            {"owner", h.owner},
+            {"fence", h.fence.value()},
+            {"pttl_ms", h.ttl.count()},
+            {"lease_ms", h.lease.count()},
+            {"held_for_ms", h.held_for.count()},
+            {"since_renew_ms", h.since_renew.count()},
+            {"renewals", h.renewals},
             {"holder", {{"host", h.host}, {"pid", h.pid}, {"label", h.label}}}};
 }
 
@@ -109,7 +115,8 @@ int run_force_release(const Globals& g, const OpsArgs& a, const CLI::App& cmd) {
     LockAdmin admin(make_client(g));
     auto outcome = admin.force_release(resource, request);
     if (!outcome) return redis_failure(outcome.error());
-    json out{{"resource", resource.str()}, {"released", outcome->status == ForceReleaseStatus::released},
+    json out{{"resource", resource.str()},
+             {"released", outcome->status == ForceReleaseStatus::released},
              {"result", to_string(outcome->status)}};
     if (!outcome->owner.empty()) out["owner"] = outcome->owner;
     if (outcome->status == ForceReleaseStatus::released || outcome->status == ForceReleaseStatus::active) {
@@ -123,9 +130,14 @@ int run_force_release(const Globals& g, const OpsArgs& a, const CLI::App& cmd) {
     if (outcome->status == ForceReleaseStatus::released) {
         out["audit_id"] = outcome->audit_id;
         // The audit trail also goes to the log, for whoever collects stderr.
-        std::cerr << json{{"level", "warn"}, {"event", "force_release"}, {"resource", resource.str()},
-                          {"owner", outcome->owner}, {"fence", outcome->fence.value()}, {"reason", request.reason},
-                          {"operator", request.operator_name}, {"audit_id", outcome->audit_id}}
+        std::cerr << json{{"level", "warn"},
+                          {"event", "force_release"},
+                          {"resource", resource.str()},
+                          {"owner", outcome->owner},
+                          {"fence", outcome->fence.value()},
+                          {"reason", request.reason},
+                          {"operator", request.operator_name},
+                          {"audit_id", outcome->audit_id}}
                          .dump(-1, ' ', false, json::error_handler_t::replace)
                   << "\n";
     } else if (outcome->status == ForceReleaseStatus::active) {
@@ -147,9 +159,15 @@ int run_audit(const Globals& g, const OpsArgs& a, const CLI::App& cmd) {
     if (!entries) return redis_failure(entries.error());
     std::vector<json> records;
     for (const auto& e : *entries)
-        records.push_back({{"id", e.id}, {"resource", e.resource}, {"owner", e.owner}, {"fence", e.fence.value()},
-                           {"reason", e.reason}, {"operator", e.operator_name}, {"time_ms", e.time_ms},
-                           {"since_renew_ms", e.since_renew.count()}, {"forced_active", e.forced_active}});
+        records.push_back({{"id", e.id},
+                           {"resource", e.resource},
+                           {"owner", e.owner},
+                           {"fence", e.fence.value()},
+                           {"reason", e.reason},
+                           {"operator", e.operator_name},
+                           {"time_ms", e.time_ms},
+                           {"since_renew_ms", e.since_renew.count()},
+                           {"forced_active", e.forced_active}});
     print_records(chosen_format(a.format), audit_columns(), records, "no audited interventions");
     return exit_ok;
 }

@@ -15,7 +15,6 @@
 
 namespace fencelock::cli {
 
-
 namespace {
 
 using nlohmann::json;
@@ -68,9 +67,12 @@ int run_stats(const Globals& g, const QueueArgs& a) {
     if (!s) return redis_failure(s.error());
     json counters = json::object();
     for (const auto& [name, value] : s->counters) counters[name] = value;
-    const json out{{"ready", s->ready},         {"delayed", s->delayed},
-                   {"in_flight", s->in_flight}, {"dead", s->dead},
-                   {"completed", s->counter("completed")}, {"counters", counters}};
+    const json out{{"ready", s->ready},
+                   {"delayed", s->delayed},
+                   {"in_flight", s->in_flight},
+                   {"dead", s->dead},
+                   {"completed", s->counter("completed")},
+                   {"counters", counters}};
     if (chosen_format(a.format) == Format::json) {
         emit(out);
         return exit_ok;
@@ -114,13 +116,13 @@ int run_retry_dead(const Globals& g, const QueueArgs& a, const CLI::App& cmd) {
 
 void register_queue_commands(Program& p) {
     auto args = std::make_shared<QueueArgs>();
-    auto* queue = p.app.add_subcommand("queue", "the worker queue: enqueue jobs, inspect and repair")
-                      ->require_subcommand(1);
+    auto* queue =
+        p.app.add_subcommand("queue", "the worker queue: enqueue jobs, inspect and repair")->require_subcommand(1);
     auto add_queue = [&](CLI::App* c) { c->add_option("--queue", args->queue, "queue name")->required(); };
 
     auto enqueue_args = std::make_shared<EnqueueArgs>();
-    auto* enqueue = queue->add_subcommand(
-        "enqueue", "add a job (deduplicated by --key), or one per JSON line on stdin (--stdin)");
+    auto* enqueue =
+        queue->add_subcommand("enqueue", "add a job (deduplicated by --key), or one per JSON line on stdin (--stdin)");
     enqueue->add_option("--queue", enqueue_args->queue, "queue name")->required();
     enqueue->add_option("--resource", enqueue_args->resource, "what must not run concurrently (required)");
     enqueue->add_option("--key", enqueue_args->key,
@@ -149,11 +151,13 @@ void register_queue_commands(Program& p) {
     auto* retry = queue->add_subcommand("retry-dead", "put dead jobs back (all, or --id ID)");
     add_queue(retry);
     retry->add_option("--id", args->id, "only this job");
-    retry->callback([&p, args, retry] { p.run = [&p, args, retry] { return run_retry_dead(p.globals, *args, *retry); }; });
+    retry->callback(
+        [&p, args, retry] { p.run = [&p, args, retry] { return run_retry_dead(p.globals, *args, *retry); }; });
     register_queue_admin_commands(p, *queue);
-    queue->footer("Exit codes: 0 ok; 2 invalid input, or purge without --yes (nothing changed); 3 no such job "
-                  "(show, retry, discard, retry-dead --id: not_found) or not a dead one (retry, discard: not_dead); "
-                  "4 Redis unavailable.");
+    queue->footer(
+        "Exit codes: 0 ok; 2 invalid input, or purge without --yes (nothing changed); 3 no such job "
+        "(show, retry, discard, retry-dead --id: not_found) or not a dead one (retry, discard: not_dead); "
+        "4 Redis unavailable.");
 
     register_worker_command(p);
 }

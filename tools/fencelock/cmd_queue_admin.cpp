@@ -1,6 +1,6 @@
 // queue list / show / retry / discard / purge: an operator's look into a queue and the repairs
-// of single jobs (JobQueue::list, find, retry, discard, purge in fencelock/queue.hpp). Input is validated before Redis is contacted;
-// a purge needs --yes. Exit 3 when the job named is missing (not_found) or not dead (not_dead).
+// of single jobs (JobQueue::list, find, retry, discard, purge in fencelock/queue.hpp). Input is validated before Redis
+// is contacted; a purge needs --yes. Exit 3 when the job named is missing (not_found) or not dead (not_dead).
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -113,9 +113,9 @@ int run_dead_job_change(const Globals& g, const AdminArgs& a, bool discard) {
     auto r = discard ? queue.discard(id) : queue.retry(id);
     if (!r) return redis_failure(r.error());
     switch (*r) {
-    case DeadJobChange::done: emit({{"result", discard ? "discarded" : "retried"}, {"id", id}}); return exit_ok;
-    case DeadJobChange::not_found: emit({{"result", "not_found"}, {"id", id}}); return exit_negative;
-    case DeadJobChange::not_dead: emit({{"result", "not_dead"}, {"id", id}}); return exit_negative;
+        case DeadJobChange::done: emit({{"result", discard ? "discarded" : "retried"}, {"id", id}}); return exit_ok;
+        case DeadJobChange::not_found: emit({{"result", "not_found"}, {"id", id}}); return exit_negative;
+        case DeadJobChange::not_dead: emit({{"result", "not_dead"}, {"id", id}}); return exit_negative;
     }
     return exit_internal;
 }
@@ -153,8 +153,9 @@ void register_queue_admin_commands(Program& p, CLI::App& queue) {
     auto args = std::make_shared<AdminArgs>();
     auto add_queue = [&](CLI::App* c) { c->add_option("--queue", args->queue, "queue name")->required(); };
 
-    auto* list = queue.add_subcommand("list", "jobs in one state, oldest first: a table, or one JSON object each, "
-                                              "then the page's closing object with next_cursor (null on the last page)");
+    auto* list = queue.add_subcommand("list",
+                                      "jobs in one state, oldest first: a table, or one JSON object each, "
+                                      "then the page's closing object with next_cursor (null on the last page)");
     add_queue(list);
     list->add_option("--state", args->state, "ready, running, delayed or dead")->required();
     list->add_option("--limit", args->limit, "jobs per page, 1..1000 (default 100)");
@@ -177,8 +178,9 @@ void register_queue_admin_commands(Program& p, CLI::App& queue) {
     discard->add_option("id", args->id, "job id")->required();
     discard->callback([&p, args] { p.run = [&p, args] { return run_dead_job_change(p.globals, *args, true); }; });
 
-    auto* purge = queue.add_subcommand("purge", "delete every ready, delayed and dead job (or those of --state) and "
-                                                "forget their idempotency keys; running jobs stay");
+    auto* purge = queue.add_subcommand("purge",
+                                       "delete every ready, delayed and dead job (or those of --state) and "
+                                       "forget their idempotency keys; running jobs stay");
     add_queue(purge);
     purge->add_option("--state", args->state, "ready, delayed or dead (default: all three)");
     purge->add_flag("--yes", args->yes, "confirm: without it nothing is deleted (exit 2)");

@@ -100,7 +100,8 @@ int enqueue_lines(JobQueue& queue) {
         for (std::size_t i = 0; i < r->size(); ++i) {
             const auto& e = (*r)[i];
             (e.duplicate ? duplicates : added) += 1;
-            emit({{"line", lines[at + i]}, {"id", e.id}, {"key", chunk[i].idempotency_key}, {"duplicate", e.duplicate}});
+            emit(
+                {{"line", lines[at + i]}, {"id", e.id}, {"key", chunk[i].idempotency_key}, {"duplicate", e.duplicate}});
         }
     }
     emit({{"enqueued", added}, {"duplicates", duplicates}});
@@ -120,10 +121,10 @@ int run_enqueue(const Globals& g, const EnqueueArgs& a, const CLI::App& cmd) {
     if (!cmd.count("--resource")) throw InputError{"--resource", "is required (or --stdin)"};
     if (cmd.count("--key") && a.key.empty()) throw InputError{"--key", "must be 1..256 bytes"};
     const auto delay = cmd.count("--delay") ? parse_duration_flag("--delay", a.delay) : milliseconds(0);
-    const auto request = checked_request(JobFields{a.resource, a.key, a.payload, delay},
-                                         [](std::string_view name, std::string message) {
-                                             return InputError{"--" + std::string(name), std::move(message)};
-                                         });
+    const auto request =
+        checked_request(JobFields{a.resource, a.key, a.payload, delay}, [](std::string_view name, std::string message) {
+            return InputError{"--" + std::string(name), std::move(message)};
+        });
     auto queue = open_queue(std::move(options));
     auto r = queue.enqueue(request);
     if (!r) return redis_failure(r.error());

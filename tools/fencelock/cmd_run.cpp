@@ -53,8 +53,8 @@
 // wrapper. Only CMD itself is waited for. When CMD exits, whatever is left of its group gets
 // SIGKILL before the lease is released: nothing of the command runs on without a lease (a
 // process that must outlive CMD has to leave the group, and then has no lease either).
-#include <fcntl.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -120,8 +120,8 @@ std::vector<int> open_fds() {
 
 /// Signal state of the process, set up before any thread exists.
 struct Signals {
-    Fd fd;               ///< signalfd for the forwarded signals
-    sigset_t defaults;   ///< dispositions CMD starts with as SIG_DFL
+    Fd fd;              ///< signalfd for the forwarded signals
+    sigset_t defaults;  ///< dispositions CMD starts with as SIG_DFL
 };
 
 /// `job_control`: stdin is a terminal whose foreground group is fencelock's, so CMD will get it
@@ -272,9 +272,9 @@ std::expected<Child, int> spawn(const std::vector<std::string>& command, const H
 }
 
 struct Supervision {
-    int status = 0;             ///< CMD's wait status
-    bool loss_seen = false;     ///< on_lost fired while CMD ran
-    bool killed = false;        ///< SIGKILL was sent to the group once the grace was over
+    int status = 0;          ///< CMD's wait status
+    bool loss_seen = false;  ///< on_lost fired while CMD ran
+    bool killed = false;     ///< SIGKILL was sent to the group once the grace was over
     std::vector<std::string> forwarded;
 };
 
@@ -362,8 +362,11 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     Acquired acquired = acquire(client, resource, options, keep, forever, signals.fd.get());
     json summary{{"resource", resource.str()}};
     if (!*acquired.result) {
-        summary.update({{"acquired", false}, {"error", "redis"}, {"code", redis_error_code(acquired.result->error())},
-                        {"message", acquired.result->error().message()}, {"exit_code", int(exit_unavailable)}});
+        summary.update({{"acquired", false},
+                        {"error", "redis"},
+                        {"code", redis_error_code(acquired.result->error())},
+                        {"message", acquired.result->error().message()},
+                        {"exit_code", int(exit_unavailable)}});
         write_report(summary, report);  // stderr gets redis_failure()'s error object
         return redis_failure(acquired.result->error());
     }
@@ -385,16 +388,19 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     std::optional<Supervision> supervision;
     if (acquired.interrupted != 0) {
         // Granted as the signal came in: give the lease back without running CMD.
-        summary.update({{"result", "interrupted"}, {"signal", signal_name(acquired.interrupted)},
+        summary.update({{"result", "interrupted"},
+                        {"signal", signal_name(acquired.interrupted)},
                         {"exit_code", 128 + acquired.interrupted}});
     } else if (!lease.valid()) {
         lost = true;  // lost before CMD could start
         summary["exit_code"] = exit_lease_lost;
     } else if (auto cmd = spawn(a.command, lease, signals.defaults, inherited); !cmd) {
         std::cerr << "fencelock: CMD: cannot run " << a.command.front() << ": " << std::strerror(cmd.error()) << "\n";
-        summary.update({{"result", "not_started"}, {"error", "spawn"},
+        summary.update({{"result", "not_started"},
+                        {"error", "spawn"},
                         {"code", cmd.error() == ENOENT ? "not_found" : "not_executable"},
-                        {"message", std::strerror(cmd.error())}, {"exit_code", cmd.error() == ENOENT ? 127 : 126}});
+                        {"message", std::strerror(cmd.error())},
+                        {"exit_code", cmd.error() == ENOENT ? 127 : 126}});
     } else {
         summary["result"] = "completed";  // unless the lease turns out lost, below
         summary["cmd_pid"] = cmd->pid();
@@ -435,9 +441,8 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
         summary["result"] = "lease_lost";
         summary["loss_reason"] = to_string(reason.value_or(LossReason::expired));
         if (supervision) summary["exit_code"] = exit_lease_lost;
-        std::cerr << "fencelock: lease on " << resource.str() << " lost ("
-                  << summary["loss_reason"].get<std::string>() << ")"
-                  << (supervision && supervision->loss_seen ? "; CMD was stopped" : "") << "\n";
+        std::cerr << "fencelock: lease on " << resource.str() << " lost (" << summary["loss_reason"].get<std::string>()
+                  << ")" << (supervision && supervision->loss_seen ? "; CMD was stopped" : "") << "\n";
     }
     return finish(summary, report);
 }

@@ -33,7 +33,8 @@ void register_run_command(Program& p) {
     cmd->add_option("--lease", args->lease, "lease length, renewed while CMD runs (default 30s)");
     auto* nonblock = cmd->add_flag("-n,--nonblock", args->nonblock,
                                    "one attempt: exit 75 at once if another holds RESOURCE (flock -n)");
-    cmd->add_option("-w,--wait", args->wait, "give up after waiting this long, e.g. 10s (default: wait as long as it takes)")
+    cmd->add_option("-w,--wait", args->wait,
+                    "give up after waiting this long, e.g. 10s (default: wait as long as it takes)")
         ->excludes(nonblock);
     cmd->add_option("-E,--conflict-exit-code", args->conflict_exit_code,
                     "exit code when RESOURCE was not acquired (default 75, EX_TEMPFAIL; flock -E)");

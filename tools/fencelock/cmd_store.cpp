@@ -31,7 +31,8 @@ FencingToken parse_fence(const std::string& text) {
         throw InputError{"--fence", "must be a positive integer, got '" + text + "'"};
     if (v == 0) throw InputError{"--fence", "must be positive (fences start at 1)"};
     if (v > max_fence)
-        throw InputError{"--fence", "is above " + std::to_string(max_fence) + " (2^53 - 1), the largest fencelock issues"};
+        throw InputError{"--fence",
+                         "is above " + std::to_string(max_fence) + " (2^53 - 1), the largest fencelock issues"};
     return FencingToken(v);
 }
 
@@ -113,7 +114,9 @@ int run_read(const StoreArgs& a) {
         emit({{"result", "not_found"}, {"resource", resource.str()}, {"last_fence", 0}});
         return exit_negative;
     }
-    json out{{"result", "found"}, {"resource", resource.str()}, {"value", (*r)->value},
+    json out{{"result", "found"},
+             {"resource", resource.str()},
+             {"value", (*r)->value},
              {"last_fence", (*r)->last_fence.value()}};
     out["last_owner"] = (*r)->last_owner ? json(*(*r)->last_owner) : json(nullptr);
     emit(out);
@@ -127,7 +130,9 @@ int run_claim(const StoreArgs& a) {
     auto store = open_store(a.db);
     auto r = store.claim(resource, fence, owner);
     if (!r) return store_failure(r.error());
-    emit({{"result", to_string(r->status)}, {"resource", resource.str()}, {"value", r->value},
+    emit({{"result", to_string(r->status)},
+          {"resource", resource.str()},
+          {"value", r->value},
           {"last_fence", r->last_fence.value()}});
     return r->status == ClaimStatus::claimed ? exit_ok : exit_negative;
 }
@@ -136,8 +141,10 @@ int run_relay(const Globals& g, const StoreArgs& a) {
     if (a.batch < 1) throw InputError{"--batch", "must be at least 1"};
     const auto [endpoint, timeout] = redis_target(g);
     auto store = open_store(a.db);
-    auto relay = OutboxRelay::create(store, RelayOptions{.endpoint = endpoint, .connect_timeout = timeout,
-                                                         .command_timeout = timeout, .batch_size = a.batch});
+    auto relay = OutboxRelay::create(store, RelayOptions{.endpoint = endpoint,
+                                                         .connect_timeout = timeout,
+                                                         .command_timeout = timeout,
+                                                         .batch_size = a.batch});
     if (!relay) throw InputError{"--" + relay.error().field, relay.error().message};
     std::size_t total = 0;
     for (;;) {

@@ -46,13 +46,13 @@
 #include "cli.hpp"
 #include "cmd_queue.hpp"
 #include "cmd_worker_output.hpp"
-#include "observe.hpp"
-#include "replica_flags.hpp"
 #include "fencelock/queue.hpp"
 #include "fencelock/queue_metrics.hpp"
+#include "observe.hpp"
 #include "posix/child.hpp"
 #include "posix/fd.hpp"
 #include "posix/signals.hpp"
+#include "replica_flags.hpp"
 
 namespace fencelock::cli {
 namespace {
@@ -116,7 +116,8 @@ std::expected<void, JobFailure> run_command(const std::vector<std::string>& comm
     auto cmd = spawn_group(spawn);
     // Cannot start: a broken deployment, not the job's fault; it does not burn business attempts.
     if (!cmd)
-        return std::unexpected(JobFailure::retry_later("cannot run " + command.front() + ": " + std::strerror(cmd.error())));
+        return std::unexpected(
+            JobFailure::retry_later("cannot run " + command.front() + ": " + std::strerror(cmd.error())));
     out_write.reset();  // CMD's group holds the write ends now: EOF once it is gone
     err_write.reset();
 
@@ -130,10 +131,8 @@ std::expected<void, JobFailure> run_command(const std::vector<std::string>& comm
     for (;;) {
         stop.lease_until(ctx.lease.safe_until());
         stop.act(*cmd);
-        pollfd fds[4] = {{cmd->exit_fd(), POLLIN, 0},
-                         {stopped.get(), POLLIN, 0},
-                         {out.fd(), POLLIN, 0},
-                         {err.fd(), POLLIN, 0}};
+        pollfd fds[4] = {
+            {cmd->exit_fd(), POLLIN, 0}, {stopped.get(), POLLIN, 0}, {out.fd(), POLLIN, 0}, {err.fd(), POLLIN, 0}};
         if (::poll(fds, 4, stop.poll_timeout()) < 0 && errno != EINTR) break;
         if (fds[2].revents != 0) out.drain();
         if (fds[3].revents != 0) err.drain();
@@ -176,10 +175,11 @@ int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     const auto kill_grace = stop_grace_flag("--kill-grace", cmd.count("--kill-grace") > 0, a.kill_grace, lease);
     if (a.command.empty() || a.command.front().empty()) throw InputError{"CMD", "missing command after --"};
     if (a.db.empty()) throw InputError{"--db", "a database URL is required (--db or $FENCELOCK_DB_URL)"};
-    WorkerOptions options{.concurrency = a.concurrency,
-                          .processing = {.lease = lease, .max_hold = std::max(lease, milliseconds(std::chrono::hours(1)))},
-                          .visibility_timeout = visibility,
-                          .shutdown_grace = grace};
+    WorkerOptions options{
+        .concurrency = a.concurrency,
+        .processing = {.lease = lease, .max_hold = std::max(lease, milliseconds(std::chrono::hours(1)))},
+        .visibility_timeout = visibility,
+        .shutdown_grace = grace};
     options.processing.retry.max_business_attempts = a.max_attempts;
     if (auto ok = options.validate(); !ok) {
         std::string field = ok.error().field;
@@ -210,7 +210,8 @@ int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     auto client = make_client(g, observe.lock_observer());
     auto store = FencedStore::create(
         StoreOptions{.url = a.db, .pool_size = a.concurrency * 2, .observer = observe.store_observer()});
-    if (!store) throw InputError{store.error().field == "url" ? "--db" : "--" + store.error().field, store.error().message};
+    if (!store)
+        throw InputError{store.error().field == "url" ? "--db" : "--" + store.error().field, store.error().message};
     // Queue depth is read from Redis when Prometheus asks, not per job.
     if (observe.registry()) {
         auto depth = std::make_shared<QueueDepthMetrics>(*observe.registry(), queue, observe.metrics());
@@ -219,18 +220,18 @@ int run_worker(const Globals& g, const WorkerArgs& a, const CLI::App& cmd) {
     // Fail fast when Redis or the database cannot be reached at all (later outages are retried).
     auto probe = JobQueue::create(queue).value();
     if (auto s = probe.stats(); !s) return redis_failure(s.error());
-    if (auto r = store->read(ResourceName::make("fencelock-worker-probe").value()); !r) return store_unavailable(r.error());
+    if (auto r = store->read(ResourceName::make("fencelock-worker-probe").value()); !r)
+        return store_unavailable(r.error());
 
     auto worker = QueueWorker::create(queue, options, client, *store);
     if (!worker) throw InputError{"--" + worker.error().field, worker.error().message};
     std::stop_source stop;
     WorkerStats stats;
     std::thread runner([&] {
-        stats = worker->run_external(
-            [&a, kill_grace, &output](const JobContext& ctx) {
-                return run_command(a.command, ctx, kill_grace, output);
-            },
-            stop.get_token());
+        stats =
+            worker->run_external([&a, kill_grace, &output](
+                                     const JobContext& ctx) { return run_command(a.command, ctx, kill_grace, output); },
+                                 stop.get_token());
         const std::uint64_t one = 1;
         (void)!::write(finished.get(), &one, sizeof one);
     });
@@ -287,14 +288,15 @@ void register_worker_command(Program& p) {
                     "\"<job-id> stdout: <line>\" / \"<job-id> stderr: <line>\" instead of logging them");
     add_replica_flags(*cmd, args->replicas);
     cmd->add_option("command", args->command, "command and its arguments, after --");
-    cmd->footer("CMD exit: 0 completes the job, 75 retries later, other fails (dead after --max-attempts). "
-                "CMD output: each line of its stdout and stderr is one warn \"handler_output\" JSON log line on "
-                "the worker's stderr with job_id, fence, stream and line (lines over 16 KiB in pieces marked "
-                "continues; see docs/QUEUE.md); --log-level error or off hides it; --handler-output FILE puts it in "
-                "FILE instead, one \"<job-id> <stream>: <line>\" per line (\"<stream>+\" for a piece the next "
-                "line continues). "
-                "Worker exit: 0 after a graceful shutdown (SIGTERM/SIGINT); 2 invalid input; 4 Redis or "
-                "database unavailable.");
+    cmd->footer(
+        "CMD exit: 0 completes the job, 75 retries later, other fails (dead after --max-attempts). "
+        "CMD output: each line of its stdout and stderr is one warn \"handler_output\" JSON log line on "
+        "the worker's stderr with job_id, fence, stream and line (lines over 16 KiB in pieces marked "
+        "continues; see docs/QUEUE.md); --log-level error or off hides it; --handler-output FILE puts it in "
+        "FILE instead, one \"<job-id> <stream>: <line>\" per line (\"<stream>+\" for a piece the next "
+        "line continues). "
+        "Worker exit: 0 after a graceful shutdown (SIGTERM/SIGINT); 2 invalid input; 4 Redis or "
+        "database unavailable.");
     cmd->callback([&p, args, cmd] { p.run = [&p, args, cmd] { return run_worker(p.globals, *args, *cmd); }; });
 }
 

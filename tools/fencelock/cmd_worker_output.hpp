@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "handler_output.hpp"
 #include "fencelock/logging.hpp"
 #include "fencelock/queue.hpp"
+#include "handler_output.hpp"
 #include "posix/fd.hpp"
 
 namespace fencelock::cli {

@@ -1,9 +1,9 @@
 #include "human_output.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,8 @@ namespace fencelock::cli {
 using nlohmann::json;
 
 void add_format_flags(CLI::App& command, FormatFlags& flags) {
-    auto* as_json = command.add_flag("--json", flags.json, "JSON lines, whatever stdout is (default when not a terminal)");
+    auto* as_json =
+        command.add_flag("--json", flags.json, "JSON lines, whatever stdout is (default when not a terminal)");
     command.add_flag("--table", flags.table, "a table for people, whatever stdout is (default on a terminal)")
         ->excludes(as_json);
 }
@@ -83,7 +84,8 @@ void print_table(std::ostream& out, const std::vector<Column>& columns, const st
 void print_fields(std::ostream& out, const std::vector<std::pair<std::string, std::string>>& fields) {
     std::size_t name_width = 0;
     for (const auto& [name, value] : fields) name_width = std::max(name_width, width(name));
-    for (const auto& [name, value] : fields) out << name << std::string(name_width - width(name) + 2, ' ') << value << "\n";
+    for (const auto& [name, value] : fields)
+        out << name << std::string(name_width - width(name) + 2, ' ') << value << "\n";
 }
 
 std::string human_duration(std::int64_t ms) {

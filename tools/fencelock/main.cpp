@@ -20,26 +20,29 @@ int run_cli(int argc, char** argv) {
     // Global options are accepted after the subcommand too (`inspect R --redis URL`): every
     // subcommand registered below inherits fallthrough and hands options it lacks to the root.
     program.app.fallthrough();
-    program.app.set_version_flag("--version", "fencelock " + std::string(fencelock::version()) + " (" + std::string(fencelock::revision()) + ")");
-    program.app.add_option("--redis", program.globals.redis_url,
-                           "redis://[user:password@]host:port[/db], "
-                           "redis-sentinel://[user:password@]host:port[,...][/db][?query]#master, "
-                           "redis-cluster://[user:password@]host:port[,...], unix://[user:password@]/path/redis.sock[?db=N]; "
-                           "rediss://, rediss-sentinel://, rediss-cluster:// for TLS (query: tls_ca, tls_ca_dir, "
-                           "tls_cert, tls_key, tls_server_name, tls_insecure=1, or the --tls-* options); "
-                           "default $FENCELOCK_REDIS_URL, else redis://127.0.0.1:6379")
+    program.app.set_version_flag("--version", "fencelock " + std::string(fencelock::version()) + " (" +
+                                                  std::string(fencelock::revision()) + ")");
+    program.app
+        .add_option("--redis", program.globals.redis_url,
+                    "redis://[user:password@]host:port[/db], "
+                    "redis-sentinel://[user:password@]host:port[,...][/db][?query]#master, "
+                    "redis-cluster://[user:password@]host:port[,...], unix://[user:password@]/path/redis.sock[?db=N]; "
+                    "rediss://, rediss-sentinel://, rediss-cluster:// for TLS (query: tls_ca, tls_ca_dir, "
+                    "tls_cert, tls_key, tls_server_name, tls_insecure=1, or the --tls-* options); "
+                    "default $FENCELOCK_REDIS_URL, else redis://127.0.0.1:6379")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given wins
-    program.app.add_option("--redis-password-file", program.globals.password_file,
-                           "read the Redis password from FILE's first line instead of the URL (default: "
-                           "$FENCELOCK_REDIS_PASSWORD, if set); neither shows in ps or reaches a command run starts")
+    program.app
+        .add_option("--redis-password-file", program.globals.password_file,
+                    "read the Redis password from FILE's first line instead of the URL (default: "
+                    "$FENCELOCK_REDIS_PASSWORD, if set); neither shows in ps or reaches a command run starts")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    program.app.add_option("--timeout", program.globals.timeout,
-                           "limit for each Redis call, e.g. 500ms (default 1s)")
+    program.app.add_option("--timeout", program.globals.timeout, "limit for each Redis call, e.g. 500ms (default 1s)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    program.app.add_option("--label", program.globals.label,
-                           "a label stored with each lease this process takes, shown beside its host and pid by "
-                           "inspect and list, e.g. nightly-backup (default $FENCELOCK_LABEL; at most " +
-                               std::to_string(max_label_bytes) + " bytes)")
+    program.app
+        .add_option("--label", program.globals.label,
+                    "a label stored with each lease this process takes, shown beside its host and pid by "
+                    "inspect and list, e.g. nightly-backup (default $FENCELOCK_LABEL; at most " +
+                        std::to_string(max_label_bytes) + " bytes)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     program.app.add_flag("--allow-eviction", program.globals.allow_eviction,
                          "use a Redis whose maxmemory-policy may evict keys (refused by default: an evicted "

@@ -27,7 +27,8 @@ private:
 void add_observe_flags(CLI::App& command, ObserveArgs& args) {
     command.add_option("--metrics-addr", args.metrics_addr,
                        "serve Prometheus /metrics, /healthz and /readyz (Redis reachable) on HOST:PORT");
-    command.add_option("--log-level", args.log_level, "JSON log lines on stderr: debug, info, warn (default), error, off");
+    command.add_option("--log-level", args.log_level,
+                       "JSON log lines on stderr: debug, info, warn (default), error, off");
     command.add_flag("--log-raw-ids", args.log_raw_ids, "log full resource ids instead of their hash");
 }
 

@@ -17,7 +17,7 @@ class Registry;
 namespace fencelock::cli {
 
 struct ObserveArgs {
-    std::string metrics_addr;     ///< HOST:PORT; empty: no metrics server
+    std::string metrics_addr;  ///< HOST:PORT; empty: no metrics server
     std::string log_level = "warn";
     bool log_raw_ids = false;
 };

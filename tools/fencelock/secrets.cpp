@@ -53,7 +53,8 @@ std::string password_from_outside(const std::string& file) {
     std::string password;
     std::getline(in, password);
     if (!password.empty() && password.back() == '\r') password.pop_back();
-    if (password.empty()) throw InputError{"--redis-password-file", file + " holds no password (its first line is empty)"};
+    if (password.empty())
+        throw InputError{"--redis-password-file", file + " holds no password (its first line is empty)"};
     return password;
 }
 

@@ -49,7 +49,8 @@ std::string field_of(const CLI::ParseError& e, const CLI::App& root) {
     }
     std::size_t end = std::string::npos;
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) end = message.find(" is required");
-    else if (dynamic_cast<const CLI::ExcludesError*>(&e) != nullptr) end = message.find(" excludes ");  // "-n excludes --wait"
+    else if (dynamic_cast<const CLI::ExcludesError*>(&e) != nullptr)
+        end = message.find(" excludes ");  // "-n excludes --wait"
     else end = message.find(':');
     if (end == std::string::npos || end == 0) return {};
     const std::string name = message.substr(0, end);
@@ -75,8 +76,9 @@ int usage_failure(const CLI::App& root, const CLI::ParseError& e) {
         if (unknown.empty())
             return fail(exit_invalid_input, "invalid_input", where + " needs a subcommand; " + valid, "SUBCOMMAND",
                         "missing_subcommand");
-        return fail(exit_invalid_input, "invalid_input", "unknown subcommand '" + unknown + "' of " + where + "; " + valid,
-                    "SUBCOMMAND", "unknown_subcommand");
+        return fail(exit_invalid_input, "invalid_input",
+                    "unknown subcommand '" + unknown + "' of " + where + "; " + valid, "SUBCOMMAND",
+                    "unknown_subcommand");
     }
     return fail(exit_invalid_input, "invalid_input", e.what(), field_of(e, root));
 }

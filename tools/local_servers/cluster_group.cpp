@@ -140,20 +140,27 @@ void SlotMigration::finish() {
 }
 
 ClusterGroup::ClusterGroup(ClusterGroupOptions options)
-    : options_(std::move(options)), cli_flags_(options_.tls ? cli_tls_flags(*options_.tls) : std::vector<std::string>{}) {
+    : options_(std::move(options)),
+      cli_flags_(options_.tls ? cli_tls_flags(*options_.tls) : std::vector<std::string>{}) {
     const int total = options_.masters * (1 + options_.replicas_per_master);
     for (int i = 0; i < total; ++i) {
         // The bus port defaults to port + 10000, which is out of range for ports above
         // 55535: give it a free port of its own.
-        std::vector<std::string> args{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                      "--cluster-node-timeout", std::to_string(options_.node_timeout_ms),
-                                      "--cluster-port", std::to_string(free_port()),
-                                      "--repl-diskless-sync-delay", "0"};
+        std::vector<std::string> args{"--cluster-enabled",
+                                      "yes",
+                                      "--cluster-config-file",
+                                      "nodes.conf",
+                                      "--cluster-node-timeout",
+                                      std::to_string(options_.node_timeout_ms),
+                                      "--cluster-port",
+                                      std::to_string(free_port()),
+                                      "--repl-diskless-sync-delay",
+                                      "0"};
         if (const auto& tls = options_.tls) {
             args.insert(args.end(), {"--tls-cluster", "yes", "--tls-replication", "yes"});
             if (!tls->cli_cert_file.empty())
-                args.insert(args.end(), {"--tls-client-cert-file", tls->cli_cert_file, "--tls-client-key-file",
-                                         tls->cli_key_file});
+                args.insert(args.end(),
+                            {"--tls-client-cert-file", tls->cli_cert_file, "--tls-client-key-file", tls->cli_key_file});
         }
         args.insert(args.end(), options_.server_args.begin(), options_.server_args.end());
         const auto i_env = static_cast<std::size_t>(i);

@@ -65,8 +65,8 @@ PostgresServer::PostgresServer() : port_(free_port()), bin_(postgres_bin_dir()) 
         }
     };
     step("chown", "chown postgres:postgres " + quote(d));
-    step("initdb", as_pg + "initdb -D " + quote(d + "/data") +
-                       " -U postgres -A trust -E UTF8 --no-locale --no-sync >/dev/null");
+    step("initdb",
+         as_pg + "initdb -D " + quote(d + "/data") + " -U postgres -A trust -E UTF8 --no-locale --no-sync >/dev/null");
     running_ = true;
     step("pg_ctl start", as_pg + "pg_ctl -D " + quote(d + "/data") + " -l " + quote(d + "/server.log") +
                              " -w -t 30 -o " +

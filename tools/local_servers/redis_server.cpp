@@ -40,7 +40,8 @@ int run_command(const std::vector<std::string>& argv) {
     pid_t pid = spawn(argv);
     if (pid < 0) return -1;
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -55,10 +56,8 @@ const char* auth_clients(TlsClientAuth auth) {
 
 std::vector<std::string> cli_tls_flags(const RedisTlsOptions& tls) {
     std::vector<std::string> flags{"--tls"};
-    if (!tls.cli_verifies)
-        flags.emplace_back("--insecure");
-    else
-        flags.insert(flags.end(), {"--cacert", tls.cli_ca_file.empty() ? tls.ca_cert_file : tls.cli_ca_file});
+    if (!tls.cli_verifies) flags.emplace_back("--insecure");
+    else flags.insert(flags.end(), {"--cacert", tls.cli_ca_file.empty() ? tls.ca_cert_file : tls.cli_ca_file});
     if (!tls.cli_cert_file.empty()) flags.insert(flags.end(), {"--cert", tls.cli_cert_file, "--key", tls.cli_key_file});
     return flags;
 }
@@ -113,9 +112,19 @@ RedisServer::~RedisServer() {
 }
 
 void RedisServer::start() {
-    std::vector<std::string> argv{"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                  "--save", "", "--appendonly", "no", "--dir", dir_.string(),
-                                  "--logfile", (dir_ / "redis.log").string()};
+    std::vector<std::string> argv{"redis-server",
+                                  "--port",
+                                  std::to_string(port_),
+                                  "--bind",
+                                  "127.0.0.1",
+                                  "--save",
+                                  "",
+                                  "--appendonly",
+                                  "no",
+                                  "--dir",
+                                  dir_.string(),
+                                  "--logfile",
+                                  (dir_ / "redis.log").string()};
     if (const auto& tls = options_.tls)
         argv.insert(argv.end(), {"--tls-port", std::to_string(tls_port_), "--tls-cert-file", tls->cert_file,
                                  "--tls-key-file", tls->key_file, "--tls-ca-cert-file", tls->ca_cert_file,
@@ -148,7 +157,8 @@ void RedisServer::kill() {
     ::kill(pid_, SIGCONT);
     ::kill(pid_, SIGKILL);
     int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
     pid_ = -1;
 }
 
@@ -188,8 +198,7 @@ std::string RedisServer::snapshot() const {
     }
     std::sort(names.begin(), names.end());
     std::string out;
-    for (const auto& k : names)
-        out += k + " " + cli({"TYPE", k}) + " " + cli({"--raw", "DUMP", k}) + "\n";
+    for (const auto& k : names) out += k + " " + cli({"TYPE", k}) + " " + cli({"--raw", "DUMP", k}) + "\n";
     return out;
 }
 

@@ -39,8 +39,7 @@ std::map<std::string, std::string> fields(const std::string& text) {
 
 int count_online_replicas(const std::string& info) {
     int online = 0;
-    for (std::size_t at = info.find("state=online"); at != std::string::npos;
-         at = info.find("state=online", at + 1))
+    for (std::size_t at = info.find("state=online"); at != std::string::npos; at = info.find("state=online", at + 1))
         ++online;
     return online;
 }
@@ -72,10 +71,8 @@ SentinelServer::SentinelServer(const std::string& master_name, std::uint16_t mas
     : port_(free_port()), dir_(detail::make_temp_dir("sentinel")), cli_flags_(sentinel_cli_flags(options)) {
     const auto conf = dir_ / "sentinel.conf";
     std::ofstream out(conf);
-    if (options.tls)
-        out << sentinel_tls_conf(*options.tls, port_);
-    else
-        out << "port " << port_ << "\n";
+    if (options.tls) out << sentinel_tls_conf(*options.tls, port_);
+    else out << "port " << port_ << "\n";
     if (!options.sentinel_password.empty())
         out << "requirepass " << options.sentinel_password << "\nsentinel sentinel-pass " << options.sentinel_password
             << "\n";
@@ -104,7 +101,8 @@ void SentinelServer::kill() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGKILL);
     int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
     pid_ = -1;
 }
 
@@ -120,8 +118,8 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
     if (const auto& tls = options_.tls) {
         args.insert(args.end(), {"--tls-replication", "yes"});
         if (!tls->cli_cert_file.empty())
-            args.insert(args.end(), {"--tls-client-cert-file", tls->cli_cert_file, "--tls-client-key-file",
-                                     tls->cli_key_file});
+            args.insert(args.end(),
+                        {"--tls-client-cert-file", tls->cli_cert_file, "--tls-client-key-file", tls->cli_key_file});
     }
     const auto server = [&](std::vector<std::string> server_args, std::size_t i) {
         return std::make_unique<RedisServer>(RedisServerOptions{.extra_args = std::move(server_args),
@@ -161,7 +159,8 @@ void wait_master_known_for(const SentinelGroupShape& group, std::chrono::millise
     for (;;) {
         bool known = true;
         for (const std::uint16_t port : group.sentinel_ports) {
-            const std::string record = cli_at(port, {"SENTINEL", "MASTER", group.master_name}, group.sentinel_cli_flags);
+            const std::string record =
+                cli_at(port, {"SENTINEL", "MASTER", group.master_name}, group.sentinel_cli_flags);
             const auto at = record.find("role-reported-time\n");
             if (at == std::string::npos || std::stoll(record.substr(at + 19)) < d.count()) known = false;
         }
@@ -209,8 +208,7 @@ bool group_ready(const SentinelGroupShape& group) {
     const auto others = std::to_string(group.sentinel_ports.size() - 1);
     for (std::uint16_t sentinel : group.sentinel_ports) {
         auto f = fields(cli_at(sentinel, {"SENTINEL", "master", group.master_name}, group.sentinel_cli_flags));
-        if (f["num-slaves"] != replicas || f["num-other-sentinels"] != others || f["flags"] != "master")
-            return false;
+        if (f["num-slaves"] != replicas || f["num-other-sentinels"] != others || f["flags"] != "master") return false;
     }
     return true;
 }
@@ -225,7 +223,8 @@ SentinelGroupShape SentinelGroup::shape() const {
                            .master_name = options_.master_name,
                            .replicas = options_.replicas,
                            .sentinel_cli_flags = sentinel_cli_flags(options_),
-                           .server_cli_flags = options_.tls ? cli_tls_flags(*options_.tls) : std::vector<std::string>{}};
+                           .server_cli_flags = options_.tls ? cli_tls_flags(*options_.tls)
+                                                            : std::vector<std::string>{}};
     for (const auto& s : sentinels_) out.sentinel_ports.push_back(s->port());
     return out;
 }

@@ -72,10 +72,26 @@ public:
     /// A new EC P-256 key NAME.key and a certificate NAME.crt with `subject` and the
     /// extensions of `section`, self-signed, or signed by ca.crt when `by_ca`.
     void certificate(const std::string& name, const std::string& subject, const std::string& section, bool by_ca) {
-        std::vector<std::string> argv{"openssl", "req", "-config", config_, "-x509", "-newkey", "ec",
-                                      "-pkeyopt", "ec_paramgen_curve:prime256v1", "-noenc",
-                                      "-keyout", path(name + ".key"), "-out", path(name + ".crt"),
-                                      "-days", "2", "-subj", subject, "-extensions", section};
+        std::vector<std::string> argv{"openssl",
+                                      "req",
+                                      "-config",
+                                      config_,
+                                      "-x509",
+                                      "-newkey",
+                                      "ec",
+                                      "-pkeyopt",
+                                      "ec_paramgen_curve:prime256v1",
+                                      "-noenc",
+                                      "-keyout",
+                                      path(name + ".key"),
+                                      "-out",
+                                      path(name + ".crt"),
+                                      "-days",
+                                      "2",
+                                      "-subj",
+                                      subject,
+                                      "-extensions",
+                                      section};
         if (by_ca) argv.insert(argv.end(), {"-CA", path("ca.crt"), "-CAkey", path("ca.key")});
         run(name, argv);
     }
@@ -84,9 +100,9 @@ public:
     void expired_certificate(const std::string& name) {
         write_file(dir_ / "index.txt", "");
         write_file(dir_ / "serial", "1000\n");
-        run(name + " request", {"openssl", "req", "-config", config_, "-new", "-newkey", "ec", "-pkeyopt",
-                                "ec_paramgen_curve:prime256v1", "-noenc", "-keyout", path(name + ".key"), "-out",
-                                path(name + ".csr"), "-subj", "/CN=127.0.0.1"});
+        run(name + " request",
+            {"openssl", "req", "-config", config_, "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+             "-noenc", "-keyout", path(name + ".key"), "-out", path(name + ".csr"), "-subj", "/CN=127.0.0.1"});
         run(name, {"openssl", "ca", "-config", config_, "-batch", "-notext", "-in", path(name + ".csr"), "-out",
                    path(name + ".crt"), "-cert", path("ca.crt"), "-keyfile", path("ca.key"), "-startdate",
                    "20200101000000Z", "-enddate", "20200102000000Z"});

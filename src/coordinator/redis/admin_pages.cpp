@@ -99,14 +99,15 @@ Result<std::vector<HeldLock>> RedisCoordinator::list_locks(std::string_view glob
 }
 
 Result<ForceReleaseOutcome> RedisCoordinator::force_release(const ResourceName& resource,
-                                                             const ForceReleaseRequest& request) {
+                                                            const ForceReleaseRequest& request) {
     return force_release_once(*pool_->borrow(), prefix_, resource, request);
 }
 
 // The entries live in one stream per resource (`audit:{R}`, written by force_release's script
 // in the lock's slot) and, from before that layout, in the prefix's legacy stream: both are
 // read and merged newest first.
-Result<std::vector<AuditEntry>> RedisCoordinator::audit_log(const std::optional<ResourceName>& resource, std::size_t limit) {
+Result<std::vector<AuditEntry>> RedisCoordinator::audit_log(const std::optional<ResourceName>& resource,
+                                                            std::size_t limit) {
     auto connection = pool_->borrow();
     std::vector<AuditEntry> entries;
     auto add = [&](Connection& c, std::string_view stream) -> std::error_code {

@@ -61,8 +61,8 @@ Result<ReleaseReply> RedisCoordinator::release(const ResourceName& resource, con
     const auto successor = next ? std::optional<Successor>({next->tag, next->terms.lease, next->terms.max_hold})
                                 : std::nullopt;
     const auto sent = std::chrono::steady_clock::now();
-    auto reply = release_for_client(*pool_->borrow(), prefix_, resource, owner, &holder_,
-                                    successor ? &*successor : nullptr);
+    auto reply =
+        release_for_client(*pool_->borrow(), prefix_, resource, owner, &holder_, successor ? &*successor : nullptr);
     if (reply && reply->granted) reply->granted->grant.release_sent = sent;  // its TTL began after this
     return reply;
 }

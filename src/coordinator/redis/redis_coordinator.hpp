@@ -37,8 +37,7 @@ public:
     Result<std::vector<HeldLock>> list_locks(std::string_view glob, std::size_t limit) override;
     Result<ForceReleaseOutcome> force_release(const ResourceName& resource,
                                               const ForceReleaseRequest& request) override;
-    Result<std::vector<AuditEntry>> audit_log(const std::optional<ResourceName>& resource,
-                                              std::size_t limit) override;
+    Result<std::vector<AuditEntry>> audit_log(const std::optional<ResourceName>& resource, std::size_t limit) override;
 
     // What the Redis-only drivers still use directly (the keeper and the async client, which
     // are not over the seam yet; docs/DESIGN.md, "Layout").

@@ -18,8 +18,8 @@
 #include "redis/cluster_connection.hpp"
 #include "redis/cluster_slot.hpp"
 #include "redis/hiredis_connection.hpp"
-#include "redis/wire.hpp"
 #include "redis/signal_free_thread.hpp"
+#include "redis/wire.hpp"
 
 namespace fencelock::detail {
 
@@ -52,7 +52,8 @@ struct ReleaseNotifier::State {
             auto it = sleepers.find(n.channel);
             if (it == sleepers.end()) continue;
             if (n.only) it->second.at(*n.only)->notify_all();
-            else for (auto& [ticket, cv] : it->second) cv->notify_all();
+            else
+                for (auto& [ticket, cv] : it->second) cv->notify_all();
         }
     }
     // The node whose subscriber hears `channel`'s releases: the master of its slot on a
@@ -212,7 +213,9 @@ private:
         std::lock_guard lock(s_->mutex);
         const auto now = clock::now();
         std::optional<clock::duration> wait;
-        const auto consider = [&](clock::duration d) { wait = std::min(wait.value_or(d), std::max(d, clock::duration::zero())); };
+        const auto consider = [&](clock::duration d) {
+            wait = std::min(wait.value_or(d), std::max(d, clock::duration::zero()));
+        };
         if (s_->plan.wanted())
             for (const auto& [node, until] : s_->offline)
                 if (until > now) consider(until - now);

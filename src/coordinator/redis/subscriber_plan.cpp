@@ -47,7 +47,7 @@ std::optional<DirectGrant> SubscriberPlan::take_grant(const std::string& channel
 }
 
 std::optional<SubscriberPlan::Ticket> SubscriberPlan::grant(const std::string& channel, std::string_view owner,
-                                                           const DirectGrant& g) {
+                                                            const DirectGrant& g) {
     auto it = channels_.find(channel);
     if (it == channels_.end()) return std::nullopt;
     return it->second.line.grant(owner, g);
@@ -65,7 +65,8 @@ bool SubscriberPlan::confirmed_now(const std::string& channel) const {
 std::optional<SubscriberPlan::time_point> SubscriberPlan::next_unsubscribe() const {
     std::optional<time_point> next;
     for (const auto& [name, c] : channels_)
-        if (c.line.empty() && c.on_server) next = std::min(next.value_or(c.idle_since + linger_), c.idle_since + linger_);
+        if (c.line.empty() && c.on_server)
+            next = std::min(next.value_or(c.idle_since + linger_), c.idle_since + linger_);
     return next;
 }
 
@@ -168,8 +169,8 @@ std::vector<SubscriberPlan::Notify> SubscriberPlan::on_push(Link& link, const st
         if (auto ticket = payload.empty() ? c->line.wake_next() : c->line.wake(payload)) return {{name, ticket}};
     } else if (kind == "ssubscribe") {
         if (!link.pending.empty()) link.pending.pop_front();
-        const bool sent_again = std::ranges::any_of(
-            link.pending, [&](const Pending& p) { return p.subscribe && p.channel == name; });
+        const bool sent_again =
+            std::ranges::any_of(link.pending, [&](const Pending& p) { return p.subscribe && p.channel == name; });
         if (here && !sent_again && !c->confirmed) {
             c->confirmed = true;
             c->redirects = 0;

@@ -140,7 +140,7 @@ private:
         bool confirmed = false;    // ...and acknowledged: from here on no release goes unseen
         unsigned redirects = 0;    // MOVED answers since the last confirmation
         std::uint64_t failures = 0;
-        time_point idle_since{};   // when its last waiter left (the line is empty)
+        time_point idle_since{};  // when its last waiter left (the line is empty)
     };
     // A command a node has not answered yet.
     struct Pending {

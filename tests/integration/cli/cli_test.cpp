@@ -9,11 +9,11 @@
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
+using local::free_port;
 using local::ProcessResult;
 using local::RedisServer;
-using local::free_port;
 using local::run_process;
+using nlohmann::json;
 
 class CliTest : public LockTest {
 protected:
@@ -233,7 +233,8 @@ TEST_F(CliTest, BenchLeavesTheDatabaseAsItFoundIt) {
     redis->cli({"SET", "fence:{fencelock-bench-keeper:7}", "12"});  // left by an interrupted run
     redis->cli({"SET", "fence:{mine}", "3"});
     const std::string before = "fence:{mine}\n";
-    auto keeper = fencelock({"bench", "--scenario", "keeper", "--leases", "20", "--lease", "30s", "--duration", "200ms"});
+    auto keeper =
+        fencelock({"bench", "--scenario", "keeper", "--leases", "20", "--lease", "30s", "--duration", "200ms"});
     ASSERT_EQ(keeper.exit_code, 0) << keeper.err;
     // A window shorter than a renewal interval used to report zeros without a word.
     const json k = parse_one_object(keeper);
@@ -247,7 +248,8 @@ TEST_F(CliTest, BenchLeavesTheDatabaseAsItFoundIt) {
         EXPECT_EQ(redis->cli({"KEYS", "*"}) + "\n", before) << scenario;
     }
     // Contenders in processes of their own: one summary over all of them, keys removed once.
-    auto spread = fencelock({"bench", "--scenario", "hot", "--clients", "5", "--processes", "2", "--duration", "300ms"});
+    auto spread =
+        fencelock({"bench", "--scenario", "hot", "--clients", "5", "--processes", "2", "--duration", "300ms"});
     ASSERT_EQ(spread.exit_code, 0) << spread.err;
     const json s = parse_one_object(spread);
     EXPECT_EQ(s["processes"], 2);
@@ -281,9 +283,9 @@ TEST_F(CliTest, BadInputNamesTheOffendingFlag) {
 }
 
 TEST_F(CliTest, UnreachableRedisExitsFourWithoutLeakingThePassword) {
-    auto result = run_process({FENCELOCK_CLI, "--redis", "redis://bob:hunter2-secret@127.0.0.1:" +
-                                   std::to_string(free_port()), "--timeout", "200ms",
-                               "acquire", "r", "--lease", "10s"});
+    auto result =
+        run_process({FENCELOCK_CLI, "--redis", "redis://bob:hunter2-secret@127.0.0.1:" + std::to_string(free_port()),
+                     "--timeout", "200ms", "acquire", "r", "--lease", "10s"});
     EXPECT_EQ(result.exit_code, 4);
     EXPECT_EQ(parse_one_object(result)["error"], "redis");
     EXPECT_EQ((result.out + result.err).find("hunter2"), std::string::npos);
@@ -291,8 +293,9 @@ TEST_F(CliTest, UnreachableRedisExitsFourWithoutLeakingThePassword) {
 
 TEST_F(CliTest, WrongPasswordFailsClosedWithoutLeakingIt) {
     RedisServer secured({"--requirepass", "right-pw"});
-    auto result = run_process({FENCELOCK_CLI, "--redis", "redis://:wrong-pw-123@127.0.0.1:" +
-                                   std::to_string(secured.port()), "acquire", "r", "--lease", "10s"});
+    auto result =
+        run_process({FENCELOCK_CLI, "--redis", "redis://:wrong-pw-123@127.0.0.1:" + std::to_string(secured.port()),
+                     "acquire", "r", "--lease", "10s"});
     EXPECT_EQ(result.exit_code, 4);
     EXPECT_EQ((result.out + result.err).find("wrong-pw-123"), std::string::npos);
     EXPECT_EQ(secured.cli({"-a", "right-pw", "DBSIZE"}), "0");
@@ -316,8 +319,8 @@ TEST_F(CliTest, ForceReleaseRefusesAnActiveLockThenAuditsAForcedOne) {
     EXPECT_EQ(parse_one_object(refused)["renewed"], true);
     EXPECT_NE(refused.err.find("renewed "), std::string::npos) << refused.err;
 
-    auto forced = fencelock({"force-release", "stuck", "--reason", "host gone", "--even-if-active",
-                             "--operator", "carol@ops", "--owner", a["owner"]});
+    auto forced = fencelock({"force-release", "stuck", "--reason", "host gone", "--even-if-active", "--operator",
+                             "carol@ops", "--owner", a["owner"]});
     ASSERT_EQ(forced.exit_code, 0) << forced.err;
     json f = parse_one_object(forced);
     EXPECT_EQ(f["released"], true);
@@ -340,9 +343,10 @@ TEST_F(CliTest, ForceReleaseRefusesAnActiveLockThenAuditsAForcedOne) {
 TEST_F(CliTest, ForceReleaseWithoutAReasonIsInvalidInput) {
     ASSERT_EQ(fencelock({"acquire", "stuck", "--lease", "30s"}).exit_code, 0);
     const std::string before = redis->snapshot();
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"force-release", "stuck"}, {"force-release", "stuck", "--reason", ""},
-             {"force-release", "", "--reason", "x"}, {"list", "--pattern", ""}}) {
+    for (const auto& args : std::vector<std::vector<std::string>>{{"force-release", "stuck"},
+                                                                  {"force-release", "stuck", "--reason", ""},
+                                                                  {"force-release", "", "--reason", "x"},
+                                                                  {"list", "--pattern", ""}}) {
         auto r = fencelock(args);
         EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1];
     }
@@ -350,8 +354,8 @@ TEST_F(CliTest, ForceReleaseWithoutAReasonIsInvalidInput) {
 }
 
 TEST_F(CliTest, RedisUrlComesFromTheEnvironment) {
-    auto result = run_process({FENCELOCK_CLI, "acquire", "env-r", "--lease", "10s"},
-                              {"FENCELOCK_REDIS_URL=" + redis->url()});
+    auto result =
+        run_process({FENCELOCK_CLI, "acquire", "env-r", "--lease", "10s"}, {"FENCELOCK_REDIS_URL=" + redis->url()});
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(redis->cli({"EXISTS", "lock:{env-r}"}), "1");
 }

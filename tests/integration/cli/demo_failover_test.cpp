@@ -13,8 +13,8 @@
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
 using local::run_process;
+using nlohmann::json;
 
 TEST(DemoFailoverTest, FencelockFencesSurviveAFailoverThatSendsAPlainCounterBack) {
     const std::string timeline = ::testing::TempDir() + "demo-failover-" + std::to_string(::getpid()) + ".html";
@@ -68,7 +68,8 @@ TEST(DemoFailoverTest, FencelockFencesSurviveAFailoverThatSendsAPlainCounterBack
     std::ifstream in(timeline);
     std::stringstream html;
     html << in.rdbuf();
-    for (const char* mark : {">cut<", ">kill<", ">promoted<"}) EXPECT_NE(html.str().find(mark), std::string::npos) << mark;
+    for (const char* mark : {">cut<", ">kill<", ">promoted<"})
+        EXPECT_NE(html.str().find(mark), std::string::npos) << mark;
     std::remove(timeline.c_str());
 }
 

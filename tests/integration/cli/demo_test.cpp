@@ -12,8 +12,8 @@
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
 using local::run_process;
+using nlohmann::json;
 
 TEST(DemoTest, FencingLosesNothingAndTheUnfencedRunShowsTheDamage) {
     const std::string timeline = ::testing::TempDir() + "demo-timeline-" + std::to_string(::getpid()) + ".html";
@@ -43,9 +43,11 @@ TEST(DemoTest, FencingLosesNothingAndTheUnfencedRunShowsTheDamage) {
 }
 
 TEST(DemoTest, BadInputExitsTwo) {
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"demo", "--workers", "1"}, {"demo", "--duration", "10"}, {"demo", "--lease", "5ms"},
-             {"demo", "--db", "mysql://x"}, {"demo", "--duration", "1s", "--lease", "400ms"}}) {
+    for (const auto& args : std::vector<std::vector<std::string>>{{"demo", "--workers", "1"},
+                                                                  {"demo", "--duration", "10"},
+                                                                  {"demo", "--lease", "5ms"},
+                                                                  {"demo", "--db", "mysql://x"},
+                                                                  {"demo", "--duration", "1s", "--lease", "400ms"}}) {
         std::vector<std::string> argv{FENCELOCK_CLI};
         argv.insert(argv.end(), args.begin(), args.end());
         auto r = run_process(argv);

@@ -2,8 +2,8 @@
 // Chromium renders it, and the screenshot must show each outcome colour of the legend (accepted,
 // rejected, lost update) in the legend and on the runs below it; the page must mark every lost
 // update and every rejected write the report counts, and the stale writes behind lost updates.
-#include <nlohmann/json.hpp>
 #include <png.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>

@@ -122,12 +122,12 @@ TEST_P(DocExamplesTest, EveryDocTestBlockRunsAsWritten) {
     const std::string cli_dir = std::string(FENCELOCK_CLI).substr(0, std::string(FENCELOCK_CLI).rfind('/'));
     // PATH is exported by the shell itself: a second PATH appended to the environment may not
     // win. The EXIT trap runs on failure and on timeout's SIGTERM too.
-    const auto ran = local::run_process(
-        {"timeout", "90", "bash", "-c",
-         R"(trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+    const auto ran = local::run_process({"timeout", "90", "bash", "-c",
+                                         R"(trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
             cd "$0" && export PATH="$1:$PATH" FENCELOCK_REDIS_URL="$2" && eval "$3")",
-         dir.path().string(), cli_dir, redis->url(), script_of(blocks)});
-    EXPECT_EQ(ran.exit_code, 0) << GetParam() << "'s examples failed (124: still running after 90 s); the shell's trace:\n"
+                                         dir.path().string(), cli_dir, redis->url(), script_of(blocks)});
+    EXPECT_EQ(ran.exit_code, 0) << GetParam()
+                                << "'s examples failed (124: still running after 90 s); the shell's trace:\n"
                                 << ran.err << ran.out;
 }
 

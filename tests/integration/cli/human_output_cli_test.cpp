@@ -12,9 +12,9 @@
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
 using local::ProcessResult;
 using local::run_process;
+using nlohmann::json;
 
 class HumanOutputTest : public LockTest {
 protected:
@@ -81,10 +81,10 @@ TEST_F(HumanOutputTest, NothingToShowSaysSoToPeopleAndNothingToScripts) {
 
 TEST_F(HumanOutputTest, AuditTableNamesWhoWhyAndHow) {
     ASSERT_EQ(fencelock({"acquire", "stuck", "--lease", "30s"}).exit_code, 0);
-    ASSERT_EQ(fencelock({"force-release", "stuck", "--reason", "host gone", "--even-if-active", "--operator",
-                         "carol@ops"})
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        fencelock({"force-release", "stuck", "--reason", "host gone", "--even-if-active", "--operator", "carol@ops"})
+            .exit_code,
+        0);
     const auto audit = fencelock({"audit", "--table"});
     for (const char* part : {"TIME", "OPERATOR", "REASON", "carol@ops", "host gone", "active (--even-if-active)"})
         EXPECT_NE(audit.out.find(part), std::string::npos) << part << " in\n" << audit.out;

@@ -18,8 +18,8 @@
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
 using local::ProcessResult;
+using nlohmann::json;
 
 enum class Shape { error, outcome, object, records };
 
@@ -62,7 +62,8 @@ std::vector<json> check_shape(const Case& c, const ProcessResult& r, const std::
                     EXPECT_TRUE(allowed.contains(key)) << shown << ": unexpected key " << key;
                     EXPECT_TRUE(value.is_string()) << shown << ": " << key << " is not a string";
                 }
-                for (const char* key : {"error", "code", "message"}) EXPECT_TRUE(j.contains(key)) << shown << ": " << key;
+                for (const char* key : {"error", "code", "message"})
+                    EXPECT_TRUE(j.contains(key)) << shown << ": " << key;
                 if (!c.field.empty()) {
                     EXPECT_EQ(j.value("field", ""), c.field) << shown;
                 }
@@ -146,9 +147,13 @@ TEST_F(JsonSchemaTest, LockAndOperationsCommands) {
         check(c);
     // A Redis failure: its code is a name, not a number.
     const std::string gone = "redis://127.0.0.1:" + std::to_string(local::free_port());
-    for (const Case& c : {Case{{"--timeout", "200ms", "--redis", gone, "inspect", "a"}, 4, Shape::error},
-                          Case{{"--timeout", "200ms", "--redis", gone, "run", "a", "--json", "--lease", "5s", "--", "true"}, 4,
-                               Shape::error, "", true}}) {
+    for (const Case& c :
+         {Case{{"--timeout", "200ms", "--redis", gone, "inspect", "a"}, 4, Shape::error},
+          Case{{"--timeout", "200ms", "--redis", gone, "run", "a", "--json", "--lease", "5s", "--", "true"},
+               4,
+               Shape::error,
+               "",
+               true}}) {
         const auto objects = check(c);
         ASSERT_EQ(objects.size(), 1u);
         EXPECT_EQ(objects[0]["code"], "connection_refused") << "the cause, not only the class";
@@ -192,7 +197,10 @@ TEST_F(JsonSchemaTest, StoreCommands) {
              {{"store", "create", "--db", db, "--resource", "s"}, 3, Shape::outcome},
              {{"store", "write", "--db", db, "--resource", "s", "--fence", "5", "--value", "v"}, 0, Shape::outcome},
              {{"store", "write", "--db", db, "--resource", "s", "--fence", "4", "--value", "v"}, 3, Shape::outcome},
-             {{"store", "write", "--db", db, "--resource", "s", "--fence", "x", "--value", "v"}, 2, Shape::error, "--fence"},
+             {{"store", "write", "--db", db, "--resource", "s", "--fence", "x", "--value", "v"},
+              2,
+              Shape::error,
+              "--fence"},
              {{"store", "write", "--db", db, "--resource", "s", "--value", "v"}, 2, Shape::error, "--fence"},
              {{"store", "read", "--db", db, "--resource", "s"}, 0, Shape::outcome},
              {{"store", "read", "--db", db, "--resource", "nope"}, 3, Shape::outcome},

@@ -10,9 +10,9 @@
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
 using local::ProcessResult;
 using local::run_process;
+using nlohmann::json;
 
 class ReplicasCliTest : public ReplicatedRedisTest {
 protected:
@@ -44,15 +44,17 @@ TEST_F(ReplicasCliTest, AUrlAtAReplicaSaysItIsReadOnly) {
 TEST_F(ReplicasCliTest, AcquireWithAReplicaInSyncSucceeds) {
     // --timeout 5s --replica-timeout 2s: replicas in sync answer in milliseconds, but a busy
     // test machine can take longer than the 200 ms default.
-    auto r = fencelock({"--timeout", "5s", "acquire", "c1", "--lease", "30s", "--replicas", "1", "--replica-timeout", "2s"});
+    auto r =
+        fencelock({"--timeout", "5s", "acquire", "c1", "--lease", "30s", "--replicas", "1", "--replica-timeout", "2s"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     const json j = json::parse(r.out);
     EXPECT_EQ(j["acquired"], true);
     EXPECT_EQ(replica->cli({"HGET", "lock:{c1}", "owner"}), j["owner"]);
     const long waits = stat_calls("wait");  // the first also followed a fresh server's NOSCRIPT
-    ASSERT_EQ(fencelock({"--timeout", "5s", "acquire", "c1b", "--lease", "30s", "--replicas", "1", "--replica-timeout", "2s"})
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        fencelock({"--timeout", "5s", "acquire", "c1b", "--lease", "30s", "--replicas", "1", "--replica-timeout", "2s"})
+            .exit_code,
+        0);
     EXPECT_EQ(stat_calls("wait"), waits + 1);
 }
 
@@ -87,7 +89,7 @@ TEST_F(ReplicasCliTest, BadReplicaFlagsExitTwoAndSendNothing) {
         {"--replicas", "1", "--replica-timeout", "-5ms"},
         {"--replicas", "1", "--replica-timeout", "soon"},
         {"--replicas", "1", "--replica-timeout", "600ms"},  // more than half of --timeout 1s
-        {"--replica-timeout", "100ms"},                       // without --replicas
+        {"--replica-timeout", "100ms"},                     // without --replicas
     };
     for (const auto& flags : bad) {
         std::vector<std::string> acquire{"acquire", "r", "--lease", "10s"};

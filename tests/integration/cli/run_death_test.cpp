@@ -77,14 +77,16 @@ TEST_F(RunTest, EveryTerminatingSignalIsForwardedToCmd) {
     for (int sig : sent) numbers += " " + std::to_string(sig);
     // The background sleep keeps `wait` blocking; it ignores the signals the group receives.
     std::string script = "trap ''" + numbers + "; sleep 600 & ";
-    for (int sig : sent) script += "trap 'echo " + std::to_string(sig) + R"( >> "$1/got"' )" + std::to_string(sig) + "; ";
+    for (int sig : sent)
+        script += "trap 'echo " + std::to_string(sig) + R"( >> "$1/got"' )" + std::to_string(sig) + "; ";
     script += "trap 'kill $! 2>/dev/null; exit 0' TERM; " + std::string(announce) + "while :; do wait; done";
     const pid_t run = start(run_args("all", {"--lease", "5s"}, script));
     ASSERT_GT(wait_started(), 0);
     for (std::size_t i = 0; i < sent.size(); ++i) {
         ASSERT_EQ(::kill(run, sent[i]), 0);
         ASSERT_TRUE(eventually([&] { return lines(slurp(path("got"))).size() == i + 1; }))
-            << "signal " << sent[i] << " not forwarded; got:\n" << slurp(path("got"));
+            << "signal " << sent[i] << " not forwarded; got:\n"
+            << slurp(path("got"));
     }
     std::vector<std::string> got;
     for (int sig : sent) got.push_back(std::to_string(sig));

@@ -20,7 +20,9 @@ protected:
         RunTest::SetUp();
         redis = std::make_unique<local::RedisServer>(std::vector<std::string>{"--requirepass", password});
     }
-    std::string url_with_password() const { return "redis://:" + encoded + "@127.0.0.1:" + std::to_string(redis->port()); }
+    std::string url_with_password() const {
+        return "redis://:" + encoded + "@127.0.0.1:" + std::to_string(redis->port());
+    }
     std::string plain_url() const { return "redis://127.0.0.1:" + std::to_string(redis->port()); }
     std::string secured_cli(const std::vector<std::string>& args) const {
         std::vector<std::string> all{"-a", password, "--no-auth-warning"};
@@ -35,9 +37,10 @@ protected:
 };
 
 TEST_F(RunSecretTest, TheCommandInheritsNoRedisCredentials) {
-    const std::vector<std::string> argv{FENCELOCK_CLI, "run", "secret-env", "--lease", "5s", "--", "sh", "-c",
-                                        R"(env > "$1/env")", "sh", dir.string()};
-    auto r = local::run_process(argv, {"FENCELOCK_REDIS_URL=" + url_with_password(), "FENCELOCK_REDIS_PASSWORD=" + password});
+    const std::vector<std::string> argv{FENCELOCK_CLI, "run", "secret-env",        "--lease", "5s",        "--",
+                                        "sh",          "-c",  R"(env > "$1/env")", "sh",      dir.string()};
+    auto r = local::run_process(argv,
+                                {"FENCELOCK_REDIS_URL=" + url_with_password(), "FENCELOCK_REDIS_PASSWORD=" + password});
     ASSERT_EQ(r.exit_code, 2) << "the URL and the variable both give a password: " << r.err;
     r = local::run_process(argv, {"FENCELOCK_REDIS_URL=" + url_with_password()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -82,7 +85,8 @@ TEST_F(RunSecretTest, APasswordFileOrVariableKeepsThePasswordOutOfTheUrl) {
         argv.insert(argv.end(), {"acquire", "secret-bad", "--lease", "5s"});
         const auto failed = local::run_process(argv);
         EXPECT_EQ(failed.exit_code, 2) << failed.err;
-        EXPECT_EQ(json::parse(failed.out, nullptr, false)["field"], "--redis-password-file") << failed.out << failed.err;
+        EXPECT_EQ(json::parse(failed.out, nullptr, false)["field"], "--redis-password-file")
+            << failed.out << failed.err;
         EXPECT_TRUE(leaked_fragments(failed.out + failed.err, password, 5).empty()) << failed.err;
     }
     EXPECT_EQ(secured_cli({"DBSIZE"}), before) << "a refused password source changed Redis";

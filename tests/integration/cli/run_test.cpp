@@ -54,8 +54,8 @@ TEST_F(RunTest, ErrorsAndOutcomesWithoutCmdLeaveStdoutEmptyToo) {
     auto holder = client();
     ASSERT_TRUE(holder.try_acquire(resource("taken"), AcquireOptions{.lease = 30s}).value().acquired());
     for (const auto& args : {run_args("taken", {"--lease", "5s", "-n"}, "exit 0"),  // 75
-                             run_args("r", {"--lease", "5"}, "exit 0"),       // 2, found by fencelock
-                             run_args("r", {"--lease"}, "exit 0"),            // 2, found by the parser
+                             run_args("r", {"--lease", "5"}, "exit 0"),             // 2, found by fencelock
+                             run_args("r", {"--lease"}, "exit 0"),                  // 2, found by the parser
                              cli({"--timeout", "200ms", "--redis", "redis://127.0.0.1:" + std::to_string(free_port()),
                                   "run", "r", "--lease", "5s", "--", "true"})}) {  // 4
         auto r = run_process(args);
@@ -82,12 +82,13 @@ TEST_F(RunTest, ServesMetricsThatMatchTheScenario) {
     // allows (at most 1.47 s with a 3 s lease): the scrape that sees the loss is read below.
     // Renewals come every second; a loaded machine (ASan, parallel tests) does not miss one
     // long enough to lose the lease by expiry, which the counts below rule out.
-    const pid_t run = start(run_args("metered", {"--lease", "3s", "--grace", "1400ms", "--metrics-addr",
-                                                 "127.0.0.1:" + std::to_string(port)},
-                                     std::string(announce) + "trap '' TERM; exec sleep 600"));
+    const pid_t run = start(run_args(
+        "metered", {"--lease", "3s", "--grace", "1400ms", "--metrics-addr", "127.0.0.1:" + std::to_string(port)},
+        std::string(announce) + "trap '' TERM; exec sleep 600"));
     ASSERT_GT(wait_started(), 0);
     auto scrape = [&] { return "\n" + http_get(static_cast<unsigned short>(port), "/metrics"); };
-    ASSERT_TRUE(eventually([&] { return sample(scrape(), "fencelock_lock_renew_total{result=\"renewed\"}") >= 3; }, 30s));
+    ASSERT_TRUE(
+        eventually([&] { return sample(scrape(), "fencelock_lock_renew_total{result=\"renewed\"}") >= 3; }, 30s));
     ASSERT_EQ(redis->cli({"DEL", "lock:{metered}"}), "1");
     std::string text;
     ASSERT_TRUE(eventually([&] {
@@ -126,7 +127,8 @@ TEST_F(RunTest, MetricsServerDoesNotDelayTheExit) {
 }
 
 TEST_F(RunTest, LeaseDeletedMidRunStopsCmdAndExits76) {
-    const pid_t run = start(run_args("del", {"--lease", "4s", "--grace", "1s"}, std::string(announce) + "exec sleep 60"));
+    const pid_t run =
+        start(run_args("del", {"--lease", "4s", "--grace", "1s"}, std::string(announce) + "exec sleep 60"));
     const pid_t cmd = wait_started();
     ASSERT_GT(cmd, 0);
     const auto deleted = steady::now();
@@ -171,8 +173,8 @@ TEST_F(RunTest, LeaseTakenByAnotherOwnerStopsCmdAndLeavesTheirLockAlone) {
 
 TEST_F(RunTest, RedisGoneMidRunExpiresTheLeaseAndStopsCmd) {
     // Fail closed: no confirmed renewal before the safe-until deadline means no lease.
-    const pid_t run = start(cli({"--timeout", "200ms", "run", "gone", "--lease", "1s", "--", "sh",
-                                 "-c", std::string(announce) + "exec sleep 60", "sh", dir.string()}));
+    const pid_t run = start(cli({"--timeout", "200ms", "run", "gone", "--lease", "1s", "--", "sh", "-c",
+                                 std::string(announce) + "exec sleep 60", "sh", dir.string()}));
     const pid_t cmd = wait_started();
     ASSERT_GT(cmd, 0);
     const auto killed = steady::now();
@@ -206,9 +208,9 @@ TEST_F(RunTest, CmdIgnoringSigtermIsKilledAfterGrace) {
 }
 
 TEST_F(RunTest, SigtermToFencelockIsForwardedAndTheLockReleased) {
-    const pid_t run = start(run_args("term", {"--lease", "1s"},
-                                     std::string(R"(trap 'echo got-term > "$1/term"; exit 0' TERM; )") + announce +
-                                         "sleep 60 & wait"));
+    const pid_t run = start(
+        run_args("term", {"--lease", "1s"},
+                 std::string(R"(trap 'echo got-term > "$1/term"; exit 0' TERM; )") + announce + "sleep 60 & wait"));
     const pid_t cmd = wait_started();
     ASSERT_GT(cmd, 0);
     ASSERT_TRUE(lock_exists("term"));
@@ -388,9 +390,9 @@ TEST_F(RunTest, BadInputNamesTheOffendingFlag) {
 }
 
 TEST_F(RunTest, UnreachableRedisExitsFourWithoutRunningCmd) {
-    auto r = run_process({FENCELOCK_CLI, "--redis", "redis://127.0.0.1:" + std::to_string(free_port()), "--timeout",
-                          "200ms", "run", "r", "--json", "--lease", "5s", "--", "sh", "-c", R"(touch "$1")", "sh",
-                          path("ran")});
+    auto r =
+        run_process({FENCELOCK_CLI, "--redis", "redis://127.0.0.1:" + std::to_string(free_port()), "--timeout", "200ms",
+                     "run", "r", "--json", "--lease", "5s", "--", "sh", "-c", R"(touch "$1")", "sh", path("ran")});
     EXPECT_EQ(r.exit_code, 4);
     EXPECT_EQ(summary(r.err)["error"], "redis");
     EXPECT_FALSE(fs::exists(path("ran")));
@@ -409,7 +411,8 @@ TEST_F(RunTest, CmdNotFoundExits127AndReleases) {
 TEST_F(RunTest, CmdStartsWithAnEmptySignalMaskAndDefaultDispositions) {
     // fencelock blocks SIGINT, SIGTERM, SIGUSR1, SIGCHLD... and ignores SIGPIPE, SIGXCPU and
     // SIGXFSZ; none of it may reach CMD.
-    auto r = run_process(run_args("mask", {"--lease", "5s"}, R"(exec grep -E '^Sig(Blk|Ign):' /proc/self/status > "$1/sig")"));
+    auto r = run_process(
+        run_args("mask", {"--lease", "5s"}, R"(exec grep -E '^Sig(Blk|Ign):' /proc/self/status > "$1/sig")"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto sig = lines(slurp(path("sig")));
     ASSERT_EQ(sig.size(), 2u);

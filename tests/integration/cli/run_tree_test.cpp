@@ -12,7 +12,8 @@ namespace fencelock::test_support {
 namespace {
 
 // The escaped process: a shell that writes its pid to DIR/escaped and becomes `sleep 300`.
-constexpr const char* escapee = R"(sh -c 'echo $$ > "$0/escaped.tmp" && mv "$0/escaped.tmp" "$0/escaped"; exec sleep 300' "$1")";
+constexpr const char* escapee =
+    R"(sh -c 'echo $$ > "$0/escaped.tmp" && mv "$0/escaped.tmp" "$0/escaped"; exec sleep 300' "$1")";
 
 class RunTreeTest : public RunTest {
 protected:
@@ -50,10 +51,12 @@ TEST_F(RunTreeTest, TimeoutsChildDiesWhenTheLeaseIsLost) {
 
 TEST_F(RunTreeTest, ASetMJobDiesWhenCmdExits) {
     // bash makes a process group per job under `set -m` without a terminal (dash needs one).
-    std::ofstream(path("job.sh")) << "set -m\n" << escapee << " &\n"
-                                  << R"(while [ ! -e "$1/escaped" ]; do sleep 0.01; done)" << "\n";
-    const pid_t run = start(run_args("tree-setm", {"--lease", "5s"},
-                                     std::string(announce) + R"(bash "$1/job.sh" "$1"; exit 0)"));
+    std::ofstream(path("job.sh")) << "set -m\n"
+                                  << escapee << " &\n"
+                                  << R"(while [ ! -e "$1/escaped" ]; do sleep 0.01; done)"
+                                  << "\n";
+    const pid_t run =
+        start(run_args("tree-setm", {"--lease", "5s"}, std::string(announce) + R"(bash "$1/job.sh" "$1"; exit 0)"));
     const pid_t cmd = wait_started();
     const pid_t escaped = wait_escaped();
     ASSERT_GT(escaped, 0);
@@ -78,8 +81,8 @@ TEST_F(RunTreeTest, ADoubleForkedSetsidOrphanDiesWhenCmdExits) {
 }
 
 TEST_F(RunTreeTest, TimeoutsChildDiesWhenFencelockIsKilled) {
-    const pid_t run = start(run_args("tree-oom", {"--lease", "5s"},
-                                     std::string(announce) + "timeout 60 " + escapee + "; exit 0"));
+    const pid_t run =
+        start(run_args("tree-oom", {"--lease", "5s"}, std::string(announce) + "timeout 60 " + escapee + "; exit 0"));
     const pid_t cmd = wait_started();
     const pid_t escaped = wait_escaped();
     ASSERT_GT(escaped, 0);

@@ -62,7 +62,8 @@ TEST_F(RunTtyTest, CmdReadsTheTerminalAndFencelockTakesItBack) {
     ASSERT_EQ(wait_exit(run), 0) << "CMD stopped reading the terminal, or fencelock writing to it";
     EXPECT_EQ(slurp(path("read")), "got:hello\ntty\n");
     const std::string shown = drain();
-    EXPECT_NE(shown.find("\"result\":\"completed\""), std::string::npos) << "the summary reached the terminal: " << shown;
+    EXPECT_NE(shown.find("\"result\":\"completed\""), std::string::npos)
+        << "the summary reached the terminal: " << shown;
     EXPECT_FALSE(lock_exists("tty"));
 }
 
@@ -70,8 +71,8 @@ TEST_F(RunTtyTest, CmdReadsTheTerminalAndFencelockTakesItBack) {
 // stopped and gets the terminal back (else it waits on a running fencelock and the terminal
 // stays with a stopped group). fg (SIGCONT to fencelock) hands the terminal back to CMD.
 TEST_F(RunTtyTest, SuspendStopsFencelockWithCmdAndContinueResumesBoth) {
-    const pid_t run = start_on_terminal(run_args("suspend", {"--lease", "5s"},
-                                                 std::string(announce) + R"(read line; echo "got:$line" > "$1/read")"));
+    const pid_t run = start_on_terminal(
+        run_args("suspend", {"--lease", "5s"}, std::string(announce) + R"(read line; echo "got:$line" > "$1/read")"));
     ASSERT_GT(run, 0);
     ASSERT_GT(wait_started(), 0);
     termios mode{};
@@ -93,9 +94,7 @@ TEST_F(RunTtyTest, SuspendStopsFencelockWithCmdAndContinueResumesBoth) {
 // Without a terminal nothing changes: CMD reads fencelock's stdin from its own group.
 TEST_F(RunTtyTest, WithoutATerminalCmdReadsStdinAsBefore) {
     const std::string input = path("input");
-    {
-        std::ofstream(input) << "from-file\n";
-    }
+    { std::ofstream(input) << "from-file\n"; }
     auto piped = local::run_process({"sh", "-c", "exec \"$@\" < " + input, "sh", FENCELOCK_CLI, "--redis", redis->url(),
                                      "run", "notty", "--lease", "5s", "--", "sh", "-c",
                                      R"(read line; echo "$line"; test -t 0 || echo no-tty)"});

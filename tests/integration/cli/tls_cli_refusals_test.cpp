@@ -19,11 +19,11 @@
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
 using local::RedisServer;
 using local::RedisServerOptions;
 using local::RedisTlsOptions;
 using local::TlsClientAuth;
+using nlohmann::json;
 
 const local::TlsFiles& files() { return local::shared_tls_files(); }
 
@@ -64,21 +64,30 @@ Refusal tls_server(RedisTlsOptions tls, bool over_tls = true) {
 
 const std::vector<RefusalCase>& refusal_cases() {
     static const std::vector<RefusalCase> cases{
-        {"ExpiredCertificate", {"tls_cert_expired"}, [] {
+        {"ExpiredCertificate",
+         {"tls_cert_expired"},
+         [] {
              return tls_server(tls_presenting(files().expired_cert, files().expired_key, TlsClientAuth::optional,
                                               /*cli_verifies=*/false));
          }},
-        {"HostnameMismatch", {"tls_hostname_mismatch"}, [] {
-             return tls_server(tls_presenting(files().wrong_host_cert, files().wrong_host_key, TlsClientAuth::optional));
+        {"HostnameMismatch",
+         {"tls_hostname_mismatch"},
+         [] {
+             return tls_server(
+                 tls_presenting(files().wrong_host_cert, files().wrong_host_key, TlsClientAuth::optional));
          }},
-        {"ClientCertificateRequired", {"tls_client_cert_required"}, [] {
-             return tls_server(tls_presenting(files().server_cert, files().server_key, TlsClientAuth::required));
-         }},
-        {"PlaintextToTheTlsPort", {"handshake_closed"}, [] {
+        {"ClientCertificateRequired",
+         {"tls_client_cert_required"},
+         [] { return tls_server(tls_presenting(files().server_cert, files().server_key, TlsClientAuth::required)); }},
+        {"PlaintextToTheTlsPort",
+         {"handshake_closed"},
+         [] {
              return tls_server(tls_presenting(files().server_cert, files().server_key, TlsClientAuth::optional),
                                /*over_tls=*/false);
          }},
-        {"TlsToAPlaintextPort", {"tls_to_plaintext_port", "handshake_timeout"}, [] {
+        {"TlsToAPlaintextPort",
+         {"tls_to_plaintext_port", "handshake_timeout"},
+         [] {
              auto tls = tls_presenting(files().server_cert, files().server_key, TlsClientAuth::optional);
              tls.plaintext_port = true;
              auto server = std::make_unique<RedisServer>(RedisServerOptions{.tls = tls});

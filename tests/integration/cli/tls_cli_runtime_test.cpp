@@ -21,9 +21,9 @@ namespace fencelock::test_support {
 namespace {
 
 using namespace std::chrono_literals;
-using nlohmann::json;
 using local::ProcessResult;
 using local::run_process;
+using nlohmann::json;
 
 class TlsCliRuntimeTest : public ::testing::Test {
 protected:
@@ -42,7 +42,8 @@ protected:
 
 TEST_F(TlsCliRuntimeTest, RunHoldsTheLeaseOverRedissAndReleasesIt) {
     server.cli({"SET", "fence:{nightly}", "41"});
-    const auto r = fencelock(locks_user, {"run", "nightly", "--lease", "5s", "--", "sh", "-c", "echo $FENCELOCK_FENCE"});
+    const auto r =
+        fencelock(locks_user, {"run", "nightly", "--lease", "5s", "--", "sh", "-c", "echo $FENCELOCK_FENCE"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     // The fence CMD saw is the one issued, newer than the last (fences are floored by the clock).
     const std::string fence = server.cli({"GET", "fence:{nightly}"});
@@ -69,14 +70,30 @@ TEST_F(TlsCliRuntimeTest, QueueCommandsAndAWorkerCompleteJobsOverRediss) {
     const auto bad = fencelock(queue_user, {"queue", "enqueue", "--queue", "q", "--resource", "order:bad", "--key",
                                             "bad", "--payload", R"({"fail": true})"});
     ASSERT_EQ(bad.exit_code, 0) << bad.err;
-    const std::vector<std::string> worker{FENCELOCK_CLI, "--redis", managed_redis_url(server, queue_user),
-                                          "worker", "--queue", "q", "--db", db, "--lease", "5s", "--max-attempts", "1",
-                                          "--", "sh", "-c", "! grep -q fail"};
-    const pid_t pid = local::start_process(worker, dir.path().string() + "/worker.out", dir.path().string() + "/worker.err");
-    const bool settled = eventually([&] {
-        const json s = queue_stats("q");
-        return s.value("completed", 0) == 3 && s.value("dead", 0) == 1;
-    }, 30s);
+    const std::vector<std::string> worker{FENCELOCK_CLI,
+                                          "--redis",
+                                          managed_redis_url(server, queue_user),
+                                          "worker",
+                                          "--queue",
+                                          "q",
+                                          "--db",
+                                          db,
+                                          "--lease",
+                                          "5s",
+                                          "--max-attempts",
+                                          "1",
+                                          "--",
+                                          "sh",
+                                          "-c",
+                                          "! grep -q fail"};
+    const pid_t pid =
+        local::start_process(worker, dir.path().string() + "/worker.out", dir.path().string() + "/worker.err");
+    const bool settled = eventually(
+        [&] {
+            const json s = queue_stats("q");
+            return s.value("completed", 0) == 3 && s.value("dead", 0) == 1;
+        },
+        30s);
     ::kill(pid, SIGTERM);
     EXPECT_EQ(local::wait_process(pid), 0);
     ASSERT_TRUE(settled) << queue_stats("q").dump();

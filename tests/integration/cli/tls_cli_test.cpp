@@ -16,13 +16,13 @@
 namespace fencelock::test_support {
 namespace {
 
-using nlohmann::json;
 using local::ProcessResult;
 using local::RedisServer;
 using local::RedisServerOptions;
 using local::RedisTlsOptions;
-using local::TlsClientAuth;
 using local::run_process;
+using local::TlsClientAuth;
+using nlohmann::json;
 
 // The ACL user the test connects as; its password holds every byte a URL must encode.
 constexpr const char* app_password = "p@ss:w%rd-Leak";
@@ -31,21 +31,22 @@ constexpr const char* app_password_in_url = "p%40ss%3Aw%25rd-Leak";
 class TlsCliTest : public ::testing::Test {
 protected:
     const local::TlsFiles& files = local::shared_tls_files();
-    RedisServer server{RedisServerOptions{
-        .tls = RedisTlsOptions{.cert_file = files.server_cert,
-                               .key_file = files.server_key,
-                               .ca_cert_file = files.ca_cert,
-                               .client_auth = TlsClientAuth::optional,
-                               .cli_cert_file = files.client_cert,
-                               .cli_key_file = files.client_key},
-        // As on managed Redis: the default user is off, so no password means no access.
-        .acl_users = {"default off", std::string("app on >") + app_password + " ~* &* +@all", "admin on >admin-pw ~* &* +@all"},
-        .cli_user = "admin",
-        .cli_password = "admin-pw"}};
+    RedisServer server{
+        RedisServerOptions{.tls = RedisTlsOptions{.cert_file = files.server_cert,
+                                                  .key_file = files.server_key,
+                                                  .ca_cert_file = files.ca_cert,
+                                                  .client_auth = TlsClientAuth::optional,
+                                                  .cli_cert_file = files.client_cert,
+                                                  .cli_key_file = files.client_key},
+                           // As on managed Redis: the default user is off, so no password means no access.
+                           .acl_users = {"default off", std::string("app on >") + app_password + " ~* &* +@all",
+                                         "admin on >admin-pw ~* &* +@all"},
+                           .cli_user = "admin",
+                           .cli_password = "admin-pw"}};
 
     std::string url(const std::string& query = "") const {
-        return "rediss://app:" + std::string(app_password_in_url) + "@127.0.0.1:" +
-               std::to_string(server.tls_port()) + query;
+        return "rediss://app:" + std::string(app_password_in_url) + "@127.0.0.1:" + std::to_string(server.tls_port()) +
+               query;
     }
     static ProcessResult fencelock(const std::string& redis, std::vector<std::string> args,
                                    std::vector<std::string> env = {}) {

@@ -20,10 +20,11 @@ std::uint64_t count_stale_accepted(const History& history) {
     std::uint64_t stale = 0;
     for (const auto& older : history.operations) {
         if (older.result != "applied") continue;
-        const bool overtaken = std::any_of(history.operations.begin(), history.operations.end(), [&](const Operation& newer) {
-            return newer.result == "applied" && newer.record == older.record &&
-                   newer.acquired_ns > older.acquired_ns && newer.end_ns < older.write_ns;
-        });
+        const bool overtaken =
+            std::any_of(history.operations.begin(), history.operations.end(), [&](const Operation& newer) {
+                return newer.result == "applied" && newer.record == older.record &&
+                       newer.acquired_ns > older.acquired_ns && newer.end_ns < older.write_ns;
+            });
         if (overtaken) ++stale;
     }
     return stale;
@@ -53,7 +54,8 @@ FailoverReport make_failover_report(const History& history, const Report& base, 
         if (op.fence == 0) continue;  // contended: no lease, no fence
         ++leases_per_fence[{op.record, op.fence}];
         if (kill && op.acquired_ns < *kill) r.counter_before = std::max(r.counter_before, op.fence);
-        if (kill && op.acquired_ns > *kill) r.first_fence_after = std::min(r.first_fence_after.value_or(op.fence), op.fence);
+        if (kill && op.acquired_ns > *kill)
+            r.first_fence_after = std::min(r.first_fence_after.value_or(op.fence), op.fence);
         if (kill && op.acquired_ns > *kill && op.result == "applied")
             first_write_ns = std::min(first_write_ns.value_or(op.end_ns), op.end_ns);
     }

@@ -12,9 +12,9 @@
 // fence then overwrites it. fencelock's fences never go backwards, so the store refuses both.
 #include "demo/failover_run.hpp"
 
-#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <deque>
@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "coordinator/redis/keys.hpp"
 #include "demo/failover_report.hpp"
 #include "demo/history.hpp"
 #include "demo/run_support.hpp"
@@ -35,7 +36,6 @@
 #include "fencelock/store.hpp"
 #include "local_servers/child_process.hpp"
 #include "local_servers/sentinel_group.hpp"
-#include "coordinator/redis/keys.hpp"
 
 namespace fencelock::demo {
 namespace {
@@ -54,16 +54,23 @@ class FailoverRun {
 public:
     FailoverRun(const FailoverDemoArgs& a, bool incr, milliseconds lease, milliseconds duration, FencedStore& store,
                 std::string db_url, std::string record, const std::filesystem::path& dir)
-        : a_(a), incr_(incr), lease_(lease), duration_(duration), store_(store), db_url_(std::move(db_url)),
-          record_(std::move(record)), dir_(dir), mode_(incr ? "incr" : "fencelock") {}
+        : a_(a),
+          incr_(incr),
+          lease_(lease),
+          duration_(duration),
+          store_(store),
+          db_url_(std::move(db_url)),
+          record_(std::move(record)),
+          dir_(dir),
+          mode_(incr ? "incr" : "fencelock") {}
 
     RunResult run() {
         group_ = std::make_unique<local::SentinelGroup>();
         // The failover grace covers the workers' lease. The group is in its first term (its
         // master started empty and was never promoted), so the workers start at once.
         url_ = group_->url("failover_grace=" + format_duration(lease_));
-        progress("master :" + std::to_string(group_->server(0).port()) + ", replica :" +
-                 std::to_string(group_->server(1).port()) + ", 3 sentinels" +
+        progress("master :" + std::to_string(group_->server(0).port()) +
+                 ", replica :" + std::to_string(group_->server(1).port()) + ", 3 sentinels" +
                  ", workers follow the master through " + url_);
         if (auto created = store_.create_resource(*ResourceName::make(record_), ""); !created)
             throw std::runtime_error("cannot create demo record: " + created.error().detail);
@@ -92,11 +99,19 @@ private:
         files_.push_back(file);
         // The parent stops the workers (SIGTERM): their own deadline is far away.
         const auto until = monotonic_ns() + std::chrono::nanoseconds(duration_ + 120s).count();
-        const auto argv = worker_command(
-            {.redis_url = url_, .db_url = db_url_, .key_prefix = mode_ + ":", .history_path = file.string(),
-             .records = {record_}, .lease = lease_, .fenced = true, .worker = w,
-             .seed = a_.seed * 1000 + static_cast<std::uint64_t>(w * 10), .until_ns = until,
-             .incr_fences = incr_, .plain_reads = true, .freeze_at_write = true});
+        const auto argv = worker_command({.redis_url = url_,
+                                          .db_url = db_url_,
+                                          .key_prefix = mode_ + ":",
+                                          .history_path = file.string(),
+                                          .records = {record_},
+                                          .lease = lease_,
+                                          .fenced = true,
+                                          .worker = w,
+                                          .seed = a_.seed * 1000 + static_cast<std::uint64_t>(w * 10),
+                                          .until_ns = until,
+                                          .incr_fences = incr_,
+                                          .plain_reads = true,
+                                          .freeze_at_write = true});
         const pid_t pid = local::start_process(argv, "/dev/null", (dir_ / (mode_ + "-workers.log")).string());
         workers_.push_back({w, pid});
     }
@@ -122,9 +137,8 @@ private:
         group_->wait_for_new_master(old_master);
         mark(promoted_kind, "the sentinels promoted the replica (counter " + std::to_string(counter_after_) + ")");
         wait_for("a write accepted for a lease taken after the kill", 20s, [&](const History& h) {
-            return std::any_of(h.operations.begin(), h.operations.end(), [&](const Operation& op) {
-                return op.acquired_ns > kill_ns && op.result == "applied";
-            });
+            return std::any_of(h.operations.begin(), h.operations.end(),
+                               [&](const Operation& op) { return op.acquired_ns > kill_ns && op.result == "applied"; });
         });
         // The later frozen worker holds the higher fence: thaw it first, then the other.
         for (auto it = frozen.rbegin(); it != frozen.rend(); ++it) thaw(**it, kill_ns);
@@ -239,7 +253,7 @@ private:
     std::filesystem::path dir_;
     std::string mode_;
     std::unique_ptr<local::SentinelGroup> group_;
-    std::string url_;  ///< the group's URL with the failover grace
+    std::string url_;             ///< the group's URL with the failover grace
     std::deque<Worker> workers_;  // stable addresses: frozen workers are held by pointer
     std::vector<std::filesystem::path> files_;
     std::vector<Fault> marks_, frozen_;
@@ -290,7 +304,8 @@ void print_table(const RunResult& incr, const RunResult& ours) {
         {"kill -> promotion (ms)", "kill_to_promotion_ms"},
         {"kill -> first accepted write (ms)", "kill_to_first_write_ms"}};
     std::cout << "\n  " << std::left << std::setw(36) << "" << std::right << std::setw(20) << "plain INCR fences"
-              << std::setw(32) << "fencelock fences" << "\n";
+              << std::setw(32) << "fencelock fences"
+              << "\n";
     for (const auto& [name, key] : rows)
         std::cout << "  " << std::left << std::setw(36) << name << std::right << std::setw(20) << cell(a[key])
                   << std::setw(32) << cell(b[key]) << "\n";

@@ -9,12 +9,12 @@
 namespace fencelock::demo {
 
 struct FailoverDemoArgs {
-    std::uint64_t seed = 42;            ///< seeds the workers' think times (same in both runs)
-    int workers = 4;                    ///< worker processes, at least 3 (two are frozen)
-    std::string duration = "12s";       ///< at least this long per run, failover included
+    std::uint64_t seed = 42;       ///< seeds the workers' think times (same in both runs)
+    int workers = 4;               ///< worker processes, at least 3 (two are frozen)
+    std::string duration = "12s";  ///< at least this long per run, failover included
     std::string lease = "400ms";
-    std::string db;                     ///< database URL; empty: a private SQLite file
-    std::string timeline;               ///< HTML/SVG timeline file; empty: none
+    std::string db;        ///< database URL; empty: a private SQLite file
+    std::string timeline;  ///< HTML/SVG timeline file; empty: none
     bool json = false;
 };
 

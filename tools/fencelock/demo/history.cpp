@@ -98,10 +98,10 @@ std::vector<Overwrite> find_overwrites(const History& history, const std::set<st
 }
 
 std::string to_json_line(const Operation& op) {
-    return json{{"type", "op"},          {"worker", op.worker},       {"record", op.record},
-                {"fence", op.fence},     {"id", op.id},               {"acquired_ns", op.acquired_ns},
-                {"write_ns", op.write_ns}, {"end_ns", op.end_ns},     {"result", op.result},
-                {"based_on", op.based_on}}
+    return json{
+        {"type", "op"},        {"worker", op.worker},           {"record", op.record},     {"fence", op.fence},
+        {"id", op.id},         {"acquired_ns", op.acquired_ns}, {"write_ns", op.write_ns}, {"end_ns", op.end_ns},
+        {"result", op.result}, {"based_on", op.based_on}}
         .dump();
 }
 
@@ -112,8 +112,11 @@ std::string to_json_line(const LeaseLost& loss) {
 }
 
 std::string to_json_line(const Fault& fault) {
-    return json{{"type", "fault"}, {"kind", fault.kind}, {"target", fault.target},
-                {"start_ns", fault.start_ns}, {"end_ns", fault.end_ns}}
+    return json{{"type", "fault"},
+                {"kind", fault.kind},
+                {"target", fault.target},
+                {"start_ns", fault.start_ns},
+                {"end_ns", fault.end_ns}}
         .dump();
 }
 

@@ -15,7 +15,7 @@ struct Operation {
     int worker = 0;
     std::string record;
     std::uint64_t fence = 0;
-    std::string id;           ///< unique per operation ("w2-17")
+    std::string id;  ///< unique per operation ("w2-17")
     std::int64_t acquired_ns = 0;
     std::int64_t write_ns = 0;  ///< when the write was sent (0: never reached the write)
     std::int64_t end_ns = 0;
@@ -71,10 +71,10 @@ struct Report {
     std::set<std::string> lost_ids;
     /// What overwrote each lost update and which write was stale (find_overwrites).
     std::vector<Overwrite> overwrites;
-    std::uint64_t duplicates = 0;      ///< extra occurrences of an append in the final records
+    std::uint64_t duplicates = 0;  ///< extra occurrences of an append in the final records
     std::uint64_t leases_lost = 0;
-    std::uint64_t aborted = 0;         ///< operations abandoned because the lease was lost first
-    std::uint64_t contended = 0;       ///< lock attempts that found the record busy
+    std::uint64_t aborted = 0;    ///< operations abandoned because the lease was lost first
+    std::uint64_t contended = 0;  ///< lock attempts that found the record busy
     std::uint64_t pauses = 0;
     std::uint64_t kills = 0;
 };

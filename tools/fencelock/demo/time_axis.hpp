@@ -15,7 +15,7 @@ struct Tick {
 struct TimeAxis {
     std::int64_t span_ns = 1;  ///< the axis covers [0, span_ns]: every run is drawn on this scale
     std::int64_t step_ns = 1;
-    std::vector<Tick> ticks;   ///< from 0 up to span_ns, every step_ns
+    std::vector<Tick> ticks;  ///< from 0 up to span_ns, every step_ns
 };
 
 /// The axis for `span_ns` (the longest run) with at most `max_ticks` intervals; milliseconds

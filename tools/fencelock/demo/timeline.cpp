@@ -40,7 +40,8 @@ Layout make_layout(int workers, const TimeAxis& axis) {
     const double name = text_width(fmt::format("worker {}", std::max(0, workers - 1)), 11);
     l.left = std::max(min_left, static_cast<int>(std::ceil(edge_gap + name + 8)));
     if (!axis.ticks.empty())
-        l.right = std::max(min_right, static_cast<int>(std::ceil(text_width(axis.ticks.back().label, 11) / 2 + edge_gap)));
+        l.right =
+            std::max(min_right, static_cast<int>(std::ceil(text_width(axis.ticks.back().label, 11) / 2 + edge_gap)));
     return l;
 }
 
@@ -76,8 +77,8 @@ struct Scale {
     std::int64_t t0, span;
     Layout layout;
     double x(std::int64_t t) const {
-        return layout.left + static_cast<double>(t - t0) / static_cast<double>(span) *
-                                 (drawing_width - layout.left - layout.right);
+        return layout.left +
+               static_cast<double>(t - t0) / static_cast<double>(span) * (drawing_width - layout.left - layout.right);
     }
 };
 
@@ -114,9 +115,14 @@ std::string faults(const History& h, const Scale& s, int workers) {
     for (const auto& f : h.faults) {
         const double x0 = s.x(f.start_ns), x1 = std::max(s.x(f.end_ns), x0 + 2);
         if (f.target == failover_target) {  // cut, kill, promoted: a line through every row
-            svg += fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='{3}' stroke-dasharray='4 3'/>",
-                               x0, top, top + workers * row_height, failover_colour);
-            svg += label({.x = x0, .y = top - 6, .text = f.kind, .anchor = Anchor::middle, .fill = failover_colour,
+            svg +=
+                fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='{3}' stroke-dasharray='4 3'/>",
+                            x0, top, top + workers * row_height, failover_colour);
+            svg += label({.x = x0,
+                          .y = top - 6,
+                          .text = f.kind,
+                          .anchor = Anchor::middle,
+                          .fill = failover_colour,
                           .tooltip = "failover: " + escape(f.kind)});
         } else if (f.target == "redis") {
             svg += fmt::format(
@@ -124,7 +130,11 @@ std::string faults(const History& h, const Scale& s, int workers) {
                 "paused</title></rect>\n",
                 x0, top, x1 - x0, workers * row_height, redis_pause_colour);
         } else if (const int w = std::atoi(f.target.c_str() + 1); f.kind == "kill") {
-            svg += label({.x = x0, .y = row_y(w) + 26, .text = "\u2716", .anchor = Anchor::middle, .font_size = 16,
+            svg += label({.x = x0,
+                          .y = row_y(w) + 26,
+                          .text = "\u2716",
+                          .anchor = Anchor::middle,
+                          .font_size = 16,
                           .tooltip = fmt::format("worker {} killed (SIGKILL)", w)});
         } else {
             svg += fmt::format(
@@ -179,9 +189,10 @@ std::string culprit_tooltip(const Operation& op, const std::vector<Overwrite>& c
     std::size_t overwritten = 0;
     for (const Overwrite& o : caused) {
         if (o.lost_id == op.id) {  // it was the lost update: a newer holder wrote over it
-            text += fmt::format("; its lease had passed to {}, whose worker read the record before this write "
-                                "and then overwrote it",
-                                id_and_fence(*d.by_id.at(o.overwriter_id)));
+            text += fmt::format(
+                "; its lease had passed to {}, whose worker read the record before this write "
+                "and then overwrote it",
+                id_and_fence(*d.by_id.at(o.overwriter_id)));
         } else {
             newer += (newer.empty() ? "" : ", ") + id_and_fence(*d.by_id.at(o.lost_id));
             ++overwritten;
@@ -258,15 +269,16 @@ std::string render_run(const TimelineRun& run, const TimeAxis& time_axis, const 
                            escape(r));
     const Report& rep = run.report;
     const std::string behind =
-        rep.lost_updates == 0 ? ""
-                              : fmt::format(" ({} stale writes the store accepted behind them, marked CULPRIT)",
-                                            culprits.size());
+        rep.lost_updates == 0
+            ? ""
+            : fmt::format(" ({} stale writes the store accepted behind them, marked CULPRIT)", culprits.size());
     return fmt::format(
         "<h2>{}</h2><p>{} attempted, {} accepted, <b>{} stale writes rejected</b>, <b>{} lost updates</b>{}, {} "
         "duplicates, {} leases lost, {} pauses, {} kills</p><p>records: {} &nbsp; &#10006; crash &nbsp; grey band: worker paused &nbsp; blue band: "
         "Redis paused &nbsp; dashed: failover (cut, kill, promoted) &nbsp; hover a bar for its record, fence and "
         "outcome</p>\n{}{}</svg>\n",
-        escape(run.title), rep.attempted, rep.accepted, rep.stale_rejected, rep.lost_updates, behind, rep.duplicates, rep.leases_lost, rep.pauses, rep.kills, key, svg, overlay);
+        escape(run.title), rep.attempted, rep.accepted, rep.stale_rejected, rep.lost_updates, behind, rep.duplicates,
+        rep.leases_lost, rep.pauses, rep.kills, key, svg, overlay);
 }
 
 }  // namespace

@@ -73,9 +73,10 @@ double text_width(const std::string& text, int font_size, bool bold) {
 std::string label(const Label& l) {
     const double w = text_width(l.text, l.font_size, l.bold);
     const double before = l.anchor == Anchor::middle ? w / 2 : l.anchor == Anchor::end ? w : 0;  // left of x
-    const double x = std::clamp(l.x, edge_gap + before, std::max(edge_gap + before, drawing_width - edge_gap - (w - before)));
+    const double x =
+        std::clamp(l.x, edge_gap + before, std::max(edge_gap + before, drawing_width - edge_gap - (w - before)));
     return fmt::format("<text x='{:.1f}' y='{}' font-size='{}'{}{}{}>{}{}</text>\n", x, l.y, l.font_size,
-                       l.anchor == Anchor::start ? ""
+                       l.anchor == Anchor::start    ? ""
                        : l.anchor == Anchor::middle ? " text-anchor='middle'"
                                                     : " text-anchor='end'",
                        l.bold ? " font-weight='bold'" : "", l.fill.empty() ? "" : fmt::format(" fill='{}'", l.fill),
@@ -120,7 +121,9 @@ std::string marks_with_labels(std::vector<Mark> marks) {
                            (next == first || marks[next].x - marks[next - 1].x < label_gap);
              ++next) {
             svg += shape(marks[next]);
-            ++(marks[next].outcome == Outcome::lost ? lost : marks[next].outcome == Outcome::culprit ? culprits : rejected);
+            ++(marks[next].outcome == Outcome::lost      ? lost
+               : marks[next].outcome == Outcome::culprit ? culprits
+                                                         : rejected);
         }
         svg += label({.x = (marks[first].x + marks[next - 1].x) / 2,
                       .y = marks[first].y + 10,
@@ -128,7 +131,9 @@ std::string marks_with_labels(std::vector<Mark> marks) {
                       .anchor = Anchor::middle,
                       .font_size = 10,
                       .bold = true,
-                      .fill = lost > 0 ? lost_colour : culprits > 0 ? culprit_colour : rejected_colour});
+                      .fill = lost > 0       ? lost_colour
+                              : culprits > 0 ? culprit_colour
+                                             : rejected_colour});
     }
     return svg;
 }

@@ -34,11 +34,14 @@ extern "C" void on_disarm(int) { pause_armed = false; }
 class HistoryFile {
 public:
     explicit HistoryFile(const std::string& path) : fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644)) {}
-    ~HistoryFile() { if (fd_ >= 0) ::close(fd_); }
+    ~HistoryFile() {
+        if (fd_ >= 0) ::close(fd_);
+    }
     void append(const std::string& line) {
         std::lock_guard lock(m_);
         const std::string l = line + "\n";
-        if (fd_ >= 0 && ::write(fd_, l.data(), l.size()) < 0) { /* the report will show the gap */ }
+        if (fd_ >= 0 && ::write(fd_, l.data(), l.size()) < 0) { /* the report will show the gap */
+        }
     }
 
 private:
@@ -65,11 +68,27 @@ std::string incr_fence_key(const std::string& key_prefix, const std::string& rec
 }
 
 std::vector<std::string> worker_command(const WorkerArgs& a) {
-    std::vector<std::string> argv{self_exe(), "demo-worker", "--redis", a.redis_url, "--db", a.db_url,
-                                  "--prefix", a.key_prefix, "--history", a.history_path, "--lease",
-                                  std::to_string(a.lease.count()) + "ms", "--worker", std::to_string(a.worker),
-                                  "--generation", std::to_string(a.generation), "--seed", std::to_string(a.seed),
-                                  "--until-ns", std::to_string(a.until_ns), a.fenced ? "--fenced" : "--unfenced"};
+    std::vector<std::string> argv{self_exe(),
+                                  "demo-worker",
+                                  "--redis",
+                                  a.redis_url,
+                                  "--db",
+                                  a.db_url,
+                                  "--prefix",
+                                  a.key_prefix,
+                                  "--history",
+                                  a.history_path,
+                                  "--lease",
+                                  std::to_string(a.lease.count()) + "ms",
+                                  "--worker",
+                                  std::to_string(a.worker),
+                                  "--generation",
+                                  std::to_string(a.generation),
+                                  "--seed",
+                                  std::to_string(a.seed),
+                                  "--until-ns",
+                                  std::to_string(a.until_ns),
+                                  a.fenced ? "--fenced" : "--unfenced"};
     for (const auto& r : a.records) argv.insert(argv.end(), {"--record", r});
     if (a.incr_fences) argv.push_back("--incr-fences");
     if (a.plain_reads) argv.push_back("--plain-reads");
@@ -78,7 +97,7 @@ std::vector<std::string> worker_command(const WorkerArgs& a) {
 }
 
 int run_worker(const WorkerArgs& a) {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, nullptr);
     sa.sa_handler = on_arm;
@@ -108,14 +127,26 @@ int run_worker(const WorkerArgs& a) {
     const auto lease = a.lease;
     for (unsigned n = 0; !stopping && monotonic_ns() < a.until_ns; ++n) {
         const auto record = *ResourceName::make(a.records[rng() % a.records.size()]);
-        Operation op{a.worker, record.str(), 0, "w" + std::to_string(a.worker) + "." + std::to_string(a.generation) +
-                                                   "-" + std::to_string(n), monotonic_ns(), 0, 0, "", ""};
+        Operation op{a.worker,
+                     record.str(),
+                     0,
+                     "w" + std::to_string(a.worker) + "." + std::to_string(a.generation) + "-" + std::to_string(n),
+                     monotonic_ns(),
+                     0,
+                     0,
+                     "",
+                     ""};
         KeepOptions keep;
         keep.on_lost = [&, w = a.worker](const LeaseLoss& loss) {
             history.append(to_json_line(LeaseLost{w, loss.resource.str(), loss.fence.value(), monotonic_ns(),
                                                   std::string(to_string(loss.reason))}));
         };
-        auto held = client->hold(record, {.lease = lease, .wait = lease * 2, .backoff = {.base = std::chrono::milliseconds(2), .max = std::chrono::milliseconds(40)}}, keep);
+        auto held =
+            client->hold(record,
+                         {.lease = lease,
+                          .wait = lease * 2,
+                          .backoff = {.base = std::chrono::milliseconds(2), .max = std::chrono::milliseconds(40)}},
+                         keep);
         if (!held || !held->acquired()) {
             if (held) {
                 op.result = "contended";
@@ -153,7 +184,7 @@ int run_worker(const WorkerArgs& a) {
         }
         if (const auto seen = appended_ids(value); !seen.empty()) op.based_on = seen.back();
         sleep_ms(rng, a.think_min_ms, a.think_max_ms);  // think
-        if (!lock.valid()) {  // the check every careful worker makes...
+        if (!lock.valid()) {                            // the check every careful worker makes...
             op.result = "aborted";
             op.end_ns = monotonic_ns();
             history.append(to_json_line(op));

@@ -95,7 +95,8 @@ int above_stdio_kept(int fd) noexcept { return fd < 0 || fd > 2 ? fd : ::fcntl(f
     close_all_but(read_fd);
     char byte = 0;
     ssize_t n;
-    while ((n = ::read(read_fd, &byte, 1)) < 0 && errno == EINTR) {}
+    while ((n = ::read(read_fd, &byte, 1)) < 0 && errno == EINTR) {
+    }
     if (n == 0) {
         ::kill(-group, SIGKILL);
         (void)kill_tree(marker, SIGKILL);
@@ -112,7 +113,8 @@ int above_stdio(int fd) noexcept {
 }
 
 void reap_quietly(pid_t pid) noexcept {
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
 }
 
 }  // namespace
@@ -126,7 +128,8 @@ std::vector<std::string> environment_with(const std::vector<std::pair<std::strin
     };
     for (char** e = environ; *e != nullptr; ++e) {
         const std::string_view entry(*e);
-        const bool replaced = std::any_of(vars.begin(), vars.end(), [&](const auto& v) { return names(entry, v.first); });
+        const bool replaced =
+            std::any_of(vars.begin(), vars.end(), [&](const auto& v) { return names(entry, v.first); });
         const bool secret = std::any_of(std::begin(secret_variables), std::end(secret_variables),
                                         [&](std::string_view s) { return names(entry, s); });
         if (!replaced && !secret) env.emplace_back(entry);
@@ -187,7 +190,8 @@ std::expected<Child, int> spawn_group(const SpawnOptions& options) {
 
     int exec_error = 0;
     ssize_t n;
-    while ((n = ::read(report_read.get(), &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {}
+    while ((n = ::read(report_read.get(), &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
+    }
     if (n > 0) return std::unexpected(exec_error);  // CMD never ran
     return child;
 }
@@ -232,7 +236,7 @@ void Child::follow_stop() noexcept {
     siginfo_t info{};
     if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WNOHANG) != 0 || info.si_pid != pid_) return;
     set_foreground(::getpgrp());
-    ::kill(::getpid(), SIGSTOP);  // every thread stops here until the shell's SIGCONT
+    ::kill(::getpid(), SIGSTOP);                              // every thread stops here until the shell's SIGCONT
     if (::tcgetpgrp(0) == ::getpgrp()) set_foreground(pid_);  // fg; after bg CMD stays in the background
     signal_group(SIGCONT);
 }
@@ -249,12 +253,14 @@ Reaped Child::reap() {
     // Wait for the exit but leave CMD a zombie: its pid, the group id, stays taken meanwhile,
     // so the SIGKILL below reaches CMD's group and no other.
     siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
     signal_tree(SIGKILL);
     take_terminal_back();
     stand_guard_down();
     Reaped out;
-    while (::waitpid(pid_, &out.status, 0) < 0 && errno == EINTR) {}
+    while (::waitpid(pid_, &out.status, 0) < 0 && errno == EINTR) {
+    }
     reaped_ = true;
     return out;
 }

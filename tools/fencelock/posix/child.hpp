@@ -47,7 +47,7 @@ struct SpawnOptions {
     int stderr_fd = -1;             ///< CMD's stderr when >= 0 (default: fencelock's)
     /// CMD's stdout is fencelock's stderr (default: its stdout). Not with stdout_fd (EINVAL).
     bool stdout_to_stderr = false;
-    bool close_other_fds = false;   ///< close every descriptor above 2 (default: only O_CLOEXEC ones)
+    bool close_other_fds = false;  ///< close every descriptor above 2 (default: only O_CLOEXEC ones)
     /// When stdin is a terminal whose foreground process group is fencelock's: make CMD's group
     /// the foreground one before exec (else CMD stops with SIGTTIN at its first read), and take
     /// the terminal back in reap() / ~Child. Default: CMD's group stays in the background.

@@ -15,7 +15,8 @@ namespace {
 void environ_path(pid_t pid, char* out) noexcept {
     char digits[16];
     int n = 0;
-    for (unsigned v = static_cast<unsigned>(pid); n == 0 || v != 0; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+    for (unsigned v = static_cast<unsigned>(pid); n == 0 || v != 0; v /= 10)
+        digits[n++] = static_cast<char>('0' + v % 10);
     std::memcpy(out, "/proc/", 6);
     char* p = out + 6;
     while (n > 0) *p++ = digits[--n];

@@ -20,7 +20,8 @@
 // Stop signals (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) keep their default: a stopped fencelock
 // renews nothing and the lease can run out while CMD works on; that pause is what fencing
 // tokens are for. When CMD has the terminal (run on a terminal in the foreground), ^Z reaches
-// CMD's group, and fencelock, told by SIGCHLD, stops itself too (Child::follow_stop). A signal fencelock's caller ignored stays ignored for fencelock and CMD.
+// CMD's group, and fencelock, told by SIGCHLD, stops itself too (Child::follow_stop). A signal fencelock's caller
+// ignored stays ignored for fencelock and CMD.
 #include <signal.h>
 
 #include <string>

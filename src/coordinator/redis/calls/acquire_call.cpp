@@ -105,9 +105,9 @@ std::expected<AcquireReply, std::error_code> decode_acquire_batch(const BatchThe
 std::expected<AcquireReply, std::error_code> acquire_once(Connection& c, std::string_view prefix,
                                                           const ResourceName& resource, const OwnerToken& owner,
                                                           const AcquireOptions& options, const HolderMeta& holder,
-                                                          WaitPlace place, LocalLine local_line,
-                                                          DirectGrants direct) {
-    const OwnedScriptCall owned = acquire_script_call(prefix, resource, owner, options, holder, place, local_line, direct);
+                                                          WaitPlace place, LocalLine local_line, DirectGrants direct) {
+    const OwnedScriptCall owned =
+        acquire_script_call(prefix, resource, owner, options, holder, place, local_line, direct);
     const ScriptCall call = owned.view();
     const ReplicaAck ack = replica_ack(options);
     if (!ack.on()) {

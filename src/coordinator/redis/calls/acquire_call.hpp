@@ -7,11 +7,11 @@
 #include <string>
 #include <system_error>
 
+#include "coordinator/redis/calls/lease_meta.hpp"
+#include "coordinator/redis/replica_ack.hpp"
 #include "fencelock/options.hpp"
 #include "fencelock/types.hpp"
-#include "coordinator/redis/calls/lease_meta.hpp"
 #include "lease/replies.hpp"
-#include "coordinator/redis/replica_ack.hpp"
 #include "redis/connection.hpp"
 #include "redis/reply.hpp"
 #include "redis/script_runner.hpp"

@@ -6,10 +6,10 @@
 #include <string_view>
 #include <system_error>
 
-#include "fencelock/outcomes.hpp"
-#include "fencelock/types.hpp"
 #include "coordinator/redis/calls/grant_message.hpp"
 #include "coordinator/redis/calls/lease_meta.hpp"
+#include "fencelock/outcomes.hpp"
+#include "fencelock/types.hpp"
 #include "lease/replies.hpp"
 #include "redis/connection.hpp"
 #include "redis/reply.hpp"

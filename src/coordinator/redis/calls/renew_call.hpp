@@ -8,12 +8,12 @@
 #include <string_view>
 #include <system_error>
 
+#include "coordinator/redis/replica_ack.hpp"
 #include "fencelock/outcomes.hpp"
 #include "fencelock/types.hpp"
 #include "lease/replies.hpp"
 #include "redis/connection.hpp"
 #include "redis/reply.hpp"
-#include "coordinator/redis/replica_ack.hpp"
 #include "redis/script_runner.hpp"
 
 namespace fencelock::detail {

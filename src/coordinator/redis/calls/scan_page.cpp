@@ -17,8 +17,8 @@ std::expected<ScanPage, std::error_code> decode_scan_page(Reply reply) {
 
 std::expected<ScanPage, std::error_code> scan_keys(Connection& c, std::string_view cursor, std::string_view pattern,
                                                    std::string_view type) {
-    auto reply = c.command(
-        std::vector<std::string_view>{"SCAN", cursor, "MATCH", pattern, "COUNT", "500", "TYPE", type});
+    auto reply =
+        c.command(std::vector<std::string_view>{"SCAN", cursor, "MATCH", pattern, "COUNT", "500", "TYPE", type});
     if (!reply) return std::unexpected(reply.error());
     return decode_scan_page(std::move(*reply));
 }
