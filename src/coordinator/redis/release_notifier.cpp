@@ -38,7 +38,7 @@ struct ReleaseNotifier::State {
             // Its own blocking connections, used only to load the slot map (CLUSTER SLOTS).
             cluster = make_cluster_connection(settings, make_hiredis_connection);
             routes = slot_routes(*cluster);
-            reload_wanted = true;
+            plan.use_slot_map();
         }
     }
     ~State() { ::close(wake_fd); }
@@ -62,16 +62,6 @@ struct ReleaseNotifier::State {
         if (!routes) return Node{};
         return routes->master_of(key_slot(channel));
     }
-    bool offline_at(const Node& node, clock::time_point now) const {
-        auto it = std::ranges::find(offline, node, &std::pair<Node, clock::time_point>::first);
-        return it != offline.end() && now < it->second;
-    }
-    void set_offline(const Node& node, clock::time_point until) {
-        auto it = std::ranges::find(offline, node, &std::pair<Node, clock::time_point>::first);
-        if (it == offline.end()) offline.emplace_back(node, until);
-        else it->second = until;
-    }
-
     ConnectionSettings settings;
     std::unique_ptr<Connection> cluster;  // a cluster endpoint only
     SlotRoutes* routes = nullptr;         // its slot map
@@ -81,28 +71,12 @@ struct ReleaseNotifier::State {
     std::map<std::string, std::map<SubscriberPlan::Ticket, std::condition_variable_any*>, std::less<>> sleepers;
     int wake_fd;
     bool stopping = false;
-    // No subscriber connection to a node before its time (a failed connect, a refused
-    // SSUBSCRIBE): waiters for its channels poll instead of waiting for a confirmation that
-    // cannot come.
-    std::vector<std::pair<Node, clock::time_point>> offline;
-    // The slot map is to be loaded again (first use, a slot left its node, a node failed), not
-    // before reload_after; while it cannot be loaded (until then) waiters poll.
-    bool reload_wanted = false;
-    clock::time_point reload_after{};
-    clock::time_point unroutable_until{};
 };
 
 namespace {
 
 using State = ReleaseNotifier::State;
 using Node = SubscriberPlan::Node;
-
-// How often a subscriber on a master that can move (Sentinel) looks whether it did: a
-// connection to the old master would otherwise wait there for messages that are published
-// on the new one.
-constexpr std::chrono::milliseconds generation_check{200};
-// The least time between two loads of the slot map.
-constexpr std::chrono::milliseconds reload_pause{100};
 
 // The subscriber thread: the only user of its contexts, so no locking around hiredis. One
 // connection per node that serves a channel someone waits for.
@@ -117,7 +91,7 @@ public:
             {
                 std::lock_guard lock(s_->mutex);
                 if (s_->stopping) return;
-                reload = s_->routes && s_->reload_wanted && clock::now() >= s_->reload_after;
+                reload = s_->routes && s_->plan.map_load_due(clock::now());
                 for (const auto& l : links_)
                     if (l.topology->generation() != l.generation) moved_masters.push_back(l.node);
             }
@@ -130,8 +104,8 @@ public:
                 commands = s_->plan.commands(
                     [&](const std::string& channel) -> std::optional<Node> {
                         auto node = s_->route_now(channel);
-                        if (!node) s_->reload_wanted = true;
-                        if (!node || s_->offline_at(*node, now)) return std::nullopt;
+                        if (!node) s_->plan.map_stale();
+                        if (!node || s_->plan.offline(*node, now)) return std::nullopt;
                         return node;
                     },
                     now);
@@ -161,14 +135,7 @@ private:
     void load_map() {
         const auto ec = s_->routes->load();
         std::lock_guard lock(s_->mutex);
-        s_->reload_wanted = false;
-        if (!ec) {
-            s_->reload_after = clock::now() + reload_pause;
-            return;
-        }
-        s_->reload_after = s_->unroutable_until = clock::now() + s_->plan.next_retry();
-        s_->reload_wanted = true;
-        s_->notify(s_->plan.on_unroutable());
+        s_->notify(s_->plan.map_loaded(!ec, clock::now()));
     }
 
     // Connecting blocks up to connect_timeout: never under the mutex either.
@@ -208,21 +175,12 @@ private:
         return io.ok() || l.pending_write;
     }
 
-    // Until the next thing due without an event: a node's retry, a map load, a master check.
+    // poll()'s timeout: until the next thing due without an event (SubscriberPlan::quiet_for).
     int timeout() const {
+        const bool follows_master =
+            std::ranges::any_of(links_, [](const Link& l) { return l.topology->follows_master(); });
         std::lock_guard lock(s_->mutex);
-        const auto now = clock::now();
-        std::optional<clock::duration> wait;
-        const auto consider = [&](clock::duration d) {
-            wait = std::min(wait.value_or(d), std::max(d, clock::duration::zero()));
-        };
-        if (s_->plan.wanted())
-            for (const auto& [node, until] : s_->offline)
-                if (until > now) consider(until - now);
-        if (s_->routes && s_->reload_wanted) consider(s_->reload_after - now);
-        if (auto due = s_->plan.next_unsubscribe()) consider(*due - now);
-        for (const auto& l : links_)
-            if (l.topology->follows_master()) consider(generation_check);
+        const auto wait = s_->plan.quiet_for(clock::now(), follows_master);
         if (!wait) return -1;
         return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(*wait).count());
     }
@@ -266,7 +224,6 @@ private:
                 std::lock_guard lock(s_->mutex);
                 reaction = s_->plan.on_reply(node, reply);
                 s_->notify(reaction.notify);
-                if (reaction.reload_map) s_->reload_wanted = true;
             }
             if (reaction.moved && s_->routes) s_->routes->moved(reaction.moved->slot, reaction.moved->to);
             if (reaction.reconnect_after) return Broken{reaction.reconnect_after};
@@ -282,9 +239,7 @@ private:
 
     void lost(const Node& node, std::optional<std::chrono::milliseconds> reconnect_after) {
         std::lock_guard lock(s_->mutex);
-        s_->set_offline(node, clock::now() + (reconnect_after ? *reconnect_after : s_->plan.next_retry()));
-        s_->notify(s_->plan.on_connection_lost(node));
-        if (s_->routes) s_->reload_wanted = true;  // a master that failed may have been replaced
+        s_->notify(s_->plan.node_down(node, clock::now(), reconnect_after));
     }
 
     std::shared_ptr<State> s_;
@@ -387,8 +342,7 @@ bool ReleaseNotifier::Waiter::subscribed(steady_time until, std::stop_token stop
     auto& plan = state_->plan;
     const auto failures = plan.failures(channel_);
     const auto now = std::chrono::steady_clock::now();
-    const auto node = state_->route_now(channel_);
-    if (node ? state_->offline_at(*node, now) : now < state_->unroutable_until) return false;
+    if (!plan.confirmation_possible(state_->route_now(channel_), now)) return false;
     cv_.wait_until(lock, stop, until, [&] { return plan.confirmed(channel_) || plan.failures(channel_) != failures; });
     return plan.confirmed(channel_);
 }

@@ -118,6 +118,7 @@ SubscriberPlan::Reaction SubscriberPlan::on_reply(const Node& node, const Reply&
     const std::string& payload = reply.elements.size() > 2 ? reply.elements[2].str : std::string{};
     Reaction reaction;
     reaction.notify = on_push(link(node), reply.elements[0].str, reply.elements[1].str, payload, reaction.reload_map);
+    if (reaction.reload_map) map_stale();
     return reaction;
 }
 

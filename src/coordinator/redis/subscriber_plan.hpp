@@ -132,6 +132,43 @@ public:
     /// connection is not hammered.
     std::chrono::milliseconds next_retry();
 
+    // Timing (subscriber_timing.cpp): when the subscriber thread may connect to a node or load
+    // the slot map, and how long it may sleep with nothing to read. It asks at the time it
+    // passes in, so every rule is tested without waiting.
+
+    /// The least time between two loads of the slot map.
+    static constexpr std::chrono::milliseconds reload_pause{100};
+    /// How often a subscriber on a master that can move (Sentinel) looks whether it did: a
+    /// connection to the old master would wait there for messages published on the new one.
+    static constexpr std::chrono::milliseconds master_check{200};
+
+    /// The endpoint is a cluster: channels are routed by a slot map, loaded before the first
+    /// route and again whenever it is out of date.
+    void use_slot_map() noexcept;
+    /// The slot map is out of date (no node for a channel, a slot left its node, a node
+    /// failed): load it when due. Nothing without a slot map.
+    void map_stale() noexcept;
+    /// Whether the subscriber loads the slot map at `now`.
+    bool map_load_due(time_point now) const noexcept;
+    /// A load of the slot map finished at `now`. After a success the next waits reload_pause;
+    /// after a failure it is due again after a retry pause, and until then no channel can be
+    /// routed: its waiters for a confirmation stop waiting (the answer).
+    std::vector<Notify> map_loaded(bool ok, time_point now);
+    /// `node`'s connection is gone or could not be made at `now`: none before `reconnect_after`
+    /// (nullopt: the next retry pause). Its subscriptions are lost (on_connection_lost), and
+    /// the slot map may be out of date (the node may have been replaced).
+    std::vector<Notify> node_down(const Node& node, time_point now,
+                                  std::optional<std::chrono::milliseconds> reconnect_after);
+    /// No connection to `node` may be made at `now`.
+    bool offline(const Node& node, time_point now) const;
+    /// Whether a waiter for a channel routed to `route` (nullopt: no node known) may expect a
+    /// confirmation at `now`; if not, it polls instead of waiting for one that cannot come.
+    bool confirmation_possible(const std::optional<Node>& route, time_point now) const;
+    /// How long the subscriber may sleep at `now` with nothing to read: until an offline node
+    /// may be tried again (while someone waits), the slot map is due, a lingering channel is
+    /// due to be unsubscribed, or (`follows_master`) the master check. nullopt: until an event.
+    std::optional<std::chrono::steady_clock::duration> quiet_for(time_point now, bool follows_master) const;
+
 private:
     struct Channel {
         WaitLine line;
@@ -163,6 +200,12 @@ private:
     std::vector<Link> links_;
     std::chrono::milliseconds retry_{0};
     std::chrono::milliseconds linger_;
+    // Nodes not to connect to before their time (a failed connect, a refused SSUBSCRIBE).
+    std::vector<std::pair<Node, time_point>> offline_;
+    bool slot_map_ = false;    // a cluster: routes come from a slot map
+    bool map_wanted_ = false;  // ...which is to be loaded, not before map_due_
+    time_point map_due_{};
+    time_point unroutable_until_{};  // the last load failed: nothing routes until then
 };
 
 }  // namespace fencelock::detail
