@@ -107,7 +107,7 @@ MultiplexedStats AsyncLoop::stats() const noexcept {
             commands_.load(std::memory_order_relaxed),
             writes_.load(std::memory_order_relaxed),
             connects_.load(std::memory_order_relaxed),
-            direct_.load(std::memory_order_relaxed),
+            borrowed_.load(std::memory_order_relaxed),
             loop_turns_.load(std::memory_order_relaxed),
             parked};
 }
@@ -122,7 +122,7 @@ void AsyncLoop::run() {
     for (;;) {
         pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {-1, 0, 0}};  // poll ignores fd -1
         // Parked, the loop watches the socket only for the server closing it: poll(2) wakes a
-        // waiter only for the events it asked for, so the reply a caller on the direct path
+        // waiter only for the events it asked for, so the reply a caller on the borrowed socket
         // waits for does not wake the loop. Lent, the socket is not the loop's to watch.
         if (transport_ && !lent_) fds[1] = {transport_->fd(), parked_ ? short(POLLRDHUP) : poll_events(), 0};
         const int ready = ::poll(fds, 2, poll_timeout_ms(clock::now()));

@@ -14,12 +14,12 @@
 // connection_lost: outcome unknown). A request whose deadline passes drops the whole
 // connection: replies still on the way can then never reach the wrong caller.
 //
-// The direct path (synchronous callers; async_loop_direct.cpp). A handed-over command costs two
+// The borrowed socket (synchronous callers; async_loop_borrowed.cpp). A handed-over command costs two
 // thread hand-offs: an eventfd wake-up of the loop, and the loop waking its caller once the
 // reply is in. When the connection is ready and idle and callers do not overlap, a caller
 // without a completion does the round trip on its own thread instead, as a blocking connection
 // would; callers that come meanwhile queue, and the loop batches them once the caller gives the
-// socket back. The top of async_loop_direct.cpp says why this keeps every guarantee above.
+// socket back. The top of async_loop_borrowed.cpp says why this keeps every guarantee above.
 //
 // Completions and tasks (the asynchronous lock API). A request with `on_done` is completed by
 // calling it on the loop thread instead of waking a waiter, and post_at() runs a task there at
@@ -69,7 +69,7 @@ public:
     /// (run_here()), otherwise through the loop (submit() and wait()).
     void call(const std::shared_ptr<AsyncRequest>& request);
 
-    /// The direct path: when the connection is ready and idle (handshake done, nothing queued,
+    /// The borrowed socket: when the connection is ready and idle (handshake done, nothing queued,
     /// handed over or unwritten, no move of the master pending, the loop's last batch a lone
     /// request) and this is not the loop's thread, borrows the socket and does the round trip on this thread: send(2)
     /// with MSG_NOSIGNAL, poll(2) and recv(2) until the request's deadline. Returns true when the request is done,
@@ -152,7 +152,7 @@ private:
     bool wake_on_return_ = false;            ///< the loop saw the socket lent and waits for it
     Returned returned_ = Returned::healthy;  ///< set by the borrower, taken by the loop
     std::error_code returned_failure_;       ///< what broke a returned connection
-    std::atomic<std::uint64_t> requests_{0}, commands_{0}, writes_{0}, connects_{0}, direct_{0}, loop_turns_{0};
+    std::atomic<std::uint64_t> requests_{0}, commands_{0}, writes_{0}, connects_{0}, borrowed_{0}, loop_turns_{0};
 
     // Loop thread only, or the thread the socket is lent to (holder_ == caller): the lending
     // and the return go through mutex_, so one of them at a time uses these.

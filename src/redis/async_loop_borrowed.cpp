@@ -1,11 +1,11 @@
-// The direct path of AsyncLoop (redis/async_loop.hpp): a synchronous caller that finds the
+// The borrowed socket of AsyncLoop (redis/async_loop.hpp): a synchronous caller that finds the
 // connection ready and idle does its round trip on its own thread.
 //
 // Why. Through the loop, a command costs two thread hand-offs: the caller wakes the loop (an
 // eventfd write; the loop's poll returns, it reads the eventfd and writes the command), and
 // the loop wakes the caller once the reply is in (a futex). With one caller, which is most of
 // an application's locking, these are most of what the client adds to the round trip. On the
-// direct path the caller writes (send), waits (poll) and reads (recv) itself, and the loop
+// borrowed socket the caller writes (send), waits (poll) and reads (recv) itself, and the loop
 // thread stays asleep.
 //
 // How the socket changes hands (holder_, under mutex_):
@@ -41,7 +41,7 @@
 //   leaves it. A READONLY, MASTERDOWN or LOADING reply reaches its caller, and the connection
 //   goes back leaving: the loop closes it, failing no one, as after such a reply of its own.
 // - Signals. The caller's thread may take SIGPIPE; it only send()s with MSG_NOSIGNAL and
-//   recv()s through the transport (redis/direct_io.hpp), TLS included.
+//   recv()s through the transport (redis/blocking_io.hpp), TLS included.
 // - An idle close. The parked loop still wakes when the server closes the socket and closes it
 //   too; and a borrower peeks before writing, so a close the loop has not seen yet costs no
 //   command an unknown outcome (it goes to the loop, which reconnects).
@@ -54,8 +54,8 @@
 
 #include "fencelock/error.hpp"
 #include "redis/async_loop.hpp"
+#include "redis/blocking_io.hpp"
 #include "redis/connect_failure.hpp"
-#include "redis/direct_io.hpp"
 
 namespace fencelock::detail {
 
@@ -79,20 +79,20 @@ bool AsyncLoop::run_here(AsyncRequest& r) {
         give_back(Returned::leave, {});  // the loop leaves this server, then serves the request
         return false;
     }
-    if (direct_io::look(transport) == direct_io::IdleSocket::closed) {
+    if (blocking_io::look(transport) == blocking_io::IdleSocket::closed) {
         give_back(Returned::broken, errc::connection_lost);  // the loop reconnects for it
         return false;
     }
     requests_.fetch_add(1, std::memory_order_relaxed);
-    direct_.fetch_add(1, std::memory_order_relaxed);
+    borrowed_.fetch_add(1, std::memory_order_relaxed);
     commands_.fetch_add(r.ends.size(), std::memory_order_relaxed);
     mux_.hand_over_alone(r);
-    const auto sent = direct_io::send_all(transport, r.wire, r.deadline);
+    const auto sent = blocking_io::send_all(transport, r.wire, r.deadline);
     mux_.commit_write_alone(r, sent.bytes);
     writes_.fetch_add(sent.calls, std::memory_order_relaxed);
 
     auto replies = sent.error ? std::unexpected(sent.error)
-                              : direct_io::read_replies(transport, mux_.reader(), r.ends.size(), r.deadline);
+                              : blocking_io::read_replies(transport, mux_.reader(), r.ends.size(), r.deadline);
     if (!replies) {
         const auto& why = transport.last_failure();
         const std::string words = replies.error() == errc::reply_timeout ? "no reply within the command timeout"
@@ -108,7 +108,7 @@ bool AsyncLoop::run_here(AsyncRequest& r) {
         return true;
     }
     r.replies = std::move(*replies);
-    if (direct_io::holds_more(mux_.reader()) || transport.holds_bytes()) {
+    if (blocking_io::holds_more(mux_.reader()) || transport.holds_bytes()) {
         give_back(Returned::broken, errc::connection_lost);  // bytes nobody asked for
     } else if (topology_->follows_master() && std::ranges::any_of(r.replies, asks_for_another_server)) {
         give_back(Returned::leave, {});
@@ -132,13 +132,13 @@ void AsyncLoop::give_back(Returned how, std::error_code failure) noexcept {
 }
 
 // Parking waits for a lone request: after a batch of several, callers overlap, and the next one
-// would go direct alone while the others queue behind its round trip (one command per round
+// would borrow the socket alone while the others queue behind its round trip (one command per round
 // trip where the loop sends them together). A batch of one (or none yet) means one caller at a
-// time, and then the direct path only saves hand-offs.
+// time, and then the borrowed socket only saves hand-offs.
 void AsyncLoop::park_if_idle() {
     if (last_batch_ > 1) return;
     if (state_ != State::ready || !transport_ || !mux_.idle() || leaving_ || read_wants_write_ || self_submitted_ ||
-        direct_io::holds_more(mux_.reader()) || transport_->holds_bytes() || topology_->generation() != generation_)
+        blocking_io::holds_more(mux_.reader()) || transport_->holds_bytes() || topology_->generation() != generation_)
         return;
     std::lock_guard lock(mutex_);
     if (stopping_ || !submitted_.empty()) return;

@@ -1,4 +1,4 @@
-#include "redis/direct_io.hpp"
+#include "redis/blocking_io.hpp"
 
 #include <hiredis/hiredis.h>
 
@@ -7,7 +7,7 @@
 #include "fencelock/error.hpp"
 #include "redis/wire.hpp"
 
-namespace fencelock::detail::direct_io {
+namespace fencelock::detail::blocking_io {
 namespace {
 
 struct ReplyDeleter {
@@ -78,4 +78,4 @@ bool holds_more(const redisReader& reader) noexcept {
     return reader.pos < reader.len || (reader.ridx >= 0 && reader.rstack[0].type >= 0);
 }
 
-}  // namespace fencelock::detail::direct_io
+}  // namespace fencelock::detail::blocking_io

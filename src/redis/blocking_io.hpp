@@ -1,7 +1,7 @@
 #pragma once
 // Blocking I/O on a Transport with a deadline: what a caller's own thread does on a
 // multiplexed connection's socket while the event loop lends it (redis/async_loop.hpp, "The
-// direct path"), and what every blocking connection does (redis/wire.hpp). Each wait is a
+// borrowed socket"), and what every blocking connection does (redis/wire.hpp). Each wait is a
 // poll(2) bounded by the deadline; reads and writes are the transport's (send(2) with
 // MSG_NOSIGNAL, TLS through it), so no SIGPIPE reaches a caller's thread. Replies are parsed by
 // the connection's own hiredis reader, fed what the transport read.
@@ -22,7 +22,7 @@
 
 struct redisReader;
 
-namespace fencelock::detail::direct_io {
+namespace fencelock::detail::blocking_io {
 
 using clock = std::chrono::steady_clock;
 
@@ -59,4 +59,4 @@ std::expected<std::vector<Reply>, std::error_code> read_replies(Transport& trans
 /// Whether `reader` holds bytes beyond the replies taken from it (a reply nobody asked for).
 bool holds_more(const redisReader& reader) noexcept;
 
-}  // namespace fencelock::detail::direct_io
+}  // namespace fencelock::detail::blocking_io

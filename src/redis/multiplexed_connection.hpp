@@ -42,11 +42,11 @@ struct MultiplexedStats {
     std::uint64_t commands = 0;  ///< callers' commands handed to the socket (no AUTH/SELECT)
     std::uint64_t writes = 0;    ///< write(2) calls that sent bytes, handshakes included
     std::uint64_t connects = 0;  ///< connection attempts
-    /// Requests the calling thread wrote and read itself (the direct path), among `requests`.
-    std::uint64_t direct = 0;
-    /// Times the loop thread woke from poll(2): the hand-offs the direct path saves show here.
+    /// Requests the calling thread wrote and read itself (the borrowed socket), among `requests`.
+    std::uint64_t borrowed = 0;
+    /// Times the loop thread woke from poll(2): the hand-offs the borrowed socket saves show here.
     std::uint64_t loop_turns = 0;
-    /// At the time of the call: the connection is idle and the next caller goes direct.
+    /// At the time of the call: the connection is idle and the next caller borrows the socket.
     bool parked = false;
 };
 

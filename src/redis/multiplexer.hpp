@@ -169,7 +169,7 @@ public:
     /// Preamble replies still due on this connection.
     std::size_t preamble_left() const noexcept { return preamble_left_; }
 
-    /// The direct path (redis/async_loop_direct.cpp): on an idle connection a caller writes `r`
+    /// The borrowed socket (redis/async_loop_borrowed.cpp): on an idle connection a caller writes `r`
     /// itself, outside the queue and the write buffer, and reads its replies with reader().
     /// hand_over_alone() gives `r` the next bytes of the stream; commit_write_alone() records
     /// that `written` of them reached the socket; was_written() classifies a failure as

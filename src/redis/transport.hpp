@@ -1,6 +1,6 @@
 #pragma once
 // The one byte stream under every Redis connection: plain TCP, a Unix socket, or TLS over TCP
-// (OpenSSL 3). The blocking connection, the multiplexed loop and its direct path, the release
+// (OpenSSL 3). The blocking connection, the multiplexed loop and its borrowed socket, the release
 // subscriber, sentinel queries and cluster nodes all open a Transport; hiredis is kept only to
 // parse replies (redisReader), so no connection has socket code of its own.
 //

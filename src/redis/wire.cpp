@@ -5,7 +5,7 @@
 #include <charconv>
 
 #include "fencelock/error.hpp"
-#include "redis/direct_io.hpp"
+#include "redis/blocking_io.hpp"
 
 namespace fencelock::detail {
 namespace {
@@ -46,10 +46,10 @@ void append_resp(std::string& out, std::span<const std::string> argv) { append_a
 Wire::Wire(Transport transport) : transport_(std::move(transport)), reader_(make_reader()) {}
 
 std::expected<std::vector<Reply>, std::error_code> Wire::exchange(std::size_t count, clock::time_point deadline) {
-    const auto sent = direct_io::send_all(transport_, out_, deadline);
+    const auto sent = blocking_io::send_all(transport_, out_, deadline);
     out_.erase(0, sent.bytes);
     if (sent.error) return std::unexpected(sent.error);
-    return direct_io::read_replies(transport_, *reader_, count, deadline);
+    return blocking_io::read_replies(transport_, *reader_, count, deadline);
 }
 
 Transport::Io Wire::flush() {

@@ -1,7 +1,7 @@
 // Resharding under load: slots holding live leases and waiting contenders are migrated back
 // and forth between masters (MIGRATING/IMPORTING, MIGRATE, SETSLOT NODE: what
 // `redis-cli --cluster reshard` does) while lockers run. The lockers keep their own history
-// (integration/history.hpp); it must show mutual exclusion and strictly increasing fences per
+// (integration/hold_history.hpp); it must show mutual exclusion and strictly increasing fences per
 // resource, every acquisition must succeed within its wait, and a kept lease in a migrated
 // slot must be renewed throughout (through ASK, then MOVED).
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include "cluster/cluster_fixture.hpp"
 #include "cluster/cluster_reshard.hpp"
 #include "fencelock/client.hpp"
-#include "integration/history.hpp"
+#include "integration/hold_history.hpp"
 #include "local_servers/cluster_group.hpp"
 #include "redis/cluster_slot.hpp"
 #include "support/eventually.hpp"

@@ -1,4 +1,4 @@
-#include "faults/history.hpp"
+#include "faults/fault_history.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -8,14 +8,14 @@
 //    behaves like a worker paused between its last check and its write (a GC pause, a swap-in);
 // 4. writes its fence to READY_FILE and waits for GO_FILE to exist;
 // 5. writes the record with its element (NAME) appended, with its fence; releases; exits 0.
-// Every op goes to HISTORY_FILE as JSON lines (faults/history.hpp).
+// Every op goes to HISTORY_FILE as JSON lines (faults/fault_history.hpp).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
-#include "faults/history.hpp"
+#include "faults/fault_history.hpp"
 #include "faults/target.hpp"
 #include "faults/worker.hpp"
 #include "fencelock/client.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// A linearizability checker for the fault suite's histories, beside history.hpp's property
+// A linearizability checker for the fault suite's histories, beside fault_history.hpp's property
 // checks. Porcupine and Knossos are not at hand, so this is the same search in a few hundred
 // lines: Wing & Gong's, with Lowe's memoisation of (ops linearized, model state) pairs.
 //
@@ -35,7 +35,7 @@
 #include <string_view>
 #include <vector>
 
-#include "faults/history.hpp"
+#include "faults/fault_history.hpp"
 
 namespace fencelock::faults {
 

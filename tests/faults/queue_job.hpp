@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "faults/history.hpp"
+#include "faults/fault_history.hpp"
 #include "fencelock/queue.hpp"
 #include "fencelock/store.hpp"
 

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "faults/history.hpp"
+#include "faults/fault_history.hpp"
 #include "faults/linearizability.hpp"
 #include "faults/target.hpp"
 #include "faults/worker.hpp"

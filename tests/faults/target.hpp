@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "faults/history.hpp"
+#include "faults/fault_history.hpp"
 
 namespace fencelock::faults {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "faults/history.hpp"
+#include "faults/fault_history.hpp"
 #include "faults/target.hpp"
 
 namespace fencelock::faults {

@@ -14,7 +14,7 @@
 #include "coordinator/redis/release_notifier.hpp"
 #include "coordinator/redis/scripts.hpp"
 #include "fencelock/keeper.hpp"
-#include "integration/history.hpp"
+#include "integration/hold_history.hpp"
 #include "integration/lock_fixture.hpp"
 #include "local_servers/child_process.hpp"
 

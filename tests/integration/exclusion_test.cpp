@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "integration/history.hpp"
+#include "integration/hold_history.hpp"
 #include "integration/lock_fixture.hpp"
 #include "local_servers/child_process.hpp"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fencelock/client.hpp"
-#include "integration/history.hpp"
+#include "integration/hold_history.hpp"
 
 using namespace fencelock;
 using namespace std::chrono_literals;

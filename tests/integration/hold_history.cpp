@@ -1,4 +1,4 @@
-#include "integration/history.hpp"
+#include "integration/hold_history.hpp"
 
 #include <algorithm>
 

@@ -12,7 +12,7 @@
 #ifdef FENCELOCK_WITH_STORE
 #include "fencelock/store.hpp"
 #endif
-#include "integration/history.hpp"
+#include "integration/hold_history.hpp"
 
 using namespace fencelock;
 

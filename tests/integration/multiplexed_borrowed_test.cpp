@@ -1,6 +1,6 @@
-// The multiplexed connection's direct path against a real redis-server: a caller that finds the
+// The multiplexed connection's borrowed socket against a real redis-server: a caller that finds the
 // connection idle does its round trip on its own thread (the loop thread stays asleep), callers
-// that come meanwhile still leave together through the loop, and a failure on the direct path
+// that come meanwhile still leave together through the loop, and a failure on the borrowed socket
 // is classified as on the loop: nothing written is unavailable, anything written without a
 // reply is an unknown outcome, and the connection is dropped so no late reply is matched.
 #include <gtest/gtest.h>
@@ -17,9 +17,9 @@
 namespace fencelock::test_support {
 namespace {
 
-class MultiplexedDirectTest : public MultiplexedFixture {};
+class MultiplexedBorrowedTest : public MultiplexedFixture {};
 
-TEST_F(MultiplexedDirectTest, OneCallerDoesItsRoundTripsWithoutWakingTheLoop) {
+TEST_F(MultiplexedBorrowedTest, OneCallerDoesItsRoundTripsWithoutWakingTheLoop) {
     auto c = idle_connection();
     const auto before = stats(*c);
     for (int i = 1; i <= 100; ++i) {
@@ -34,7 +34,7 @@ TEST_F(MultiplexedDirectTest, OneCallerDoesItsRoundTripsWithoutWakingTheLoop) {
 
     const auto after = stats(*c);
     EXPECT_EQ(after.requests - before.requests, 101u);
-    EXPECT_EQ(after.direct - before.direct, 101u) << "every call found the connection idle";
+    EXPECT_EQ(after.borrowed - before.borrowed, 101u) << "every call found the connection idle";
     EXPECT_EQ(after.commands - before.commands, 105u);
     EXPECT_EQ(after.loop_turns, before.loop_turns)
         << "through the loop each command wakes its thread at least twice (request, reply)";
@@ -42,28 +42,28 @@ TEST_F(MultiplexedDirectTest, OneCallerDoesItsRoundTripsWithoutWakingTheLoop) {
     EXPECT_TRUE(after.parked);
 }
 
-TEST_F(MultiplexedDirectTest, CallersArrivingDuringADirectRoundTripLeaveTogetherThroughTheLoop) {
+TEST_F(MultiplexedBorrowedTest, CallersArrivingDuringADirectRoundTripLeaveTogetherThroughTheLoop) {
     auto c = idle_connection();
-    const auto direct = stats(*c).direct;
+    const auto direct = stats(*c).borrowed;
     expect_queued_callers_leave_in_one_write(*c);
-    EXPECT_EQ(stats(*c).direct, direct + 1) << "BLPOP went direct, the callers queued behind it through the loop";
+    EXPECT_EQ(stats(*c).borrowed, direct + 1) << "BLPOP went direct, the callers queued behind it through the loop";
 }
 
-TEST_F(MultiplexedDirectTest, AfterABatchOfSeveralTheLoopKeepsTheSocketUntilALoneRequest) {
+TEST_F(MultiplexedBorrowedTest, AfterABatchOfSeveralTheLoopKeepsTheSocketUntilALoneRequest) {
     auto c = connect();
     expect_queued_callers_leave_in_one_write(*c);  // a batch of 31: callers overlap
     EXPECT_FALSE(stats(*c).parked) << "the next caller goes through the loop, with any that overlap it";
-    const auto direct = stats(*c).direct;
+    const auto direct = stats(*c).borrowed;
     ASSERT_TRUE(send(*c, {"PING"}));  // a lone request, through the loop
-    EXPECT_EQ(stats(*c).direct, direct);
+    EXPECT_EQ(stats(*c).borrowed, direct);
     EXPECT_TRUE(eventually([&] { return stats(*c).parked; }));
     ASSERT_TRUE(send(*c, {"PING"}));
-    EXPECT_EQ(stats(*c).direct, direct + 1);
+    EXPECT_EQ(stats(*c).borrowed, direct + 1);
 }
 
-TEST_F(MultiplexedDirectTest, ConnectionKilledAfterTheWriteIsAnUnknownOutcome) {
+TEST_F(MultiplexedBorrowedTest, ConnectionKilledAfterTheWriteIsAnUnknownOutcome) {
     auto c = idle_connection();
-    const auto direct = stats(*c).direct;
+    const auto direct = stats(*c).borrowed;
     Result blocked;
     {
         auto blocker = block(*c, blocked);
@@ -72,14 +72,14 @@ TEST_F(MultiplexedDirectTest, ConnectionKilledAfterTheWriteIsAnUnknownOutcome) {
     ASSERT_FALSE(blocked.has_value());
     EXPECT_EQ(blocked.error(), errc::connection_lost);
     EXPECT_EQ(classify(blocked.error()), failure_kind::outcome_unknown);
-    EXPECT_EQ(stats(*c).direct, direct + 1);
+    EXPECT_EQ(stats(*c).borrowed, direct + 1);
 
     auto after = send(*c, {"PING"});
     ASSERT_TRUE(after) << after.error().message();
     EXPECT_EQ(stats(*c).connects, 2u);
 }
 
-TEST_F(MultiplexedDirectTest, ServerGoneBeforeTheCommandIsUnavailable) {
+TEST_F(MultiplexedBorrowedTest, ServerGoneBeforeTheCommandIsUnavailable) {
     auto c = idle_connection();
     redis->kill();
     // Whether the parked loop saw the close first or the caller's look before writing did,
@@ -94,17 +94,17 @@ TEST_F(MultiplexedDirectTest, ServerGoneBeforeTheCommandIsUnavailable) {
     ASSERT_TRUE(up) << up.error().message();
 }
 
-TEST_F(MultiplexedDirectTest, TimeoutDropsTheConnectionAndTheLateReplyReachesNoOne) {
+TEST_F(MultiplexedBorrowedTest, TimeoutDropsTheConnectionAndTheLateReplyReachesNoOne) {
     auto c = idle_connection(300ms);
     ASSERT_TRUE(send(*c, {"SET", "other", "other-value"}));
     ASSERT_TRUE(eventually([&] { return stats(*c).parked; }));
-    const auto direct = stats(*c).direct;
+    const auto direct = stats(*c).borrowed;
     redis->pause();
     auto lost = send(*c, {"SET", "k", "written-while-paused"});
     ASSERT_FALSE(lost.has_value());
     EXPECT_EQ(lost.error(), errc::reply_timeout);
     EXPECT_EQ(classify(lost.error()), failure_kind::outcome_unknown);
-    EXPECT_EQ(stats(*c).direct, direct + 1);
+    EXPECT_EQ(stats(*c).borrowed, direct + 1);
     redis->resume();
     // Redis now answers the SET (+OK) on the closed socket, not as this GET's reply.
     auto next = send(*c, {"GET", "other"});
@@ -113,7 +113,7 @@ TEST_F(MultiplexedDirectTest, TimeoutDropsTheConnectionAndTheLateReplyReachesNoO
     EXPECT_EQ(stats(*c).connects, 2u);
 }
 
-TEST_F(MultiplexedDirectTest, DestructorEndsADirectRoundTrip) {
+TEST_F(MultiplexedBorrowedTest, DestructorEndsADirectRoundTrip) {
     auto c = idle_connection();
     Result blocked;
     auto blocker = block(*c, blocked);
@@ -123,7 +123,7 @@ TEST_F(MultiplexedDirectTest, DestructorEndsADirectRoundTrip) {
     EXPECT_EQ(blocked.error(), errc::connection_lost) << "BLPOP was written: the outcome is unknown";
 }
 
-TEST_F(MultiplexedDirectTest, DirectAndQueuedCallersInterleaveAndEachGetsItsOwnReplies) {
+TEST_F(MultiplexedBorrowedTest, DirectAndQueuedCallersInterleaveAndEachGetsItsOwnReplies) {
     auto c = connect();
     constexpr int threads = 4, rounds = 300;
     std::atomic<int> mismatches{0};
@@ -144,7 +144,7 @@ TEST_F(MultiplexedDirectTest, DirectAndQueuedCallersInterleaveAndEachGetsItsOwnR
     EXPECT_EQ(s.requests, static_cast<std::uint64_t>(threads * rounds));
     EXPECT_EQ(s.connects, 1u);
     // Which path each call took depends on timing; both are exercised under ThreadSanitizer.
-    std::cout << "direct " << s.direct << " of " << s.requests << ", loop turns " << s.loop_turns << "\n";
+    std::cout << "borrowed " << s.borrowed << " of " << s.requests << ", loop turns " << s.loop_turns << "\n";
 }
 
 }  // namespace

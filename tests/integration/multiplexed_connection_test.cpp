@@ -74,7 +74,7 @@ TEST_F(MultiplexedTest, ThirtyTwoThreadsShareOneSocketAndEachGetsItsOwnReplies) 
 TEST_F(MultiplexedTest, CommandsIssuedDuringARoundTripLeaveTogetherInOneWrite) {
     auto c = connect();  // BLPOP is the first command: it goes through the loop, which connects
     expect_queued_callers_leave_in_one_write(*c);
-    EXPECT_EQ(stats(*c).direct, 0u);
+    EXPECT_EQ(stats(*c).borrowed, 0u);
 }
 
 TEST_F(MultiplexedTest, PipelineIsContiguousAndInOrderWhileOthersSend) {

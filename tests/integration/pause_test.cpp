@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "integration/history.hpp"
+#include "integration/hold_history.hpp"
 #include "integration/lock_fixture.hpp"
 #ifdef FENCELOCK_WITH_STORE
 #include "fencelock/store.hpp"

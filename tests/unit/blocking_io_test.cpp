@@ -1,4 +1,4 @@
-// The caller-thread I/O of the multiplexed connection's direct path (redis/direct_io.hpp), on a
+// The caller-thread I/O of the multiplexed connection's borrowed socket (redis/blocking_io.hpp), on a
 // socket pair standing in for Redis: no SIGPIPE when the peer is gone, replies split across
 // reads, pipelined replies, end of stream, the deadline, and the checks made before writing.
 #include <gtest/gtest.h>
@@ -13,10 +13,10 @@
 #include <string>
 
 #include "fencelock/error.hpp"
-#include "redis/direct_io.hpp"
+#include "redis/blocking_io.hpp"
 #include "redis/transport.hpp"
 
-namespace fencelock::detail::direct_io {
+namespace fencelock::detail::blocking_io {
 using fencelock::detail::Transport;
 namespace {
 
@@ -55,7 +55,7 @@ std::unique_ptr<redisReader, ReaderDeleter> make_reader() { return {redisReaderC
 // Far enough that nothing here waits for it: every read below has its bytes already there.
 clock::time_point later() { return clock::now() + std::chrono::minutes(1); }
 
-TEST(DirectIo, SendsEveryByte) {
+TEST(BlockingIo, SendsEveryByte) {
     SocketPair pair;
     const auto sent = send_all(pair.transport, "*1\r\n$4\r\nPING\r\n", later());
     EXPECT_FALSE(sent.error);
@@ -64,7 +64,7 @@ TEST(DirectIo, SendsEveryByte) {
     EXPECT_EQ(pair.received(), "*1\r\n$4\r\nPING\r\n");
 }
 
-TEST(DirectIo, WritingToAGonePeerFailsWithoutSigpipe) {
+TEST(BlockingIo, WritingToAGonePeerFailsWithoutSigpipe) {
     // The default action of SIGPIPE ends the process: this test lives only if send_all raises
     // none (the loop thread blocks signals; a caller's thread does not).
     struct sigaction previous {};
@@ -79,7 +79,7 @@ TEST(DirectIo, WritingToAGonePeerFailsWithoutSigpipe) {
     EXPECT_EQ(sent.bytes, 0u) << "nothing was written: the caller fails it as unavailable";
 }
 
-TEST(DirectIo, AFullSocketWaitsForRoomUntilTheDeadline) {
+TEST(BlockingIo, AFullSocketWaitsForRoomUntilTheDeadline) {
     SocketPair pair;
     const std::string big(8u << 20, 'x');  // more than a socket pair buffers; nobody reads
     const auto sent = send_all(pair.transport, big, clock::now());
@@ -88,7 +88,7 @@ TEST(DirectIo, AFullSocketWaitsForRoomUntilTheDeadline) {
     EXPECT_LT(sent.bytes, big.size());
 }
 
-TEST(DirectIo, ReadsAReplySplitAcrossReadsAndPipelinedReplies) {
+TEST(BlockingIo, ReadsAReplySplitAcrossReadsAndPipelinedReplies) {
     SocketPair pair;
     auto reader = make_reader();
     pair.answer("$5\r\nhel");
@@ -111,7 +111,7 @@ TEST(DirectIo, ReadsAReplySplitAcrossReadsAndPipelinedReplies) {
     EXPECT_EQ(three->at(2).kind, Reply::Kind::error) << "an error reply is a reply";
 }
 
-TEST(DirectIo, HalfAReplyCountsAsHeld) {
+TEST(BlockingIo, HalfAReplyCountsAsHeld) {
     auto reader = make_reader();
     ASSERT_EQ(redisReaderFeed(reader.get(), "*2\r\n:1\r\n", 8), REDIS_OK);
     void* none = nullptr;
@@ -129,7 +129,7 @@ TEST(DirectIo, HalfAReplyCountsAsHeld) {
     EXPECT_TRUE(holds_more(*fresh));
 }
 
-TEST(DirectIo, EndOfStreamAndGarbageAreConnectionLost) {
+TEST(BlockingIo, EndOfStreamAndGarbageAreConnectionLost) {
     {
         SocketPair pair;
         auto reader = make_reader();
@@ -149,7 +149,7 @@ TEST(DirectIo, EndOfStreamAndGarbageAreConnectionLost) {
     }
 }
 
-TEST(DirectIo, NoReplyByTheDeadlineIsATimeout) {
+TEST(BlockingIo, NoReplyByTheDeadlineIsATimeout) {
     SocketPair pair;
     auto reader = make_reader();
     auto replies = read_replies(pair.transport, *reader, 1, clock::now());
@@ -157,7 +157,7 @@ TEST(DirectIo, NoReplyByTheDeadlineIsATimeout) {
     EXPECT_EQ(replies.error(), errc::reply_timeout);
 }
 
-TEST(DirectIo, LookTellsAQuietSocketFromAClosedOrTalkingOne) {
+TEST(BlockingIo, LookTellsAQuietSocketFromAClosedOrTalkingOne) {
     SocketPair quiet;
     EXPECT_EQ(look(quiet.transport), IdleSocket::quiet);
     SocketPair closed;
@@ -172,4 +172,4 @@ TEST(DirectIo, LookTellsAQuietSocketFromAClosedOrTalkingOne) {
 }
 
 }  // namespace
-}  // namespace fencelock::detail::direct_io
+}  // namespace fencelock::detail::blocking_io

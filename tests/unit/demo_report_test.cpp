@@ -3,8 +3,8 @@
 
 #include <tuple>
 
+#include "demo/events.hpp"
 #include "demo/failover_report.hpp"
-#include "demo/history.hpp"
 #include "demo/timeline.hpp"
 
 namespace fencelock::demo {

@@ -3,7 +3,7 @@
 // lost update, fences on hover only, and no label outside its drawing.
 #include <gtest/gtest.h>
 
-#include "demo/history.hpp"
+#include "demo/events.hpp"
 #include "demo/time_axis.hpp"
 #include "demo/timeline.hpp"
 

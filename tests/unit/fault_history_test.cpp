@@ -5,7 +5,7 @@
 #include <fstream>
 #include <thread>
 
-#include "faults/history.hpp"
+#include "faults/fault_history.hpp"
 #include "faults/json_lines.hpp"
 #include "faults/target.hpp"
 #include "faults/worker.hpp"

@@ -2,7 +2,7 @@
 // green run of the exclusion test proves nothing. Fed hand-made histories; no servers.
 #include <gtest/gtest.h>
 
-#include "integration/history.hpp"
+#include "integration/hold_history.hpp"
 
 namespace fencelock::test_support {
 namespace {

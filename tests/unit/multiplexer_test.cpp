@@ -349,7 +349,7 @@ TEST(Multiplexer, AWrittenPreambleDoesNotMakeAnUnwrittenRequestWritten) {
     EXPECT_EQ(a->error, errc::unavailable);
 }
 
-TEST(Multiplexer, TheDirectPathCountsItsBytesInTheSameStream) {
+TEST(Multiplexer, TheBorrowedSocketCountsItsBytesInTheSameStream) {
     auto mux = connected();
     AsyncRequest alone;
     alone.wire = "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";

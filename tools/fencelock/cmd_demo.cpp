@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "demo/events.hpp"
 #include "demo/failover_run.hpp"
-#include "demo/history.hpp"
 #include "demo/run_support.hpp"
 #include "demo/timeline.hpp"
 #include "demo/worker.hpp"

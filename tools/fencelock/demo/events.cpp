@@ -1,4 +1,4 @@
-#include "demo/history.hpp"
+#include "demo/events.hpp"
 
 #include <nlohmann/json.hpp>
 

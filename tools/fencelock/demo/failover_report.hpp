@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "demo/history.hpp"
+#include "demo/events.hpp"
 
 namespace fencelock::demo {
 

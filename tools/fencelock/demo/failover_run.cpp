@@ -27,8 +27,8 @@
 
 #include "cli.hpp"
 #include "coordinator/redis/keys.hpp"
+#include "demo/events.hpp"
 #include "demo/failover_report.hpp"
-#include "demo/history.hpp"
 #include "demo/run_support.hpp"
 #include "demo/timeline.hpp"
 #include "demo/worker.hpp"

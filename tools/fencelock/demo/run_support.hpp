@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "demo/history.hpp"
+#include "demo/events.hpp"
 
 namespace fencelock::demo {
 

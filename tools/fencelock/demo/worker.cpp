@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "cli.hpp"
-#include "demo/history.hpp"
+#include "demo/events.hpp"
 #include "demo/run_support.hpp"
 #include "demo/worker.hpp"
 #include "fencelock/store.hpp"
