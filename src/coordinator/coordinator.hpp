@@ -17,20 +17,11 @@
 #include "fencelock/options.hpp"
 #include "fencelock/result.hpp"
 #include "fencelock/types.hpp"
+#include "lease/capabilities.hpp"
 #include "lease/replies.hpp"
 #include "lease/wait_line.hpp"
 
 namespace fencelock::detail {
-
-/// What only some backends do; a driver asks before relying on it.
-struct CoordinatorCapabilities {
-    /// A release may hand the lease to a waiter in the same step (a direct grant).
-    bool direct_grants = false;
-    /// The coordinator keeps a fair (FIFO) line of waiters.
-    bool fair_line = false;
-    /// Waiters hear releases (a watch), so none has to poll.
-    bool release_watch = false;
-};
 
 /// One attempt's request: who asks for which resource, on what terms, and where a refusal
 /// leaves it waiting (lease/attempt_policy.hpp decides the last three).

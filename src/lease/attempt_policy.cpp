@@ -6,13 +6,22 @@ namespace fencelock::detail {
 
 WaitPlace AttemptPolicy::wait_place() const {
     if (!waits()) return WaitPlace::none;
-    if (options_.fair) return WaitPlace::fair_line;
+    // (A fair acquisition on a coordinator without a fair line is refused before: unsupported().)
+    if (options_.fair && coordinator_.fair_line) return WaitPlace::fair_line;
     // A poller is woken by nothing: a place among the sleepers would only hold up releases.
     return source_ == ReleaseSource::polling ? WaitPlace::none : WaitPlace::sleepers;
 }
 
 bool AttemptPolicy::takes_direct_grants() const {
-    return options_.replicas == 0 && source_ != ReleaseSource::polling && wait_place() != WaitPlace::none;
+    return coordinator_.direct_grants && options_.replicas == 0 && source_ != ReleaseSource::polling &&
+           wait_place() != WaitPlace::none;
+}
+
+std::optional<OptionError> AttemptPolicy::unsupported(const AcquireOptions& options,
+                                                      const CoordinatorCapabilities& coordinator) {
+    if (options.fair && !coordinator.fair_line)
+        return OptionError{"fair", "this coordinator keeps no fair line of waiters; acquire without fair"};
+    return std::nullopt;
 }
 
 DirectGrants AttemptPolicy::direct_mode(bool in_line, bool watched) const {

@@ -17,9 +17,11 @@
 #include <optional>
 #include <system_error>
 
+#include "fencelock/option_error.hpp"
 #include "fencelock/options.hpp"
 #include "fencelock/types.hpp"
 #include "lease/acquire_loop.hpp"
+#include "lease/capabilities.hpp"
 #include "lease/replies.hpp"
 
 namespace fencelock::detail {
@@ -35,15 +37,24 @@ enum class ReleaseSource {
     own_client,
 };
 
-/// The rules of one acquisition's attempts: fixed by its AcquireOptions and its client.
+/// The rules of one acquisition's attempts: fixed by its AcquireOptions, its client and what
+/// its coordinator can do.
 class AttemptPolicy {
 public:
-    AttemptPolicy(const AcquireOptions& options, ReleaseSource source) : options_(options), source_(source) {}
+    AttemptPolicy(const AcquireOptions& options, ReleaseSource source, const CoordinatorCapabilities& coordinator)
+        : options_(options), source_(source), coordinator_(coordinator) {}
 
-    /// LockClient's source: release messages when ClientOptions::release_notifications is on.
-    static ReleaseSource sync_source(const ClientOptions& client) {
-        return client.release_notifications ? ReleaseSource::messages : ReleaseSource::polling;
+    /// LockClient's source: release messages when ClientOptions::release_notifications is on
+    /// and the coordinator has a release watch.
+    static ReleaseSource sync_source(const ClientOptions& client, const CoordinatorCapabilities& coordinator) {
+        return client.release_notifications && coordinator.release_watch ? ReleaseSource::messages
+                                                                         : ReleaseSource::polling;
     }
+
+    /// What `options` ask that the coordinator cannot do (a fair line), if anything: the
+    /// acquisition fails at once as invalid, nothing sent, rather than run on other terms.
+    static std::optional<OptionError> unsupported(const AcquireOptions& options,
+                                                  const CoordinatorCapabilities& coordinator);
 
     /// Where a refused attempt waits in Redis (acquire.lua ARGV[5]). A single attempt waits
     /// nowhere; a sleeper's place is only of use to a waiter that hears releases.
@@ -51,8 +62,8 @@ public:
 
     /// Whether the acquisition opts in to direct grants (acquire.lua ARGV[8]): a waiter with a
     /// place in Redis's line and no replica acknowledgement asked (a confirmation's WAIT need
-    /// not cover a grant the releaser's connection wrote). From which releases is the
-    /// attempt's choice (direct_mode).
+    /// not cover a grant the releaser's connection wrote), on a coordinator that makes them.
+    /// From which releases is the attempt's choice (direct_mode).
     bool takes_direct_grants() const;
 
     /// One attempt's direct-grant mode. `in_line`: the waiter is in its client's local line;
@@ -92,6 +103,7 @@ private:
 
     AcquireOptions options_;
     ReleaseSource source_;
+    CoordinatorCapabilities coordinator_;
 };
 
 }  // namespace fencelock::detail

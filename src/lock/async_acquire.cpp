@@ -47,7 +47,7 @@ public:
           channel_(waits(o) ? make_keys(c.options.key_prefix, r).released : std::string{}),
           finish_(std::move(finish)),
           rng_(fresh_seed()),
-          policy_(o, ReleaseSource::own_client),
+          policy_(o, ReleaseSource::own_client, c.capabilities),
           loop_(policy_.plan(owner, token_is_private, c.options), rng_) {}
 
     void start() {

@@ -20,6 +20,7 @@
 #include "fencelock/client.hpp"
 #include "lease/acquire_loop.hpp"
 #include "lease/async_wait_lines.hpp"
+#include "lease/capabilities.hpp"
 #include "redis/async_loop.hpp"
 #include "redis/async_script.hpp"
 #include "redis/topology.hpp"
@@ -37,6 +38,7 @@ struct AsyncLockContext {
     /// A release's grant to a waiter of this client that is not in `lines` (a thread of the
     /// synchronous client underneath, which shares the client id): hands it over there.
     std::function<void(const std::string& channel, const GrantMessage& g)> on_foreign_grant{};
+    CoordinatorCapabilities capabilities{};  ///< what the client's coordinator can do
 };
 
 /// Called once, on the loop thread: the finish step and the loop that counted the attempts.

@@ -57,7 +57,8 @@ struct AsyncLockClient::Impl {
                       lines,
                       [&redis](const std::string& channel, const detail::GrantMessage& g) {
                           redis.hand_to_waiter(channel, g);
-                      }} {}
+                      },
+                      redis.capabilities()} {}
 
         ~LoopMode() { close(); }
 

@@ -37,6 +37,11 @@ void detail::require_valid(const KeepOptions& keep, const AcquireOptions& option
         throw std::invalid_argument("KeepOptions." + ok.error().field + ": " + ok.error().message);
 }
 
+void detail::require_supported(const AcquireOptions& options, const CoordinatorCapabilities& coordinator) {
+    if (auto no = AttemptPolicy::unsupported(options, coordinator))
+        throw std::invalid_argument("AcquireOptions." + no->field + ": " + no->message);
+}
+
 void detail::require_valid_lease(milliseconds lease) {
     if (auto ok = validate_lease(lease); !ok) throw std::invalid_argument("renew: lease " + ok.error().message);
 }
@@ -48,8 +53,10 @@ Result<Out> LockClient::Impl::acquire_loop(const ResourceName& r, const OwnerTok
                                            const AcquireOptions& o, std::stop_token stop, OnGranted on_granted) {
     using Kind = detail::AcquireStep::Kind;
     detail::require_valid(o, options.command_timeout);
+    const auto can = coordinator->capabilities();
+    detail::require_supported(o, can);
     const auto started = steady_clock::now();
-    const detail::AttemptPolicy policy(o, detail::AttemptPolicy::sync_source(options));
+    const detail::AttemptPolicy policy(o, detail::AttemptPolicy::sync_source(options, can), can);
     const bool direct_grants = policy.takes_direct_grants();
     detail::AcquireLoop loop(policy.plan(owner, token_is_private, options), thread_rng());
     std::unique_ptr<detail::WatchSeat> line;

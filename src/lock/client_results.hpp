@@ -8,6 +8,7 @@
 
 #include "fencelock/client.hpp"
 #include "lease/acquire_loop.hpp"
+#include "lease/capabilities.hpp"
 #include "lease/safe_until.hpp"
 #include "lock/lock_events.hpp"
 
@@ -58,6 +59,9 @@ inline Result<Renewal> reported_renewal(const ClientOptions& client, const Resou
 void require_valid(const AcquireOptions& options, milliseconds command_timeout);
 void require_valid(const KeepOptions& keep, const AcquireOptions& options, const ClientOptions& client);
 void require_valid_lease(milliseconds lease);
+/// Throws std::invalid_argument when `options` ask what the coordinator cannot do
+/// (AttemptPolicy::unsupported): nothing is sent.
+void require_supported(const AcquireOptions& options, const CoordinatorCapabilities& coordinator);
 }  // namespace detail
 
 }  // namespace fencelock

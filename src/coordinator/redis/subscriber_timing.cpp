@@ -25,8 +25,8 @@ std::vector<SubscriberPlan::Notify> SubscriberPlan::map_loaded(bool ok, time_poi
     return on_unroutable();
 }
 
-std::vector<SubscriberPlan::Notify> SubscriberPlan::node_down(const Node& node, time_point now,
-                                                              std::optional<std::chrono::milliseconds> reconnect_after) {
+std::vector<SubscriberPlan::Notify> SubscriberPlan::node_down(
+    const Node& node, time_point now, std::optional<std::chrono::milliseconds> reconnect_after) {
     const time_point until = now + (reconnect_after ? *reconnect_after : next_retry());
     auto it = std::ranges::find(offline_, node, &std::pair<Node, time_point>::first);
     if (it == offline_.end()) offline_.emplace_back(node, until);
