@@ -23,6 +23,8 @@
 
 namespace fencelock::detail {
 
+class AsyncSession;  // coordinator/async_session.hpp
+
 /// One attempt's request: who asks for which resource, on what terms, and where a refusal
 /// leaves it waiting (lease/attempt_policy.hpp decides the last three).
 struct AttemptRequest {
@@ -90,6 +92,11 @@ public:
     /// Ends this client's release watch (its thread and connections) when the client goes,
     /// though LockAdmin may keep the coordinator for its pages. No thread may be waiting.
     virtual void close_watch() noexcept = 0;
+
+    /// A new event loop for one asynchronous client (coordinator/async_session.hpp), or null
+    /// when this coordinator cannot run one (capabilities().async_loop is false). It must not
+    /// outlive the coordinator.
+    virtual std::unique_ptr<AsyncSession> async_session() = 0;
 
     /// The moment grants may start: later than now inside a promoted master's failover grace.
     virtual steady_time grants_from() const noexcept = 0;

@@ -12,6 +12,9 @@ struct CoordinatorCapabilities {
     bool fair_line = false;
     /// Waiters hear releases (a watch), so none has to poll.
     bool release_watch = false;
+    /// Coordinator::async_session() gives the asynchronous client an event loop; without one
+    /// it runs the synchronous client on threads.
+    bool async_loop = false;
 };
 
 }  // namespace fencelock::detail

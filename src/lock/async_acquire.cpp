@@ -5,15 +5,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "coordinator/redis/calls/leave_line_call.hpp"
-#include "coordinator/redis/calls/release_call.hpp"
-#include "coordinator/redis/calls/renew_call.hpp"
-#include "coordinator/redis/keys.hpp"
-#include "coordinator/redis/replica_ack.hpp"
-#include "coordinator/redis/scripts.hpp"
+#include "fencelock/error.hpp"
 #include "lease/attempt_policy.hpp"
 #include "lease/safe_until.hpp"
-#include "redis/async_script.hpp"
 
 namespace fencelock::detail {
 namespace {
@@ -26,13 +20,6 @@ std::uint64_t fresh_seed() {
     return counter.fetch_add(0x9e3779b97f4a7c15ULL, std::memory_order_relaxed);
 }
 
-std::vector<std::string> wait_argv(const ReplicaAck& ack) {
-    if (!ack.on()) return {};
-    const WaitCommand wait(ack);
-    const auto argv = wait.argv();
-    return {argv.begin(), argv.end()};
-}
-
 bool waits(const AcquireOptions& o) { return o.wait > std::chrono::milliseconds::zero(); }
 
 class AsyncAcquire : public AsyncLineWaiter, public std::enable_shared_from_this<AsyncAcquire> {
@@ -43,11 +30,10 @@ public:
           resource_(r),
           owner_(owner),
           options_(o),
-          ack_(replica_ack(o)),
-          channel_(waits(o) ? make_keys(c.options.key_prefix, r).released : std::string{}),
+          line_(waits(o) ? r.str() : std::string{}),
           finish_(std::move(finish)),
           rng_(fresh_seed()),
-          policy_(o, ReleaseSource::own_client, c.capabilities),
+          policy_(o, ReleaseSource::own_client, c.coordinator.capabilities()),
           loop_(policy_.plan(owner, token_is_private, c.options), rng_) {}
 
     void start() {
@@ -55,7 +41,7 @@ public:
         if (!loop_.may_wait()) return drive(loop_.start(now, false));
         // "Subscribed" here means this client's releases of the lock are heard, which they
         // always are; a channel waited for lately joins before its first attempt.
-        drive(loop_.start(now, lines().has_waiters(channel_), lines().waited_lately(channel_, now)));
+        drive(loop_.start(now, lines().has_waiters(line_), lines().waited_lately(line_, now)));
     }
 
     // AsyncLineWaiter: called on the loop thread by this client's release (a grant) or by the
@@ -72,7 +58,7 @@ public:
 
 private:
     bool closing() const { return context_.closing.load(std::memory_order_acquire); }
-    bool in_grace() const { return AttemptPolicy::in_grace(steady_clock::now(), context_.topology.grants_from()); }
+    bool in_grace() const { return AttemptPolicy::in_grace(steady_clock::now(), context_.coordinator.grants_from()); }
     AsyncWaitLines& lines() const { return context_.lines; }
 
     // Ends a wait for release at once (its timer, if any, finds a newer generation).
@@ -93,14 +79,14 @@ private:
             case Kind::attempt: return attempt();
             case Kind::join_line: {
                 std::size_t ahead = 0;
-                ticket_ = lines().join(channel_, owner_.str(), options_.lease, options_.max_hold, loop_.deadline(),
+                ticket_ = lines().join(line_, owner_.str(), options_.lease, options_.max_hold, loop_.deadline(),
                                        weak_from_this(), ahead);
                 in_line_ = true;
                 // Held by this client: its release will name a successor, so wait for that
                 // (no attempt), at most until that lease ends or backoff.max (a release by
                 // other means, e.g. the synchronous client, names nobody).
                 std::optional<steady_time> succession;
-                if (auto until = lines().held_until(channel_))
+                if (auto until = lines().held_until(line_))
                     succession = std::min(*until, steady_clock::now() + options_.backoff.max);
                 return drive(loop_.joined(true, ahead, succession));
             }
@@ -113,7 +99,7 @@ private:
                     self->waiting_ = false;
                     self->end_wait();
                 };
-                if (!context_.loop.post_at(step.until, std::move(timer))) {
+                if (!context_.session.at(step.until, std::move(timer))) {
                     waiting_ = false;
                     return drive(loop_.waited(false, true));
                 }
@@ -122,40 +108,39 @@ private:
             case Kind::sleep: {
                 auto self = shared_from_this();
                 auto wake = [self] { self->drive(self->loop_.waited(false, self->closing())); };
-                if (closing() || !context_.loop.post_at(steady_clock::now() + step.delay, std::move(wake)))
+                if (closing() || !context_.session.at(steady_clock::now() + step.delay, std::move(wake)))
                     return drive(loop_.waited(false, true));
                 return;
             }
-            case Kind::pass_on: lines().wake_after(channel_, ticket_); return drive(loop_.done());
+            case Kind::pass_on: lines().wake_after(line_, ticket_); return drive(loop_.done());
             case Kind::extend: {
                 // A grant bounded by its place (lib/handoff.lua) is renewed to the lease asked.
                 // The lock is this client's from the grant on: waiters arriving meanwhile wait
                 // for its release in the local line (a successor grant) instead of attempting.
-                if (!channel_.empty())
-                    lines().hold(channel_, owner_.str(), step.grant.fence.value(),
+                if (!line_.empty())
+                    lines().hold(line_, owner_.str(), step.grant.fence.value(),
                                  safe_until(step.sent, step.grant.ttl, context_.options.clock_drift_factor));
                 const auto sent = steady_clock::now();
-                return run_script_async(
-                    context_.loop, scripts::renew,
-                    renew_script_call(context_.options.key_prefix, resource_, *step.owner, options_.lease), {},
-                    [self = shared_from_this(), sent](std::expected<BatchThen, std::error_code> batch) {
-                        self->drive(self->loop_.extended(decode_renew_then(batch), sent, steady_clock::now()));
-                    });
+                return context_.session.renew(resource_, *step.owner, options_.lease,
+                                              [self = shared_from_this(), sent](const Result<RenewReply>& reply) {
+                                                  self->drive(self->loop_.extended(reply, sent, steady_clock::now()));
+                                              });
             }
-            case Kind::leave_line:
-                return then_done(scripts::leave_line,
-                                 leave_line_script_call(context_.options.key_prefix, resource_, *step.owner));
+            case Kind::leave_line:  // best effort: whatever the reply, the loop goes on
+                return context_.session.leave_line(
+                    resource_, *step.owner,
+                    [self = shared_from_this()](const Result<bool>&) { self->drive(self->loop_.done()); });
             case Kind::release:
                 return release_on_loop(
                     context_, resource_, *step.owner,
                     [self = shared_from_this()](const Result<ReleaseStatus>&) { self->drive(self->loop_.done()); });
             case Kind::finish: {
                 const auto now = steady_clock::now();
-                if (in_line_) lines().leave(channel_, ticket_, now);
+                if (in_line_) lines().leave(line_, ticket_, now);
                 in_line_ = false;
                 // A lease a waiting acquisition of this client got: its waiters wait calmly on it.
-                if (step.result == AcquireResult::acquired && !channel_.empty())
-                    lines().hold(channel_, owner_.str(), step.grant.fence.value(),
+                if (step.result == AcquireResult::acquired && !line_.empty())
+                    lines().hold(line_, owner_.str(), step.grant.fence.value(),
                                  safe_until(step.sent, step.grant.ttl, context_.options.clock_drift_factor));
                 auto finish = std::move(finish_);
                 return finish(step, loop_);
@@ -174,50 +159,44 @@ private:
         if (auto refused = AttemptPolicy::refusal(closing_now, in_grace()))
             return drive(loop_.replied(std::unexpected(*refused), false, now, now, closing_now));
         sent_ = now;
-        const auto local = policy_.local_line(lines().has_waiters(channel_));
+        const auto local = policy_.local_line(lines().has_waiters(line_));
         // This loop subscribes to nothing: in the line, a refused attempt's place takes grants
         // from this client's releases only.
         const auto direct = policy_.direct_mode(in_line_, false);
-        auto self = shared_from_this();
-        run_script_async(
-            context_.loop, scripts::acquire,
-            acquire_script_call(context_.options.key_prefix, resource_, owner_, options_, context_.holder,
-                                policy_.wait_place(), local, direct),
-            wait_argv(ack_), [self](std::expected<BatchThen, std::error_code> batch) {
-                std::expected<AcquireReply, std::error_code> reply = batch ? decode_acquire_batch(*batch, self->ack_)
-                                                                           : std::unexpected(batch.error());
-                // A new grant found inside the grace is given back before anyone hears of it (and
-                // before the loop goes on, as LockClient waits for that release).
-                if (reply && AttemptPolicy::gives_back(*reply, self->in_grace())) {
-                    return release_on_loop(self->context_, self->resource_, self->owner_,
-                                           [self](const Result<ReleaseStatus>&) {
-                                               self->replied(std::unexpected(make_error_code(errc::failover_grace)));
-                                           });
-                }
-                self->replied(reply);
-            });
+        const AttemptRequest request{.resource = resource_,
+                                     .owner = owner_,
+                                     .options = options_,
+                                     .place = policy_.wait_place(),
+                                     .local_line = local,
+                                     .direct = direct};
+        context_.session.attempt(
+            request, [self = shared_from_this()](const Result<AcquireReply>& reply) { self->attempted(reply); });
+    }
+
+    // A new grant found inside the grace is given back before anyone hears of it (and before
+    // the loop goes on, as LockClient waits for that release).
+    void attempted(const Result<AcquireReply>& reply) {
+        if (reply && AttemptPolicy::gives_back(*reply, in_grace())) {
+            return release_on_loop(context_, resource_, owner_,
+                                   [self = shared_from_this()](const Result<ReleaseStatus>&) {
+                                       self->replied(std::unexpected(make_error_code(errc::failover_grace)));
+                                   });
+        }
+        replied(reply);
     }
 
     // Watched: refused on a lease this client holds, whose release this client will hear.
     void replied(const std::expected<AcquireReply, std::error_code>& reply) {
-        const bool watched = reply && !reply->acquired && !reply->queued && reply->seen_fence && !channel_.empty() &&
-                             lines().held_here(channel_, reply->seen_fence->value());
+        const bool watched = reply && !reply->acquired && !reply->queued && reply->seen_fence && !line_.empty() &&
+                             lines().held_here(line_, reply->seen_fence->value());
         drive(loop_.replied(reply, watched, sent_, steady_clock::now(), closing()));
-    }
-
-    // Best effort (leave_line): whatever the reply, the loop goes on.
-    void then_done(const ScriptSource& script, OwnedScriptCall call) {
-        auto self = shared_from_this();
-        run_script_async(context_.loop, script, std::move(call), {},
-                         [self](std::expected<BatchThen, std::error_code>) { self->drive(self->loop_.done()); });
     }
 
     const AsyncLockContext& context_;
     const ResourceName resource_;
     const OwnerToken owner_;  // the plan's: every attempt sends the same token
     const AcquireOptions options_;
-    const ReplicaAck ack_;
-    const std::string channel_;  // released:{R} for a waiting acquisition, else empty
+    const std::string line_;  // the local line's key (the resource name) for a waiting acquisition, else empty
     AcquireFinish finish_;
     std::mt19937_64 rng_;
     const AttemptPolicy policy_;
@@ -241,16 +220,8 @@ void start_async_acquire(const AsyncLockContext& context, const ResourceName& re
     // Started on the loop thread, so that even an acquisition that ends before sending anything
     // (inside the failover grace) completes there, never on the caller's thread.
     auto start = [acquisition] { acquisition->start(); };
-    if (!context.loop.post_at(std::chrono::steady_clock::time_point::min(), std::move(start)))
+    if (!context.session.at(std::chrono::steady_clock::time_point::min(), std::move(start)))
         throw std::logic_error("start_async_acquire: the loop is stopping");  // its client outlives it
-}
-
-std::expected<RenewReply, std::error_code> decode_renew_then(const std::expected<BatchThen, std::error_code>& batch) {
-    if (!batch) return std::unexpected(batch.error());
-    if (batch->results.size() != 1) return std::unexpected(make_error_code(errc::protocol_error));
-    const auto& reply = batch->results.front();
-    if (!reply) return std::unexpected(reply.error());
-    return decode_renew(*reply);
 }
 
 void release_on_loop(const AsyncLockContext& context, const ResourceName& resource, const OwnerToken& owner,
@@ -259,41 +230,29 @@ void release_on_loop(const AsyncLockContext& context, const ResourceName& resour
     // while the loop's completions change them): a release from a caller's thread runs there.
     // Should the loop be stopping, the task is dropped with `then`, whose owner (the client's
     // counted completion) then completes the operation with an error.
-    if (!context.loop.on_loop_thread()) {
-        (void)context.loop.post_at(std::chrono::steady_clock::time_point::min(),
-                                   [&context, resource, owner, then = std::move(then)]() mutable {
-                                       release_on_loop(context, resource, owner, std::move(then));
-                                   });
+    if (!context.session.on_loop_thread()) {
+        (void)context.session.at(std::chrono::steady_clock::time_point::min(),
+                                 [&context, resource, owner, then = std::move(then)]() mutable {
+                                     release_on_loop(context, resource, owner, std::move(then));
+                                 });
         return;
     }
-    const std::string channel = make_keys(context.options.key_prefix, resource).released;
+    const std::string& line = resource.str();
     // The next waiter of this client (the front of its line) is named, so that the release can
-    // hand it the lock without its ever taking a place in Redis's line.
-    const auto next = context.lines.name_successor(channel, steady_clock::now(), context.options.command_timeout);
-    const auto successor = next ? std::optional<Successor>({next->owner, next->lease, next->max_hold}) : std::nullopt;
-    auto call = release_script_call(context.options.key_prefix, resource, owner, &context.holder,
-                                    successor ? &*successor : nullptr);
-    const auto sent = steady_clock::now();
-    run_script_async(
-        context.loop, scripts::release, std::move(call), {},
-        [&context, channel, owner = owner.str(), sent,
-         then = std::move(then)](std::expected<BatchThen, std::error_code> batch) mutable {
-            std::expected<ReleaseReply, std::error_code> reply = std::unexpected(make_error_code(errc::protocol_error));
-            if (!batch) reply = std::unexpected(batch.error());
-            else if (batch->results.size() == 1 && !batch->results.front())
-                reply = std::unexpected(batch->results.front().error());
-            else if (batch->results.size() == 1) reply = decode_release_reply(*batch->results.front());
-            context.lines.release(channel, owner);
-            // The grant first: it is on the path of whoever waits next.
-            if (reply && reply->granted) {
-                reply->granted->grant.release_sent = sent;
-                if (!context.lines.grant(channel, reply->granted->owner, reply->granted->grant) &&
-                    context.on_foreign_grant)
-                    context.on_foreign_grant(channel, *reply->granted);
-            }
+    // hand it the lock without its ever taking a place in the coordinator's line.
+    const auto next = context.lines.name_successor(line, steady_clock::now(), context.options.command_timeout);
+    context.session.release(
+        resource, owner, next,
+        [&context, resource, owner = owner.str(), then = std::move(then)](Result<ReleaseReply> reply) mutable {
+            const std::string& line = resource.str();
+            context.lines.release(line, owner);
+            // The grant first: it is on the path of whoever waits next. A grant to a waiter the
+            // lines do not know is for a thread of the synchronous client (it shares the client id).
+            if (reply && reply->granted && !context.lines.grant(line, reply->granted->owner, reply->granted->grant))
+                context.coordinator.hand_over(resource, *reply->granted);
             // Nobody of this client holds it now (no grant, or one to a thread of the
             // synchronous client): a waiter that waited for a succession attempts.
-            context.lines.after_release(channel);
+            context.lines.after_release(line);
             then(reply ? Result<ReleaseStatus>(reply->status) : Result<ReleaseStatus>(std::unexpected(reply.error())));
         });
 }

@@ -40,7 +40,11 @@ RedisCoordinator::RedisCoordinator(const ClientOptions& options)
       holder_{host_name(), std::to_string(::getpid()), options.holder_label, random_hex_id()} {}
 
 CoordinatorCapabilities RedisCoordinator::capabilities() const noexcept {
-    return {.direct_grants = true, .fair_line = true, .release_watch = release_notifications_};
+    // The event loop follows one server; a Cluster's redirects are the blocking connection's.
+    return {.direct_grants = true,
+            .fair_line = true,
+            .release_watch = release_notifications_,
+            .async_loop = !settings_.endpoint.uses_cluster()};
 }
 
 Result<AcquireReply> RedisCoordinator::attempt(const AttemptRequest& r) {
