@@ -1,6 +1,6 @@
 #pragma once
-// The coordinator seam: what a lock driver (LockClient, LockAdmin) asks of the service that keeps
-// the leases, at the grain of one round trip. The lease core (src/lease/) decides; a coordinator
+// The coordinator seam: what a lock driver (LockClient, AsyncLockClient, the keeper, LockAdmin)
+// asks of the service that keeps the leases, at the grain of one round trip. The lease core (src/lease/) decides; a coordinator
 // carries each decision out and answers with the core's reply types (lease/replies.hpp).
 // Redis is the one implementation (coordinator/redis/redis_coordinator.hpp). What a second
 // backend must provide is listed in docs/DESIGN.md, "Layout".
@@ -71,7 +71,10 @@ public:
     /// waiter (`granted` in the reply), which hand_over() then gives it.
     virtual Result<ReleaseReply> release(const ResourceName& resource, const OwnerToken& owner) = 0;
     /// Gives this client's waiter the lease a release() of `resource` granted it, and wakes it.
-    /// A waiter no longer in the line needs nothing (it took the lease itself or is leaving).
+    /// A waiter no longer in the line needs nothing: it either took the lease by its own
+    /// attempt ("already ours") or is giving up, and giving up leaves the line, which deletes a
+    /// lease handed to the leaver. Releasing it here could delete the lease of a waiter that
+    /// just took it by its attempt.
     virtual void hand_over(const ResourceName& resource, const GrantMessage& grant) = 0;
     /// Compare-and-delete that serves nobody of this client: for a grant given back at once.
     virtual Result<ReleaseStatus> give_back(const ResourceName& resource, const OwnerToken& owner) = 0;

@@ -61,7 +61,7 @@ public:
 
     /// A release by this client granted `g` to `owner`: calls its waiter back. False when no
     /// waiter of `channel` has that owner token (it finished or is giving up: see
-    /// LockClient::Impl::hand_to_waiter for why nothing else is needed).
+    /// Coordinator::hand_over for why nothing else is needed).
     bool grant(const std::string& channel, std::string_view owner, const DirectGrant& g);
     /// Hands a wake-up on to the first waiter behind `t`, if any.
     void wake_after(const std::string& channel, Ticket t);
