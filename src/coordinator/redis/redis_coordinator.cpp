@@ -40,7 +40,7 @@ RedisCoordinator::RedisCoordinator(const ClientOptions& options)
       holder_{host_name(), std::to_string(::getpid()), options.holder_label, random_hex_id()} {}
 
 CoordinatorCapabilities RedisCoordinator::capabilities() const noexcept {
-    return {.direct_grants = true, .fair_line = true, .release_watch = release_notifications_};
+    return {.direct_grants = true, .fair_line = true, .release_watch = release_notifications_, .server_clock = true};
 }
 
 Result<AcquireReply> RedisCoordinator::attempt(const AttemptRequest& r) {

@@ -34,6 +34,7 @@ public:
     bool watching(const ResourceName& resource) override;
     void close_watch() noexcept override;
     steady_time grants_from() const noexcept override;
+    std::unique_ptr<RenewalChannel> renewal_channel() override;  // redis_renewal_channel.cpp
     Result<std::vector<HeldLock>> list_locks(std::string_view glob, std::size_t limit) override;
     Result<ForceReleaseOutcome> force_release(const ResourceName& resource,
                                               const ForceReleaseRequest& request) override;
