@@ -7,6 +7,8 @@
 #include <chrono>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "fencelock/result.hpp"
@@ -24,10 +26,11 @@ struct RenewDurability {
     std::chrono::milliseconds timeout{0};
 };
 
-/// One renewal of a batch: the same terms as Coordinator::renew, and the durability the lease
-/// asked for. The references stay valid until renew_batch returns.
+/// One renewal of a batch: the same terms as Coordinator::renew, the lease named by its address
+/// (RenewalChannel::lease_address), and the durability the lease asked for. What the views and
+/// references name stays valid until renew_batch returns.
 struct RenewItem {
-    const ResourceName& resource;
+    std::string_view address;
     const OwnerToken& owner;
     std::chrono::milliseconds lease;
     RenewDurability durability;
@@ -37,14 +40,19 @@ class RenewalChannel {
 public:
     virtual ~RenewalChannel() = default;
 
+    /// The channel's own name for `resource`'s lease (Redis: its lock key), made once when a
+    /// lease is kept and handed back by every call below, so that no renewal builds it again.
+    /// No I/O; thread-safe.
+    virtual std::string lease_address(const ResourceName& resource) const = 0;
+
     /// Whether every lease's renewals go to one node for good (a single server, or whichever
     /// node a failover makes master): lane_of() is then never asked.
     virtual bool one_lane() const noexcept = 0;
 
-    /// The node that carries `resource`'s renewals as last known, without I/O (the keeper's timer
-    /// thread asks it and never waits for the network); nullopt: not known yet (the lane of no
-    /// route).
-    virtual std::optional<LaneRoute> lane_of(const ResourceName& resource) = 0;
+    /// The node that carries the renewals of the lease at `address` as last known, without I/O
+    /// (the keeper's timer thread asks it and never waits for the network); nullopt: not known
+    /// yet (the lane of no route).
+    virtual std::optional<LaneRoute> lane_of(std::string_view address) = 0;
 
     /// Renews every item in one pipelined round trip; one result per item, in order. Each is what
     /// Coordinator::renew would answer, except that a renewal that fewer replicas acknowledged than
@@ -53,11 +61,11 @@ public:
     /// Called by each lane's sender, concurrently: thread-safe.
     virtual std::vector<Result<RenewReply>> renew_batch(std::span<const RenewItem> items) = 0;
 
-    /// One reading of the clock of a node that carries renewals: the lane of `sample`'s node
-    /// (null on one lane), with what tells its origin apart (server_clock_watch.hpp); nullopt
-    /// when the reading failed (the renewals will tell). Only for a coordinator whose
+    /// One reading of the clock of a node that carries renewals: the node of the lease at
+    /// `sample` (nullopt on one lane), with what tells its origin apart (server_clock_watch.hpp);
+    /// nullopt when the reading failed (the renewals will tell). Only for a coordinator whose
     /// capabilities() say server_clock. Thread-safe.
-    virtual std::optional<ServerClockWatch::Reading> read_clock(const ResourceName* sample) = 0;
+    virtual std::optional<ServerClockWatch::Reading> read_clock(std::optional<std::string_view> sample) = 0;
 };
 
 }  // namespace fencelock::detail

@@ -23,8 +23,8 @@ struct ClientCore {
 
     // What the keeper keeps for a lease hold() is about to ask for.
     std::shared_ptr<KeptLease> kept_lease(const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,
-                                          KeepOptions keep) const {
-        return make_kept_lease(r, owner, o, std::move(keep), options.clock_drift_factor);
+                                          KeepOptions keep) {
+        return make_kept_lease(*keeper_instance(), r, owner, o, std::move(keep), options.clock_drift_factor);
     }
 
     // hold()'s `on_granted`, in both clients: `keeper` starts renewing `state` from the grant,

@@ -16,12 +16,13 @@ struct KeptLease {
     enum class State { pending, active, lost };
 
     KeptLease(ResourceName r, OwnerToken o, std::chrono::milliseconds lease_length, RenewalPolicy p, KeepOptions k,
-              RenewDurability d)
+              std::string address_, RenewDurability d)
         : resource(std::move(r)),
           owner(std::move(o)),
           lease(lease_length),
           policy(p),
           keep(std::move(k)),
+          address(std::move(address_)),
           durability(d) {}
 
     const ResourceName resource;
@@ -29,11 +30,13 @@ struct KeptLease {
     const std::chrono::milliseconds lease;
     const RenewalPolicy policy;
     const KeepOptions keep;
+    /// Its lease as the keeper's renewal channel names it (RenewalChannel::lease_address).
+    const std::string address;
     /// AcquireOptions::replicas: a renewal counts only once that many replicas acknowledged it.
     const RenewDurability durability;
 
     /// Its next renewal, for RenewalChannel::renew_batch (valid while the lease lives).
-    RenewItem renewal() const noexcept { return {resource, owner, lease, durability}; }
+    RenewItem renewal() const noexcept { return {address, owner, lease, durability}; }
 
     std::atomic<std::uint64_t> fence{0};
     std::atomic<State> state{State::pending};

@@ -122,7 +122,7 @@ Keeper::Lane& Keeper::lane_for(const KeptLease& lease) { return lane_for_node(ro
 
 std::optional<LaneRoute> Keeper::route_of(const KeptLease& lease) {
     if (lane_map_.single()) return std::nullopt;
-    return channel_->lane_of(lease.resource);
+    return channel_->lane_of(lease.address);
 }
 
 Keeper::Lane& Keeper::lane_for_node(const std::optional<LaneRoute>& route) {
@@ -281,7 +281,7 @@ void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
     std::shared_ptr<KeptLease> sample;
     if (!lane_map_.single()) sample = lane.sample.lock();  // watches_clock() just found it
     lock.unlock();
-    const auto reading = channel_->read_clock(sample ? &sample->resource : nullptr);
+    const auto reading = channel_->read_clock(sample ? std::optional<std::string_view>(sample->address) : std::nullopt);
     sample.reset();  // were it the last owner, the lease is not destroyed under the mutex
     lock.lock();
     if (!reading) return;  // the coordinator failing: the renewals will tell
@@ -361,7 +361,9 @@ std::shared_ptr<Keeper> make_keeper(std::shared_ptr<Coordinator> coordinator, st
     return std::make_shared<Keeper>(std::move(coordinator), std::move(channel), std::move(observer), clock);
 }
 
-std::shared_ptr<KeptLease> make_kept_lease(const ResourceName& resource, const OwnerToken& owner,
+std::string Keeper::lease_address(const ResourceName& resource) const { return channel_->lease_address(resource); }
+
+std::shared_ptr<KeptLease> make_kept_lease(const Keeper& keeper, const ResourceName& resource, const OwnerToken& owner,
                                            const AcquireOptions& options, KeepOptions keep, double drift_factor) {
     const RenewalPolicy policy{.interval = keep.renew_every > std::chrono::milliseconds::zero()
                                                ? keep.renew_every
@@ -369,6 +371,7 @@ std::shared_ptr<KeptLease> make_kept_lease(const ResourceName& resource, const O
                                .retry_delay = keep.retry_delay,
                                .drift_factor = drift_factor};
     return std::make_shared<KeptLease>(resource, owner, options.lease, policy, std::move(keep),
+                                       keeper.lease_address(resource),
                                        RenewDurability{options.replicas, options.replica_timeout});
 }
 

@@ -54,6 +54,9 @@ public:
 
     KeeperStats stats();
 
+    /// How the keeper's channel names `resource`'s lease (RenewalChannel::lease_address).
+    std::string lease_address(const ResourceName& resource) const;
+
     /// Compare-and-delete through the coordinator (Coordinator::give_back: it serves nobody),
     /// never on the keeper's channel; reported to the observer.
     std::expected<ReleaseStatus, std::error_code> release(const KeptLease& lease);
@@ -130,8 +133,8 @@ private:
 std::shared_ptr<Keeper> make_keeper(std::shared_ptr<Coordinator> coordinator, std::shared_ptr<LockObserver> observer,
                                     ClockWatchTerms clock);
 
-/// What the keeper keeps for a lease hold() is about to ask for.
-std::shared_ptr<KeptLease> make_kept_lease(const ResourceName& resource, const OwnerToken& owner,
+/// What `keeper` keeps for a lease hold() is about to ask for.
+std::shared_ptr<KeptLease> make_kept_lease(const Keeper& keeper, const ResourceName& resource, const OwnerToken& owner,
                                            const AcquireOptions& options, KeepOptions keep, double drift_factor);
 
 }  // namespace fencelock::detail

@@ -29,25 +29,26 @@ RedisRenewalChannel::RedisRenewalChannel(const ConnectionSettings& settings, std
       prefix_(std::move(key_prefix)),
       one_lane_(slot_routes(*connection_) == nullptr) {}
 
+std::string RedisRenewalChannel::lease_address(const ResourceName& resource) const {
+    return make_keys(prefix_, resource).lock;
+}
+
 // master_hint does no I/O: the keeper's timer thread never waits for the network.
-std::optional<LaneRoute> RedisRenewalChannel::lane_of(const ResourceName& resource) {
-    const auto master = master_hint(*connection_, make_keys(prefix_, resource).lock);
+std::optional<LaneRoute> RedisRenewalChannel::lane_of(std::string_view address) {
+    const auto master = master_hint(*connection_, address);
     if (!master) return std::nullopt;
     return LaneRoute{master->host + ":" + std::to_string(master->port)};
 }
 
 std::vector<Result<RenewReply>> RedisRenewalChannel::renew_batch(std::span<const RenewItem> items) {
-    std::vector<std::string> keys;
     std::vector<std::string> leases;
     std::vector<ScriptCall> calls;
-    keys.reserve(items.size());  // the calls point into these: no reallocation
-    leases.reserve(items.size());
+    leases.reserve(items.size());  // the calls point into these: no reallocation
     calls.reserve(items.size());
     ReplicaAck ack;  // one WAIT per round trip: the most any of its leases asks for
     for (const RenewItem& item : items) {
-        keys.push_back(make_keys(prefix_, item.resource).lock);
-        leases.push_back(lease_argument(item.lease));
-        calls.push_back(renew_call(keys.back(), item.owner, leases.back()));
+        leases.push_back(lease_argument(item.lease));  // a few digits: no allocation
+        calls.push_back(renew_call(item.address, item.owner, leases.back()));
         ack = combine(ack, ack_for(item.durability));
     }
     const AcknowledgedBatch batch = detail::renew_batch(*connection_, calls, ack);
@@ -65,7 +66,7 @@ std::vector<Result<RenewReply>> RedisRenewalChannel::renew_batch(std::span<const
     return out;
 }
 
-std::optional<ServerClockWatch::Reading> RedisRenewalChannel::read_clock(const ResourceName* sample) {
+std::optional<ServerClockWatch::Reading> RedisRenewalChannel::read_clock(std::optional<std::string_view> sample) {
     std::int64_t seconds = 0, micros = 0;
     const auto sent = std::chrono::steady_clock::now();
     if (one_lane_) {
@@ -81,9 +82,8 @@ std::optional<ServerClockWatch::Reading> RedisRenewalChannel::read_clock(const R
         return ServerClockWatch::Reading{sent, received, std::chrono::microseconds(seconds * 1'000'000 + micros),
                                          id.integer};
     }
-    if (sample == nullptr) return std::nullopt;  // a cluster node is reached by a key
-    const std::string key = make_keys(prefix_, *sample).lock;
-    const ScriptCall call{{key}, {}};
+    if (!sample) return std::nullopt;  // a cluster node is reached by a key
+    const ScriptCall call{{*sample}, {}};
     const auto reply = run_script(*connection_, scripts::clock_probe, call);
     const auto received = std::chrono::steady_clock::now();
     if (!reply || reply->kind != Reply::Kind::array || reply->elements.size() != 3 ||
