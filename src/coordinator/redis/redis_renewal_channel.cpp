@@ -1,6 +1,5 @@
 #include "coordinator/redis/redis_renewal_channel.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <functional>
 
