@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "coordinator/renewal_channel.hpp"
 #include "fencelock/admin_records.hpp"
 #include "fencelock/lock_state.hpp"
 #include "fencelock/options.hpp"
@@ -103,6 +104,10 @@ public:
 
     /// The moment grants may start: later than now inside a promoted master's failover grace.
     virtual steady_time grants_from() const noexcept = 0;
+
+    /// The keeper's own line to the coordinator (renewal_channel.hpp): a new connection of its
+    /// own, opened lazily; making it sends nothing.
+    virtual std::unique_ptr<RenewalChannel> renewal_channel() = 0;
 
     /// Operators' pages (LockAdmin): held locks matching `glob`, at most `limit`.
     virtual Result<std::vector<HeldLock>> list_locks(std::string_view glob, std::size_t limit) = 0;

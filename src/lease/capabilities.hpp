@@ -15,6 +15,9 @@ struct CoordinatorCapabilities {
     /// Coordinator::async_session() gives the asynchronous client an event loop; without one
     /// it runs the synchronous client on threads.
     bool async_loop = false;
+    /// The leases expire by a server's clock that the keeper can read (RenewalChannel::read_clock)
+    /// and must watch for forward steps (lease/server_clock_watch.hpp).
+    bool server_clock = false;
 };
 
 }  // namespace fencelock::detail

@@ -23,8 +23,8 @@ struct ClientCore {
 
     // What the keeper keeps for a lease hold() is about to ask for.
     std::shared_ptr<KeptLease> kept_lease(const ResourceName& r, const OwnerToken& owner, const AcquireOptions& o,
-                                          KeepOptions keep) const {
-        return make_kept_lease(*coordinator, r, owner, o, std::move(keep), options.clock_drift_factor);
+                                          KeepOptions keep) {
+        return make_kept_lease(*keeper_instance(), r, owner, o, std::move(keep), options.clock_drift_factor);
     }
 
     // hold()'s `on_granted`, in both clients: `keeper` starts renewing `state` from the grant,
@@ -40,7 +40,7 @@ struct ClientCore {
     std::shared_ptr<Keeper> keeper_instance() {
         std::lock_guard lock(keeper_mutex);
         if (!keeper)
-            keeper = make_keeper(*coordinator, options.observer,
+            keeper = make_keeper(coordinator, options.observer,
                                  ClockWatchTerms{options.clock_drift_factor, options.clock_probe_interval});
         return keeper;
     }

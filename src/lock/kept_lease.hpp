@@ -5,8 +5,7 @@
 #include <stop_token>
 #include <string>
 
-#include "coordinator/redis/calls/renew_call.hpp"
-#include "coordinator/redis/replica_ack.hpp"
+#include "coordinator/renewal_channel.hpp"
 #include "fencelock/keeper.hpp"
 #include "lease/renewal.hpp"
 #include "lease/renewal_schedule.hpp"
@@ -17,25 +16,27 @@ struct KeptLease {
     enum class State { pending, active, lost };
 
     KeptLease(ResourceName r, OwnerToken o, std::chrono::milliseconds lease_length, RenewalPolicy p, KeepOptions k,
-              std::string lock_key_, ReplicaAck replica_ack)
+              std::string address_, RenewDurability d)
         : resource(std::move(r)),
           owner(std::move(o)),
           lease(lease_length),
-          lease_ms(lease_argument(lease_length)),
           policy(p),
           keep(std::move(k)),
-          lock_key(std::move(lock_key_)),
-          ack(replica_ack) {}
+          address(std::move(address_)),
+          durability(d) {}
 
     const ResourceName resource;
     const OwnerToken owner;
     const std::chrono::milliseconds lease;
-    const std::string lease_ms;  ///< the renew script's argument
     const RenewalPolicy policy;
     const KeepOptions keep;
-    const std::string lock_key;
+    /// Its lease as the keeper's renewal channel names it (RenewalChannel::lease_address).
+    const std::string address;
     /// AcquireOptions::replicas: a renewal counts only once that many replicas acknowledged it.
-    const ReplicaAck ack;
+    const RenewDurability durability;
+
+    /// Its next renewal, for RenewalChannel::renew_batch (valid while the lease lives).
+    RenewItem renewal() const noexcept { return {address, owner, lease, durability}; }
 
     std::atomic<std::uint64_t> fence{0};
     std::atomic<State> state{State::pending};

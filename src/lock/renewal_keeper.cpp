@@ -1,18 +1,9 @@
 #include "lock/renewal_keeper.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 #include "common/log.hpp"
-#include "coordinator/redis/calls/release_call.hpp"
-#include "coordinator/redis/calls/renew_call.hpp"
-#include "coordinator/redis/keys.hpp"
-#include "coordinator/redis/redis_coordinator.hpp"
-#include "coordinator/redis/replica_ack.hpp"
-#include "coordinator/redis/scripts.hpp"
 #include "lock/lock_events.hpp"
-#include "redis/cluster_connection.hpp"
-#include "redis/multiplexed_connection.hpp"
 
 namespace fencelock::detail {
 
@@ -25,13 +16,13 @@ using State = KeptLease::State;
 // a larger batch as consecutive round trips of this size, each counted from its own send.
 constexpr std::size_t max_round_trip = 1000;
 
-Keeper::Keeper(std::unique_ptr<Connection> connection, std::shared_ptr<ConnectionPool> pool, std::string key_prefix,
+Keeper::Keeper(std::shared_ptr<Coordinator> coordinator, std::unique_ptr<RenewalChannel> channel,
                std::shared_ptr<LockObserver> observer, ClockWatchTerms clock)
-    : connection_(std::move(connection)),
-      pool_(std::move(pool)),
-      prefix_(std::move(key_prefix)),
+    : coordinator_(std::move(coordinator)),
+      channel_(std::move(channel)),
       observer_(std::move(observer)),
-      lane_map_(slot_routes(*connection_) == nullptr),
+      server_clock_(coordinator_->capabilities().server_clock),
+      lane_map_(channel_->one_lane()),
       clock_terms_(clock),
       thread_([this](std::stop_token stop) { run(stop); }) {
     // The lane of a single server (or of a cluster before its map is loaded) is ready before
@@ -82,7 +73,7 @@ void Keeper::activate(const std::shared_ptr<KeptLease>& lease, steady_time sent,
     changed_.notify_all();
 }
 
-// No wait for a renewal on the wire: if it reaches Redis after the release, renew finds the
+// No wait for a renewal on the wire: if it reaches the coordinator after the release, renew finds the
 // owner gone and changes nothing, and apply() skips a leaving lease. The wait is for loss
 // callbacks running on the timer thread, so nothing they captured is destroyed under them
 // once release() returns (as std::stop_callback's destructor waits); on the timer thread
@@ -96,7 +87,7 @@ void Keeper::remove(const std::shared_ptr<KeptLease>& lease) {
 }
 
 std::expected<ReleaseStatus, std::error_code> Keeper::release(const KeptLease& lease) {
-    auto result = release_once(*pool_->borrow(), prefix_, lease.resource, lease.owner);
+    auto result = coordinator_->give_back(lease.resource, lease.owner);
     report_release(observer_.get(), lease.resource, lease.owner, result, lease.held_for(steady_clock::now()));
     return result;
 }
@@ -126,12 +117,15 @@ void Keeper::plan_renewal(const std::shared_ptr<KeptLease>& lease, steady_time a
 }
 
 // The lane of a lease's node, made (with its sender thread) the first time that node appears.
-// master_hint does no I/O: the timer thread never waits for the network.
-Keeper::Lane& Keeper::lane_for(const KeptLease& lease) {
-    return lane_for_node(master_hint(*connection_, lease.lock_key));
+// lane_of does no I/O: the timer thread never waits for the network.
+Keeper::Lane& Keeper::lane_for(const KeptLease& lease) { return lane_for_node(route_of(lease)); }
+
+std::optional<LaneRoute> Keeper::route_of(const KeptLease& lease) {
+    if (lane_map_.single()) return std::nullopt;
+    return channel_->lane_of(lease.address);
 }
 
-Keeper::Lane& Keeper::lane_for_node(const std::optional<ServerAddress>& route) {
+Keeper::Lane& Keeper::lane_for_node(const std::optional<LaneRoute>& route) {
     const auto pick = lane_map_.lane_of(route);
     if (!pick.made) return *lanes_[pick.index];
     auto& lane = *lanes_.emplace_back(std::make_unique<Lane>(clock_terms_.drift_factor));
@@ -219,16 +213,17 @@ void Keeper::fire_losses(std::vector<std::shared_ptr<KeptLease>>& lost) {
 // max_round_trip renewals, without the mutex (the network is slow), and takes it only to
 // publish the results. The lane stays busy (its batch not empty) until the last round trip.
 void Keeper::send(Lane& lane, std::stop_token stop) {
-    std::vector<ScriptCall> calls;
+    std::vector<RenewItem> items;
     std::unique_lock lock(mutex_);
     while (true) {
         // Wake for the clock probe too, while the node has kept leases; a single lane also
         // wakes when the first is kept (activate()), a cluster lane with its first batch.
+        // Without a server clock, only a batch wakes it.
         const bool watch_clock = watches_clock(lane);
         lane.kept_news = false;
         const auto woken = [&] {
             return !lane.batch.empty() ||
-                   (!watch_clock && (lane_map_.single() ? schedule_.size() > 0 : lane.kept_news));
+                   (server_clock_ && !watch_clock && (lane_map_.single() ? schedule_.size() > 0 : lane.kept_news));
         };
         if (watch_clock) lane.work.wait_until(lock, stop, lane.next_probe, woken);
         else lane.work.wait(lock, stop, woken);
@@ -238,21 +233,17 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
         for (std::size_t first = 0; first < lane.batch.size() && !stop.stop_requested(); first += max_round_trip) {
             const std::span<const std::shared_ptr<KeptLease>> part(lane.batch.data() + first,
                                                                    std::min(max_round_trip, lane.batch.size() - first));
-            calls.clear();
-            ReplicaAck ack;  // one WAIT per round trip: the most any of its leases asks for
-            for (const auto& lease : part) {
-                calls.push_back(renew_call(lease->lock_key, lease->owner, lease->lease_ms));
-                ack = combine(ack, lease->ack);
-            }
+            items.clear();
+            for (const auto& lease : part) items.push_back(lease->renewal());
             lock.unlock();
             const auto sent = steady_clock::now();
-            const AcknowledgedBatch results = renew_batch(*connection_, calls, ack);
+            auto replies = channel_->renew_batch(items);
             const auto received = steady_clock::now();
             lock.lock();
             // The replies' server time: a forward step shows in the first renewal after it.
             // Its origin is not known (a reconnect, a redirect), so it only calls for a probe
             // now, and the probe, which knows its origin, decides (server_clock_watch.hpp).
-            const auto server_time = apply(part, results, sent, received);
+            const auto server_time = apply(part, replies, sent, received);
             if (server_time && lane.clock.suggests_step(received, *server_time)) {
                 lane.next_probe = received;
                 ++stats_.clock_probes_on_renewal;
@@ -265,14 +256,14 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
 }
 
 bool Keeper::watches_clock(Lane& lane) {
+    if (!server_clock_) return false;
     if (lane_map_.single()) return schedule_.size() > 0;
     if (schedule_.size() == 0) {
         lane.sample.reset();
         return false;
     }
     const auto serves = [&](const std::shared_ptr<KeptLease>& l) {
-        return l && l->state == State::active && !l->leaving &&
-               lane_map_.carries(lane.index, master_hint(*connection_, l->lock_key));
+        return l && l->state == State::active && !l->leaving && lane_map_.carries(lane.index, route_of(*l));
     };
     if (serves(lane.sample.lock())) return true;
     // The sample left or moved: another kept lease of this node, if any (once per sample).
@@ -285,52 +276,22 @@ bool Keeper::watches_clock(Lane& lane) {
     return false;
 }
 
-std::optional<ServerClockWatch::Reading> Keeper::read_clock(const std::optional<std::string>& cluster_key) {
-    const auto number = [](const Reply& r, std::int64_t& out) {
-        const auto [end, ec] = std::from_chars(r.str.data(), r.str.data() + r.str.size(), out);
-        return ec == std::errc{} && end == r.str.data() + r.str.size();
-    };
-    std::int64_t seconds = 0, micros = 0;
-    const auto sent = steady_clock::now();
-    if (!cluster_key) {
-        static const std::vector<std::vector<std::string_view>> commands{{"CLIENT", "ID"}, {"TIME"}};
-        const auto replies = connection_->pipeline(commands);
-        const auto received = steady_clock::now();
-        if (!replies || replies->size() != 2) return std::nullopt;
-        const Reply& id = (*replies)[0];
-        const Reply& time = (*replies)[1];
-        if (id.kind != Reply::Kind::integer || time.kind != Reply::Kind::array || time.elements.size() != 2 ||
-            !number(time.elements[0], seconds) || !number(time.elements[1], micros))
-            return std::nullopt;
-        return ServerClockWatch::Reading{sent, received, std::chrono::microseconds(seconds * 1'000'000 + micros),
-                                         id.integer};
-    }
-    const ScriptCall call{{*cluster_key}, {}};
-    const auto reply = run_script(*connection_, scripts::clock_probe, call);
-    const auto received = steady_clock::now();
-    if (!reply || reply->kind != Reply::Kind::array || reply->elements.size() != 3 ||
-        !number(reply->elements[0], seconds) || !number(reply->elements[1], micros))
-        return std::nullopt;
-    const auto origin = static_cast<std::int64_t>(std::hash<std::string>{}(reply->elements[2].str));
-    return ServerClockWatch::Reading{sent, received, std::chrono::microseconds(seconds * 1'000'000 + micros), origin};
-}
-
 void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
     lane.next_probe = steady_clock::now() + clock_terms_.probe_every;
-    std::optional<std::string> key;
-    if (!lane_map_.single()) key = lane.sample.lock()->lock_key;  // watches_clock() just found it
+    std::shared_ptr<KeptLease> sample;
+    if (!lane_map_.single()) sample = lane.sample.lock();  // watches_clock() just found it
     lock.unlock();
-    const auto reading = read_clock(key);
+    const auto reading = channel_->read_clock(sample ? std::optional<std::string_view>(sample->address) : std::nullopt);
+    sample.reset();  // were it the last owner, the lease is not destroyed under the mutex
     lock.lock();
-    if (!reading) return;  // Redis failing: the renewals will tell
+    if (!reading) return;  // the coordinator failing: the renewals will tell
     const auto step = lane.clock.observe(*reading);
     if (!step) return;
-    const std::optional<ServerAddress> address = lane_map_.node(lane.index);
-    const std::string node = address ? address->host + ":" + std::to_string(address->port) : std::string("server");
+    const std::optional<LaneRoute>& route = lane_map_.node(lane.index);
+    const std::string node = route ? route->node : std::string("server");
     std::vector<std::shared_ptr<KeptLease>> gone;
     for (const auto& lease : leases_)
-        if (lease->state == State::active && !lease->leaving &&
-            lane_map_.carries(lane.index, master_hint(*connection_, lease->lock_key)))
+        if (lease->state == State::active && !lease->leaving && lane_map_.carries(lane.index, route_of(*lease)))
             gone.push_back(lease);
     for (const auto& lease : gone) mark_lost(lease, LossReason::clock_step);
     log_event("warn", "redis_clock_stepped",
@@ -347,27 +308,28 @@ void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
 
 // Applies the replies to `batch` (mutex held).
 std::optional<std::chrono::milliseconds> Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch,
-                                                       const AcknowledgedBatch& results, steady_time sent,
+                                                       std::vector<Result<RenewReply>>& replies, steady_time sent,
                                                        steady_time received) {
     ++stats_.batches;
     stats_.renewals_sent += batch.size();
     std::optional<std::chrono::milliseconds> server_time;
+    // One reply per lease: a channel that answered fewer has failed the rest.
+    replies.resize(batch.size(), Result<RenewReply>(std::unexpected(make_error_code(errc::protocol_error))));
     for (std::size_t i = 0; i < batch.size(); ++i) {
         KeptLease& lease = *batch[i];
-        std::expected<RenewReply, std::error_code> reply = decode_renew_result(results.results, i);
+        const Result<RenewReply>& reply = replies[i];
         if (reply && reply->server_time)
             server_time = std::max(server_time.value_or(*reply->server_time), *reply->server_time);
         // release() owns a leaving lease; a lost one stays lost (the timer declared it).
         if (lease.leaving || lease.state != State::active) continue;
-        // A renewal fewer replicas acknowledged than the lease asked for is not a confirmation:
-        // safe_until stays where the last acknowledged one put it (what a promoted replica
-        // would still have), and the renewal is retried. Nothing says the lease is gone.
-        if (reply && reply->status == RenewStatus::renewed)
-            if (const std::error_code e = replication_shortfall(lease.ack, results.acknowledged))
-                reply = std::unexpected(e);
+        // A renewal fewer replicas acknowledged than the lease asked for comes as an error
+        // (not_replicated): safe_until stays where the last acknowledged one put it (what a
+        // promoted replica would still have), and the renewal is retried. Nothing says the lease
+        // is gone.
         report_renew(observer_.get(), lease.resource, lease.owner, reply, lease.lease, true);
         if (!reply) {
-            // Outcome unknown or Redis failing: retry while the lease can still be saved.
+            // Outcome unknown, not replicated or the coordinator failing: retry while the lease
+            // can still be saved.
             plan_renewal(batch[i], retry_at(received, lease.deadline(), lease.policy), RenewalKind::retry);
             continue;
         }
@@ -393,24 +355,24 @@ std::optional<std::chrono::milliseconds> Keeper::apply(std::span<const std::shar
     return server_time;
 }
 
-std::shared_ptr<Keeper> make_keeper(Coordinator& coordinator, std::shared_ptr<LockObserver> observer,
+std::shared_ptr<Keeper> make_keeper(std::shared_ptr<Coordinator> coordinator, std::shared_ptr<LockObserver> observer,
                                     ClockWatchTerms clock) {
-    auto& redis = redis_coordinator(coordinator);
-    return std::make_shared<Keeper>(make_endpoint_connection(redis.settings(), make_multiplexed_connection),
-                                    redis.pool(), redis.key_prefix(), std::move(observer), clock);
+    auto channel = coordinator->renewal_channel();
+    return std::make_shared<Keeper>(std::move(coordinator), std::move(channel), std::move(observer), clock);
 }
 
-std::shared_ptr<KeptLease> make_kept_lease(Coordinator& coordinator, const ResourceName& resource,
-                                           const OwnerToken& owner, const AcquireOptions& options, KeepOptions keep,
-                                           double drift_factor) {
+std::string Keeper::lease_address(const ResourceName& resource) const { return channel_->lease_address(resource); }
+
+std::shared_ptr<KeptLease> make_kept_lease(const Keeper& keeper, const ResourceName& resource, const OwnerToken& owner,
+                                           const AcquireOptions& options, KeepOptions keep, double drift_factor) {
     const RenewalPolicy policy{.interval = keep.renew_every > std::chrono::milliseconds::zero()
                                                ? keep.renew_every
                                                : default_renew_interval(options.lease),
                                .retry_delay = keep.retry_delay,
                                .drift_factor = drift_factor};
     return std::make_shared<KeptLease>(resource, owner, options.lease, policy, std::move(keep),
-                                       make_keys(redis_coordinator(coordinator).key_prefix(), resource).lock,
-                                       replica_ack(options));
+                                       keeper.lease_address(resource),
+                                       RenewDurability{options.replicas, options.replica_timeout});
 }
 
 }  // namespace fencelock::detail

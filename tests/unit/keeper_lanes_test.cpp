@@ -1,4 +1,4 @@
-#include "coordinator/redis/keeper_lanes.hpp"
+#include "lease/keeper_lanes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,14 +7,15 @@
 #include <vector>
 
 // The keeper's grouping of kept leases into lanes (one per cluster node, one for a single
-// server), fed the route of each lease's key as master_hint would give it.
+// server), fed the route of each lease as RenewalChannel::lane_of would give it (on a Redis
+// Cluster: its key's slot's master, named "host:port").
 namespace fencelock::detail {
 namespace {
 
-using Route = std::optional<ServerAddress>;
-const Route a = ServerAddress{"10.0.0.1", 7000};
-const Route b = ServerAddress{"10.0.0.2", 7000};
-const Route a_other_port = ServerAddress{"10.0.0.1", 7001};
+using Route = std::optional<LaneRoute>;
+const Route a = LaneRoute{"10.0.0.1:7000"};
+const Route b = LaneRoute{"10.0.0.2:7000"};
+const Route a_other_port = LaneRoute{"10.0.0.1:7001"};
 const Route no_route = std::nullopt;
 
 /// Due leases (by name, with their key's route) as the keeper's sweep groups them: one batch
@@ -46,7 +47,7 @@ TEST(KeeperLanes, AClusterMakesOneLanePerNodeInTheOrderNodesAppear) {
     EXPECT_EQ(lanes.lane_of(b), (KeeperLanes::Pick{1, true}));
     EXPECT_EQ(lanes.lane_of(a), (KeeperLanes::Pick{2, true}));
     EXPECT_EQ(lanes.lane_of(b), (KeeperLanes::Pick{1, false}));
-    EXPECT_EQ(lanes.lane_of(a_other_port), (KeeperLanes::Pick{3, true}));  // a node is host and port
+    EXPECT_EQ(lanes.lane_of(a_other_port), (KeeperLanes::Pick{3, true}));  // a node is its whole name
     EXPECT_EQ(lanes.lane_of(no_route), (KeeperLanes::Pick{0, false}));
     EXPECT_EQ(lanes.size(), 4u);
     EXPECT_EQ(lanes.node(0), no_route);

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <stdexcept>
 
 #include "common/random_id.hpp"
 #include "coordinator/redis/calls/acquire_call.hpp"
@@ -44,7 +43,8 @@ CoordinatorCapabilities RedisCoordinator::capabilities() const noexcept {
     return {.direct_grants = true,
             .fair_line = true,
             .release_watch = release_notifications_,
-            .async_loop = !settings_.endpoint.uses_cluster()};
+            .async_loop = !settings_.endpoint.uses_cluster(),
+            .server_clock = true};
 }
 
 Result<AcquireReply> RedisCoordinator::attempt(const AttemptRequest& r) {
@@ -137,12 +137,6 @@ void RedisCoordinator::close_watch() noexcept {
 }
 
 steady_time RedisCoordinator::grants_from() const noexcept { return settings_.topology->grants_from(); }
-
-RedisCoordinator& redis_coordinator(Coordinator& coordinator) {
-    auto* redis = dynamic_cast<RedisCoordinator*>(&coordinator);
-    if (!redis) throw std::logic_error("a Redis-only driver was given another coordinator");
-    return *redis;
-}
 
 std::shared_ptr<Coordinator> make_coordinator(const ClientOptions& options) {
     return std::make_shared<RedisCoordinator>(options);

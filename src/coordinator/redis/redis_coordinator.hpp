@@ -35,23 +35,18 @@ public:
     void close_watch() noexcept override;
     std::unique_ptr<AsyncSession> async_session() override;  // redis_async_session.cpp
     steady_time grants_from() const noexcept override;
+    std::unique_ptr<RenewalChannel> renewal_channel() override;  // redis_renewal_channel.cpp
     Result<std::vector<HeldLock>> list_locks(std::string_view glob, std::size_t limit) override;
     Result<ForceReleaseOutcome> force_release(const ResourceName& resource,
                                               const ForceReleaseRequest& request) override;
     Result<std::vector<AuditEntry>> audit_log(const std::optional<ResourceName>& resource, std::size_t limit) override;
 
-    // What the Redis-only driver still uses directly (the keeper, which is not over the seam
-    // yet; docs/DESIGN.md, "Layout").
-    const ConnectionSettings& settings() const noexcept { return settings_; }
-    const std::shared_ptr<ConnectionPool>& pool() const noexcept { return pool_; }
-    const std::string& key_prefix() const noexcept { return prefix_; }
+private:
     /// The release watch, created by the first waiter.
     ReleaseNotifier& notifier();
     /// This client's next waiter for `channel` that a release may name (alive longer than the
     /// release can take: the command timeout), if any.
     std::optional<WaitLine::Named> local_successor(const std::string& channel);
-
-private:
     /// Hands a grant that a release by this client made to its waiter, if still in the line.
     void hand_to_waiter(const std::string& channel, const GrantMessage& grant);
     bool has_waiters(const std::string& channel);
@@ -65,9 +60,5 @@ private:
     std::mutex notifier_mutex_;
     std::unique_ptr<ReleaseNotifier> notifier_;  // created by the first waiter
 };
-
-/// The Redis coordinator under `coordinator` (the only implementation there is), for the
-/// drivers that still need Redis's own parts.
-RedisCoordinator& redis_coordinator(Coordinator& coordinator);
 
 }  // namespace fencelock::detail
