@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/async_session.hpp"
 #include "lock/renewal_keeper.hpp"
 #include "support/eventually.hpp"
 
@@ -92,6 +93,7 @@ public:
     bool has_local_waiters(const ResourceName&) override { return false; }
     bool watching(const ResourceName&) override { return false; }
     void close_watch() noexcept override {}
+    std::unique_ptr<AsyncSession> async_session() override { return nullptr; }
     steady_time grants_from() const noexcept override { return {}; }
     Result<std::vector<HeldLock>> list_locks(std::string_view, std::size_t) override {
         return unused<std::vector<HeldLock>>();
