@@ -1,9 +1,10 @@
 #pragma once
 // The coordinator seam: what a lock driver (LockClient, AsyncLockClient, the keeper, LockAdmin)
-// asks of the service that keeps the leases, at the grain of one round trip. The lease core (src/lease/) decides; a coordinator
-// carries each decision out and answers with the core's reply types (lease/replies.hpp).
-// Redis is the one implementation (coordinator/redis/redis_coordinator.hpp). What a second
-// backend must provide is listed in docs/DESIGN.md, "Layout".
+// asks of the service that keeps the leases, at the grain of one round trip. The lease core
+// (src/lease/) decides; a coordinator carries each decision out and answers with the core's
+// reply types (lease/replies.hpp). Redis is the one implementation
+// (coordinator/redis/redis_coordinator.hpp). What a second backend must provide is listed in
+// docs/DESIGN.md, "The coordinator seam".
 #include <chrono>
 #include <cstddef>
 #include <memory>

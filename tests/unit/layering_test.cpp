@@ -136,8 +136,7 @@ bool names_a_backend(const std::string& include) {
 // Drivers that still reach past the seam into Redis: none since the keeper and the async client
 // went over it. The list only shrinks: a listed file that no longer includes redis/ or
 // coordinator/redis/, or no longer exists, fails the test until it is taken off.
-const std::set<std::string> drivers_not_yet_over_the_seam = {
-};
+const std::set<std::string> drivers_not_yet_over_the_seam = {};
 
 std::vector<std::string> backend_includes(const fs::path& file) {
     std::vector<std::string> out;

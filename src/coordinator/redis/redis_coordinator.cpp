@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-
 #include "common/random_id.hpp"
 #include "coordinator/redis/calls/acquire_call.hpp"
 #include "coordinator/redis/calls/inspect_call.hpp"
