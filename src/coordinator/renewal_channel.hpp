@@ -36,6 +36,15 @@ struct RenewItem {
     RenewDurability durability;
 };
 
+/// A batch's answers: one per item, in order, and the newest server time any reply carried.
+struct RenewBatch {
+    std::vector<Result<RenewReply>> replies;
+    /// The latest RenewReply::server_time of the batch, a renewal that too few replicas
+    /// acknowledged included (its reply is an error, but the server's clock spoke all the
+    /// same): the keeper's clock watch reads it (server_clock_watch.hpp).
+    std::optional<std::chrono::milliseconds> server_time;
+};
+
 class RenewalChannel {
 public:
     virtual ~RenewalChannel() = default;
@@ -59,7 +68,7 @@ public:
     /// its item asks for comes back as errc::not_replicated (or the acknowledgement's own error):
     /// not a confirmation, and not a loss either. A transport failure fails every item with it.
     /// Called by each lane's sender, concurrently: thread-safe.
-    virtual std::vector<Result<RenewReply>> renew_batch(std::span<const RenewItem> items) = 0;
+    virtual RenewBatch renew_batch(std::span<const RenewItem> items) = 0;
 
     /// One reading of the clock of a node that carries renewals: the node of the lease at
     /// `sample` (nullopt on one lane), with what tells its origin apart (server_clock_watch.hpp);

@@ -172,6 +172,8 @@ Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOpti
 Result<Holding> LockClient::hold(const ResourceName& resource, const AcquireOptions& options, KeepOptions keep,
                                  std::stop_token stop) {
     detail::require_valid(keep, options, impl_->options);
+    // Before the keeper learns of the lease: a refusal leaves nothing registered there.
+    detail::require_supported(options, impl_->coordinator->capabilities());
     auto keeper = impl_->keeper_instance();
     const OwnerToken owner = OwnerToken::generate();
     auto state = impl_->kept_lease(resource, owner, options, std::move(keep));

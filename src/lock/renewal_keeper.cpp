@@ -237,14 +237,14 @@ void Keeper::send(Lane& lane, std::stop_token stop) {
             for (const auto& lease : part) items.push_back(lease->renewal());
             lock.unlock();
             const auto sent = steady_clock::now();
-            auto replies = channel_->renew_batch(items);
+            RenewBatch answers = channel_->renew_batch(items);
             const auto received = steady_clock::now();
             lock.lock();
             // The replies' server time: a forward step shows in the first renewal after it.
             // Its origin is not known (a reconnect, a redirect), so it only calls for a probe
             // now, and the probe, which knows its origin, decides (server_clock_watch.hpp).
-            const auto server_time = apply(part, replies, sent, received);
-            if (server_time && lane.clock.suggests_step(received, *server_time)) {
+            apply(part, answers.replies, sent, received);
+            if (server_clock_ && answers.server_time && lane.clock.suggests_step(received, *answers.server_time)) {
                 lane.next_probe = received;
                 ++stats_.clock_probes_on_renewal;
             }
@@ -307,19 +307,15 @@ void Keeper::probe_clock(Lane& lane, std::unique_lock<std::mutex>& lock) {
 }
 
 // Applies the replies to `batch` (mutex held).
-std::optional<std::chrono::milliseconds> Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch,
-                                                       std::vector<Result<RenewReply>>& replies, steady_time sent,
-                                                       steady_time received) {
+void Keeper::apply(std::span<const std::shared_ptr<KeptLease>> batch, std::vector<Result<RenewReply>>& replies,
+                   steady_time sent, steady_time received) {
     ++stats_.batches;
     stats_.renewals_sent += batch.size();
-    std::optional<std::chrono::milliseconds> server_time;
     // One reply per lease: a channel that answered fewer has failed the rest.
     replies.resize(batch.size(), Result<RenewReply>(std::unexpected(make_error_code(errc::protocol_error))));
     for (std::size_t i = 0; i < batch.size(); ++i) {
         KeptLease& lease = *batch[i];
         const Result<RenewReply>& reply = replies[i];
-        if (reply && reply->server_time)
-            server_time = std::max(server_time.value_or(*reply->server_time), *reply->server_time);
         // release() owns a leaving lease; a lost one stays lost (the timer declared it).
         if (lease.leaving || lease.state != State::active) continue;
         // A renewal fewer replicas acknowledged than the lease asked for comes as an error
@@ -352,7 +348,6 @@ std::optional<std::chrono::milliseconds> Keeper::apply(std::span<const std::shar
             case RenewStatus::max_hold_exceeded: mark_lost(batch[i], LossReason::max_hold_exceeded); break;
         }
     }
-    return server_time;
 }
 
 std::shared_ptr<Keeper> make_keeper(std::shared_ptr<Coordinator> coordinator, std::shared_ptr<LockObserver> observer,

@@ -86,10 +86,9 @@ private:
     /// The route of a lease as the channel last knew it (no I/O); nullopt on one lane.
     std::optional<LaneRoute> route_of(const KeptLease& lease);
     void send(Lane& lane, std::stop_token stop);
-    /// Returns the latest server time the replies carried, for the lane's clock watch.
-    std::optional<std::chrono::milliseconds> apply(std::span<const std::shared_ptr<KeptLease>> batch,
-                                                   std::vector<Result<RenewReply>>& replies, steady_time sent,
-                                                   steady_time received);
+    /// Applies a batch's replies to its leases (mutex held); a missing reply fails its lease.
+    void apply(std::span<const std::shared_ptr<KeptLease>> batch, std::vector<Result<RenewReply>>& replies,
+               steady_time sent, steady_time received);
     void plan_renewal(const std::shared_ptr<KeptLease>& lease, steady_time at,
                       RenewalKind kind = RenewalKind::scheduled);
     void hand_to_lanes(steady_time now);

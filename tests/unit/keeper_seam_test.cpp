@@ -27,10 +27,10 @@ public:
     bool one_lane() const noexcept override { return true; }
     std::optional<LaneRoute> lane_of(std::string_view) override { throw std::logic_error("one lane: never asked"); }
 
-    std::vector<Result<RenewReply>> renew_batch(std::span<const RenewItem> items) override {
+    RenewBatch renew_batch(std::span<const RenewItem> items) override {
         std::lock_guard lock(mutex);
         ++batches;
-        std::vector<Result<RenewReply>> out;
+        RenewBatch out;
         for (const RenewItem& item : items) {
             addresses.emplace_back(item.address);
             durabilities.push_back(item.durability.replicas);
@@ -40,17 +40,30 @@ public:
                 reply.fence = FencingToken(7);
                 reply.ttl = item.lease;
             }
+            if (serve_clock) {
+                reply.server_time = std::chrono::duration_cast<std::chrono::milliseconds>(server_now()) +
+                                    std::chrono::milliseconds(jump_ms.load());
+                out.server_time = reply.server_time;
+            }
             if (unreplicated.load() && !refuse.load())
-                out.push_back(std::unexpected(make_error_code(errc::not_replicated)));
-            else out.push_back(reply);
+                out.replies.push_back(std::unexpected(make_error_code(errc::not_replicated)));
+            else out.replies.push_back(reply);
         }
         return out;
+    }
+
+    /// The fake server's clock: the steady clock, plus jump_ms in renewal replies.
+    static std::chrono::microseconds server_now() {
+        return std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now().time_since_epoch());
     }
 
     std::optional<ServerClockWatch::Reading> read_clock(std::optional<std::string_view> sample) override {
         EXPECT_FALSE(sample.has_value()) << "one lane: no sample routes the reading";
         ++clock_readings;
-        return std::nullopt;
+        if (!serve_clock) return std::nullopt;
+        const auto now = std::chrono::steady_clock::now();
+        return ServerClockWatch::Reading{now, now, server_now(), 1};
     }
 
     std::mutex mutex;
@@ -60,6 +73,8 @@ public:
     std::atomic<bool> refuse{false};
     std::atomic<bool> unreplicated{false};
     std::atomic<int> clock_readings{0};
+    bool serve_clock = false;  ///< set before the keeper starts: read_clock answers, replies carry a time
+    std::atomic<std::int64_t> jump_ms{0};
 };
 
 /// The seam's other operations: only give_back is the keeper's.
@@ -70,6 +85,7 @@ public:
     CoordinatorCapabilities capabilities() const noexcept override { return {.server_clock = server_clock_}; }
     std::unique_ptr<RenewalChannel> renewal_channel() override {
         auto made = std::make_unique<FakeChannel>();
+        made->serve_clock = serve_clock;
         channel = made.get();
         return made;
     }
@@ -106,6 +122,7 @@ public:
     }
 
     FakeChannel* channel = nullptr;
+    bool serve_clock = false;  ///< handed to the channel it makes
     std::vector<std::string> given_back;
 
 private:
@@ -172,9 +189,11 @@ TEST(KeeperSeam, ANotOwnerRenewalLosesTheLease) {
     auto coordinator = std::make_shared<FakeCoordinator>(false);
     auto a = keep(coordinator, "a");
     coordinator->channel->refuse = true;
-    ASSERT_TRUE(eventually([&] { return a.lease->state.load() == KeptLease::State::lost; }));
+    // The lease is marked lost under the keeper's lock, and its stop token fires just after,
+    // outside it: wait for the token, which comes last.
+    ASSERT_TRUE(eventually([&] { return a.lease->stop.stop_requested(); }));
+    EXPECT_EQ(a.lease->state.load(), KeptLease::State::lost);
     EXPECT_EQ(a.lease->reason.load(), LossReason::not_owner);
-    EXPECT_TRUE(a.lease->stop.stop_requested());
     EXPECT_EQ(a.keeper->stats().leases_lost, 1u);
 }
 
@@ -186,6 +205,33 @@ TEST(KeeperSeam, ARenewalTheReplicasDidNotAcknowledgeDoesNotExtendTheLeaseWhichE
     ASSERT_TRUE(eventually([&] { return a.lease->state.load() == KeptLease::State::lost; }));
     EXPECT_EQ(a.lease->reason.load(), LossReason::expired);  // retried, never confirmed
     EXPECT_LE(a.lease->renewals.load(), renewed + 1);        // at most one confirmed in between
+}
+
+// The master's clock speaks in a renewal's reply even when the replicas did not acknowledge the
+// renewal: a jump there calls for a probe at once, as in any other reply.
+TEST(KeeperSeam, AClockJumpInARenewalTheReplicasDidNotAcknowledgeStillCallsForAProbe) {
+    auto coordinator = std::make_shared<FakeCoordinator>(true);
+    coordinator->serve_clock = true;
+    auto a = keep(coordinator, "a", 1);
+    ASSERT_TRUE(eventually([&] { return coordinator->channel->clock_readings.load() >= 1; }));
+    EXPECT_EQ(a.keeper->stats().clock_probes_on_renewal, 0u);
+    coordinator->channel->jump_ms = 10'000;
+    coordinator->channel->unreplicated = true;
+    ASSERT_TRUE(eventually([&] { return a.keeper->stats().clock_probes_on_renewal >= 1; }));
+    a.keeper->remove(a.lease);
+}
+
+// Without a server clock a reply's time is not the keeper's business: no probe is counted.
+TEST(KeeperSeam, WithoutAServerClockARepliesTimeCallsForNoProbe) {
+    auto coordinator = std::make_shared<FakeCoordinator>(false);
+    coordinator->serve_clock = true;
+    auto a = keep(coordinator, "a");
+    coordinator->channel->jump_ms = 10'000;
+    const std::uint64_t before = a.lease->renewals.load();
+    ASSERT_TRUE(eventually([&] { return a.lease->renewals.load() >= before + 2; }));
+    EXPECT_EQ(a.keeper->stats().clock_probes_on_renewal, 0u);
+    EXPECT_EQ(coordinator->channel->clock_readings.load(), 0);
+    a.keeper->remove(a.lease);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ std::optional<LaneRoute> RedisRenewalChannel::lane_of(std::string_view address) 
     return LaneRoute{master->host + ":" + std::to_string(master->port)};
 }
 
-std::vector<Result<RenewReply>> RedisRenewalChannel::renew_batch(std::span<const RenewItem> items) {
+RenewBatch RedisRenewalChannel::renew_batch(std::span<const RenewItem> items) {
     std::vector<std::string> leases;
     std::vector<ScriptCall> calls;
     leases.reserve(items.size());  // the calls point into these: no reallocation
@@ -51,16 +51,18 @@ std::vector<Result<RenewReply>> RedisRenewalChannel::renew_batch(std::span<const
         ack = combine(ack, ack_for(item.durability));
     }
     const AcknowledgedBatch batch = detail::renew_batch(*connection_, calls, ack);
-    std::vector<Result<RenewReply>> out;
-    out.reserve(items.size());
+    RenewBatch out;
+    out.replies.reserve(items.size());
     for (std::size_t i = 0; i < items.size(); ++i) {
         Result<RenewReply> reply = decode_renew_result(batch.results, i);
+        if (reply && reply->server_time)
+            out.server_time = std::max(out.server_time.value_or(*reply->server_time), *reply->server_time);
         // A renewal fewer replicas acknowledged than its lease asked for is not a confirmation:
         // what a promoted replica would have is the lease as the last acknowledged one left it.
         if (reply && reply->status == RenewStatus::renewed)
             if (const std::error_code e = replication_shortfall(ack_for(items[i].durability), batch.acknowledged))
                 reply = std::unexpected(e);
-        out.push_back(std::move(reply));
+        out.replies.push_back(std::move(reply));
     }
     return out;
 }

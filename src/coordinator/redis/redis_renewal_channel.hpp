@@ -24,7 +24,7 @@ public:
     std::string lease_address(const ResourceName& resource) const override;
     bool one_lane() const noexcept override { return one_lane_; }
     std::optional<LaneRoute> lane_of(std::string_view address) override;
-    std::vector<Result<RenewReply>> renew_batch(std::span<const RenewItem> items) override;
+    RenewBatch renew_batch(std::span<const RenewItem> items) override;
     std::optional<ServerClockWatch::Reading> read_clock(std::optional<std::string_view> sample) override;
 
 private:
