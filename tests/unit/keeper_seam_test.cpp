@@ -221,18 +221,5 @@ TEST(KeeperSeam, AClockJumpInARenewalTheReplicasDidNotAcknowledgeStillCallsForAP
     a.keeper->remove(a.lease);
 }
 
-// Without a server clock a reply's time is not the keeper's business: no probe is counted.
-TEST(KeeperSeam, WithoutAServerClockARepliesTimeCallsForNoProbe) {
-    auto coordinator = std::make_shared<FakeCoordinator>(false);
-    coordinator->serve_clock = true;
-    auto a = keep(coordinator, "a");
-    coordinator->channel->jump_ms = 10'000;
-    const std::uint64_t before = a.lease->renewals.load();
-    ASSERT_TRUE(eventually([&] { return a.lease->renewals.load() >= before + 2; }));
-    EXPECT_EQ(a.keeper->stats().clock_probes_on_renewal, 0u);
-    EXPECT_EQ(coordinator->channel->clock_readings.load(), 0);
-    a.keeper->remove(a.lease);
-}
-
 }  // namespace
 }  // namespace fencelock::detail
