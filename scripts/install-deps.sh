@@ -7,9 +7,11 @@
 #
 # Tasks, each with what it adds:
 #   build  compile the library and the CLI: the compiler, CMake, and the -dev packages the
-#          build links (hiredis, OpenSSL, libpq, SQLite, prometheus-cpp, fmt, JSON, CLI11)
+#          build links (hiredis, OpenSSL, libpq, SQLite, prometheus-cpp, fmt, JSON, CLI11, and
+#          gRPC with protobuf's compilers for the etcd coordinator)
 #   demo   build, plus redis-server and redis-cli: `fencelock demo` starts its own server (and
-#          for --failover its own sentinels, redis-server --sentinel)
+#          for --failover its own sentinels, redis-server --sentinel), and etcd with etcdctl
+#          (`demo --coordinator etcd`, and the etcd suites)
 #   test   demo, plus what the test suite starts or calls: PostgreSQL, GoogleTest, openssl (the
 #          TLS tests make their certificates), dpkg-dev (the .deb packages' test), Chromium and
 #          libpng (the one test that screenshots the demo's timeline), jq (the README's and
@@ -24,8 +26,9 @@
 set -euo pipefail
 
 build=(build-essential cmake pkg-config libhiredis-dev libssl-dev libpq-dev libsqlite3-dev
-       prometheus-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev)
-servers=(redis-server redis-tools)
+       prometheus-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+       libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
+servers=(redis-server redis-tools etcd-server etcd-client)
 test_only=(postgresql libgtest-dev openssl dpkg-dev chromium libpng-dev jq)
 bench_only=(libbenchmark-dev)
 lint_only=(clang-format clang-tidy-16)

@@ -89,6 +89,13 @@ public:
     LockClient& operator=(LockClient&&) noexcept;
     ~LockClient();
 
+    /// Whether this client's coordinator can take `options` as they are (checked after
+    /// AcquireOptions::validate()). Redis takes every valid option. etcd keeps no fair line and
+    /// no replica acknowledgement (each grant is committed by Raft before it is answered), and
+    /// keeps leases in whole seconds of at least 2 s (docs/ETCD.md). The error names the field.
+    /// acquire(), hold() and the async client throw std::invalid_argument for options that fail.
+    std::expected<void, OptionError> supports(const AcquireOptions& options) const;
+
     /// One attempt with a fresh owner token.
     Result<Acquisition> try_acquire(const ResourceName& resource, const AcquireOptions& options);
     /// One attempt with a given owner token. If Redis already holds the lock for this token,

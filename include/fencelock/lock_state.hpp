@@ -34,7 +34,8 @@ struct LockInfo {
     /// The Redis server's wall clock (TIME) when it read this snapshot: set against the
     /// caller's clock at the reply, it shows the server-to-client clock offset (to within the
     /// round trip). Leases never depend on it; fences across a failover assume the servers'
-    /// clocks agree (docs/DESIGN.md, "Clock skew").
+    /// clocks agree (docs/DESIGN.md, "Clock skew"). The epoch (time_point{}) when the
+    /// coordinator has no clock to read (etcd).
     std::chrono::system_clock::time_point server_time{};
     /// Set when the lock is currently held.
     std::optional<HolderState> holder;

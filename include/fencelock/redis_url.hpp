@@ -5,6 +5,7 @@
 ///   redis[s]-sentinel://[user:password@]host[:port][,host[:port]...][/db][?query]#master-name
 ///   redis[s]-cluster://[user:password@]host[:port][,host[:port]...][?query]
 ///   unix://[user:password@]/path/to/redis.sock[?db=N]
+///   etcd://[user:password@]host[:port][,host[:port]...]
 ///
 /// `rediss://`, `rediss-sentinel://` and `rediss-cluster://` are the same with TLS on every
 /// connection (redis-py's and Lettuce's `rediss`): to the server, to each sentinel and the master
@@ -114,6 +115,10 @@ struct RedisEndpoint {
     /// default): not a cluster endpoint. host and port are the first seed's.
     std::vector<HostAndPort> cluster_seeds;
 
+    /// The members of an etcd cluster (etcd://), in the order to try them. Empty (the default):
+    /// a Redis endpoint. host and port are the first member's.
+    std::vector<HostAndPort> etcd_members;
+
     /// TLS for every connection (rediss schemes).
     TlsOptions tls;
 
@@ -123,6 +128,8 @@ struct RedisEndpoint {
     bool uses_sentinel() const noexcept { return !sentinels.empty(); }
     /// True when commands are routed over a Redis Cluster's masters by key slot.
     bool uses_cluster() const noexcept { return !cluster_seeds.empty(); }
+    /// True when the locks live in etcd (etcd://), not in Redis.
+    bool uses_etcd() const noexcept { return !etcd_members.empty(); }
 
     /// The URL with the passwords replaced by `***`, safe for logs and errors: its scheme
     /// (rediss... with TLS, unix:// for a socket), the TLS options (file paths are no secret)
@@ -135,7 +142,7 @@ struct UrlError {
     std::string message;
 };
 
-/// Parses a redis[s]://, redis[s]-sentinel://, redis[s]-cluster:// or unix:// URL. User and
+/// Parses a redis[s]://, redis[s]-sentinel://, redis[s]-cluster://, unix:// or etcd:// URL. User and
 /// passwords may be percent-encoded (%40 for '@'); in a password write '?' as %3F, '#' as %23 and
 /// '/' as %2F. A sentinel URL's query goes before its #master-name. No I/O: TLS files are not
 /// opened here.

@@ -18,8 +18,9 @@ constexpr std::uint16_t default_redis_port = 6379;
 constexpr std::uint16_t default_sentinel_port = 26379;
 // sockaddr_un::sun_path holds 108 bytes on Linux, the terminating NUL included.
 constexpr std::size_t max_unix_path = 107;
+constexpr std::uint16_t default_etcd_port = 2379;
 
-enum class Kind { plain, sentinel, cluster, socket };
+enum class Kind { plain, sentinel, cluster, socket, etcd };
 
 struct Scheme {
     std::string_view prefix;
@@ -35,6 +36,7 @@ constexpr Scheme schemes[] = {
     {"redis-cluster://", Kind::cluster, false},
     {"rediss-cluster://", Kind::cluster, true},
     {"unix://", Kind::socket, false},
+    {"etcd://", Kind::etcd, false},
 };
 
 const Scheme* scheme_of(std::string_view url) {
@@ -289,11 +291,12 @@ std::string RedisEndpoint::redacted() const {
     // The order connections follow: sentinels first, then cluster seeds, then a socket.
     std::string url = uses_sentinel() ? "redis-sentinel://" : uses_cluster() ? "redis-cluster://" : "redis://";
     const bool socket = uses_unix() && !uses_sentinel() && !uses_cluster();
-    if (socket) url = "unix://";
+    if (uses_etcd()) url = "etcd://";
+    else if (socket) url = "unix://";
     else if (tls.enabled) url.insert(5, "s");  // redis -> rediss
     if (!user.empty() || !password.empty()) url += user + (password.empty() ? "" : ":***") + "@";
-    if (uses_sentinel() || uses_cluster()) {
-        const auto& hosts = uses_sentinel() ? sentinels : cluster_seeds;
+    if (uses_sentinel() || uses_cluster() || uses_etcd()) {
+        const auto& hosts = uses_sentinel() ? sentinels : uses_cluster() ? cluster_seeds : etcd_members;
         for (std::size_t i = 0; i < hosts.size(); ++i) url += (i ? "," : "") + show(hosts[i]);
     } else if (socket) {
         url += show_path(unix_path);
@@ -333,7 +336,7 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
     if (scheme == nullptr)
         return fail(
             "must start with redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster://, "
-            "rediss-cluster:// or unix://");
+            "rediss-cluster://, unix:// or etcd://");
     const bool sentinel = scheme->kind == Kind::sentinel;
     const bool cluster = scheme->kind == Kind::cluster;
     std::string_view rest = url.substr(scheme->prefix.size());
@@ -384,6 +387,11 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
         if (auto problem = parse_host_list(authority, default_sentinel_port, "sentinel", ep.sentinels, ep))
             return fail(*problem);
         if (auto problem = apply_sentinel_query(query, ep)) return fail(*problem);
+    } else if (scheme->kind == Kind::etcd) {
+        if (authority.empty()) return fail("empty member list (etcd://host:port[,host:port...])");
+        if (auto problem = parse_host_list(authority, default_etcd_port, "etcd member", ep.etcd_members, ep))
+            return fail(*problem);
+        if (!path.empty()) return fail("etcd has no databases: no /db in an etcd:// URL");
     } else if (cluster) {
         if (authority.empty()) return fail("empty seed list (redis-cluster://host:port[,host:port...])");
         if (auto problem = parse_host_list(authority, default_redis_port, "seed node", ep.cluster_seeds, ep))

@@ -1,5 +1,7 @@
 #include "lease/attempt_policy.hpp"
 
+#include <string>
+
 #include "fencelock/error.hpp"
 
 namespace fencelock::detail {
@@ -20,7 +22,19 @@ bool AttemptPolicy::takes_direct_grants() const {
 std::optional<OptionError> AttemptPolicy::unsupported(const AcquireOptions& options,
                                                       const CoordinatorCapabilities& coordinator) {
     if (options.fair && !coordinator.fair_line)
-        return OptionError{"fair", "this coordinator keeps no fair line of waiters; acquire without fair"};
+        return OptionError{"fair",
+                           std::string(coordinator.name) + " keeps no fair line of waiters; acquire without fair"};
+    if (options.replicas > 0 && !coordinator.replica_acks)
+        return OptionError{"replicas", std::string(coordinator.name) +
+                                           " has no replica acknowledgement to wait for (etcd answers a grant "
+                                           "once a majority has committed it); acquire without replicas"};
+    const auto ms = [](std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; };
+    if (options.lease < coordinator.min_lease)
+        return OptionError{"lease", std::string(coordinator.name) + " keeps no lease shorter than " +
+                                        ms(coordinator.min_lease) + " (asked " + ms(options.lease) + ")"};
+    if (coordinator.lease_step.count() > 0 && options.lease % coordinator.lease_step != std::chrono::milliseconds(0))
+        return OptionError{"lease", std::string(coordinator.name) + " keeps leases in whole multiples of " +
+                                        ms(coordinator.lease_step) + " (asked " + ms(options.lease) + ")"};
     return std::nullopt;
 }
 

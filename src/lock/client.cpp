@@ -42,6 +42,12 @@ void detail::require_supported(const AcquireOptions& options, const CoordinatorC
         throw std::invalid_argument("AcquireOptions." + no->field + ": " + no->message);
 }
 
+std::expected<void, OptionError> LockClient::supports(const AcquireOptions& options) const {
+    if (auto no = detail::AttemptPolicy::unsupported(options, impl_->coordinator->capabilities()))
+        return std::unexpected(std::move(*no));
+    return {};
+}
+
 void detail::require_valid_lease(milliseconds lease) {
     if (auto ok = validate_lease(lease); !ok) throw std::invalid_argument("renew: lease " + ok.error().message);
 }

@@ -48,6 +48,8 @@ std::expected<void, InvalidName> validate_queue_name(std::string_view name) {
 
 std::expected<void, OptionError> QueueOptions::validate() const {
     if (auto ok = validate_queue_name(queue); !ok) return bad("queue", ok.error().message);
+    if (endpoint.uses_etcd())
+        return bad("endpoint", "the queue lives in Redis Streams: name a Redis server (etcd:// keeps locks only)");
     if (key_prefix.find_first_of("{}") != std::string::npos) return bad("key_prefix", "must not contain braces");
     if (connect_timeout <= milliseconds::zero()) return bad("connect_timeout", "must be positive");
     if (command_timeout <= milliseconds::zero()) return bad("command_timeout", "must be positive");

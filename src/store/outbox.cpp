@@ -47,6 +47,9 @@ StoreResult<std::size_t> FencedStore::mark_sent(std::span<const std::int64_t> se
 }
 
 std::expected<void, OptionError> RelayOptions::validate() const {
+    if (endpoint.uses_etcd())
+        return std::unexpected(OptionError{
+            "endpoint", "the outbox relays to Redis Streams: name a Redis server (etcd:// keeps locks only)"});
     if (connect_timeout <= milliseconds::zero())
         return std::unexpected(OptionError{"connect_timeout", "must be positive"});
     if (command_timeout <= milliseconds::zero())

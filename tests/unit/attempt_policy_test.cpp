@@ -17,7 +17,8 @@ constexpr auto sync_with_messages = ReleaseSource::messages;
 constexpr auto sync_polling = ReleaseSource::polling;
 constexpr auto async_loop = ReleaseSource::own_client;
 // What the Redis coordinator can do: everything the policy asks about.
-constexpr CoordinatorCapabilities redis{.direct_grants = true, .fair_line = true, .release_watch = true};
+constexpr CoordinatorCapabilities redis{
+    .name = "Redis", .direct_grants = true, .fair_line = true, .release_watch = true, .replica_acks = true};
 
 AcquireOptions waiting(milliseconds wait = 5s, bool fair = false, unsigned replicas = 0) {
     AcquireOptions o;
@@ -211,6 +212,23 @@ TEST(AttemptPolicy, AsksNoCoordinatorForWhatItCannotDo) {
     EXPECT_EQ(refused->field, "fair");
     EXPECT_FALSE(AttemptPolicy::unsupported(waiting(5s, false), no_line).has_value());
     EXPECT_FALSE(AttemptPolicy::unsupported(waiting(5s, true), redis).has_value());
+}
+
+// etcd's terms: whole-second leases of at least 2 s, no replica acknowledgement.
+TEST(AttemptPolicy, RefusesLeasesAndReplicasTheCoordinatorCannotKeep) {
+    const CoordinatorCapabilities etcd{.name = "etcd", .lease_step = 1s, .min_lease = 2s};
+    const auto refusal = [&](AcquireOptions o) { return AttemptPolicy::unsupported(o, etcd); };
+    EXPECT_FALSE(refusal({.lease = 2s}));
+    EXPECT_FALSE(refusal({.lease = 30s}));
+    ASSERT_TRUE(refusal({.lease = 1s}));
+    EXPECT_EQ(refusal({.lease = 1s})->field, "lease");
+    EXPECT_NE(refusal({.lease = 1s})->message.find("etcd keeps no lease shorter than 2000 ms"), std::string::npos);
+    ASSERT_TRUE(refusal({.lease = 2500ms}));
+    EXPECT_NE(refusal({.lease = 2500ms})->message.find("whole multiples of 1000 ms"), std::string::npos);
+    ASSERT_TRUE(refusal({.lease = 5s, .replicas = 1}));
+    EXPECT_EQ(refusal({.lease = 5s, .replicas = 1})->field, "replicas");
+    // Redis keeps any valid lease and waits for replicas.
+    EXPECT_FALSE(AttemptPolicy::unsupported({.lease = 10ms, .replicas = 1}, redis));
 }
 
 }  // namespace

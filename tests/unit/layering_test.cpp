@@ -130,7 +130,8 @@ TEST(Layering, EveryIncludePointsDown) {
 }
 
 bool names_a_backend(const std::string& include) {
-    return include.starts_with("redis/") || include.starts_with("coordinator/redis/");
+    return include.starts_with("redis/") || include.starts_with("coordinator/redis/") ||
+           include.starts_with("coordinator/etcd/");
 }
 
 // Drivers that still reach past the seam into Redis: none since the keeper and the async client

@@ -225,6 +225,14 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
     return out;
 }
 
+void require_supported(const LockClient& client, const AcquireOptions& options) {
+    if (auto ok = client.supports(options); !ok) {
+        std::string flag = "--" + ok.error().field;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        throw InputError{flag, ok.error().message};
+    }
+}
+
 AcquireOptions parse_acquire_options(const CLI::App& command, const std::string& lease, const std::string& wait,
                                      const std::string& max_hold) {
     AcquireOptions options{.lease = parse_duration_flag("--lease", lease)};

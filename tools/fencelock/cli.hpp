@@ -128,6 +128,10 @@ ClientOptions client_options(const Globals& globals, std::shared_ptr<LockObserve
 LockClient make_client(const Globals& globals, std::shared_ptr<LockObserver> observer = {},
                        std::size_t connections = 1);
 
+/// Refuses, as bad input naming its flag, what `client`'s coordinator cannot do (etcd: --fair,
+/// --replicas, a --lease that is not whole seconds of at least 2 s).
+void require_supported(const LockClient& client, const AcquireOptions& options);
+
 /// --lease, optional --wait and --max-hold (default max(1h, lease)) of acquire and run.
 AcquireOptions parse_acquire_options(const CLI::App& command, const std::string& lease, const std::string& wait,
                                      const std::string& max_hold);

@@ -25,6 +25,7 @@ int run_acquire(const Globals& g, const AcquireArgs& a, const CLI::App& cmd) {
     apply_replica_flags(cmd, a.replicas, g, options);
     const auto owner = cmd.count("--owner") ? parse_owner(a.owner) : OwnerToken::generate();
     auto client = make_client(g);
+    require_supported(client, options);
 
     auto result = client.acquire(resource, owner, options);
     if (!result) return redis_failure(result.error());
@@ -108,8 +109,9 @@ void print_inspected(const json& out) {
              {"max hold left", ms("max_hold_left_ms")}});
     }
     fields.emplace_back("last fence", std::to_string(out["last_fence"].get<std::uint64_t>()));
-    fields.emplace_back("server clock",
-                        human_duration(out["server_clock_offset_ms"].get<std::int64_t>()) + " from this host's");
+    if (out.contains("server_clock_offset_ms"))
+        fields.emplace_back("server clock",
+                            human_duration(out["server_clock_offset_ms"].get<std::int64_t>()) + " from this host's");
     if (out.contains("tls_insecure")) fields.emplace_back("tls", "NOT VERIFIED (tls_insecure)");
     print_fields(std::cout, fields);
 }
@@ -124,10 +126,10 @@ int run_inspect(const Globals& g, const std::string& r, const FormatFlags& forma
     // Server minus this host, against the middle of the round trip (TIME was read inside it).
     const auto offset =
         std::chrono::duration_cast<std::chrono::milliseconds>(result->server_time - (sent + (received - sent) / 2));
-    json out{{"resource", resource.str()},
-             {"held", result->holder.has_value()},
-             {"last_fence", result->last_fence.value()},
-             {"server_clock_offset_ms", offset.count()}};
+    json out{
+        {"resource", resource.str()}, {"held", result->holder.has_value()}, {"last_fence", result->last_fence.value()}};
+    // etcd has no clock to read (server_time stays the epoch): no offset to show.
+    if (result->server_time != std::chrono::system_clock::time_point{}) out["server_clock_offset_ms"] = offset.count();
     if (const auto& h = result->holder) {
         out.update({{"owner", h->owner},
                     {"fence", h->fence.value()},

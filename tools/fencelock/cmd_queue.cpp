@@ -31,7 +31,8 @@ QueueOptions queue_options(const Globals& g, const std::string& queue) {
     if (auto ok = validate_queue_name(queue); !ok) throw InputError{"--queue", ok.error().message};
     const auto [endpoint, timeout] = redis_target(g);
     QueueOptions o{.queue = queue, .endpoint = endpoint, .connect_timeout = timeout, .command_timeout = timeout};
-    if (auto ok = o.validate(); !ok) throw InputError{"--" + ok.error().field, ok.error().message};
+    if (auto ok = o.validate(); !ok)
+        throw InputError{ok.error().field == "endpoint" ? "--redis" : "--" + ok.error().field, ok.error().message};
     return o;
 }
 

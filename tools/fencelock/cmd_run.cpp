@@ -356,6 +356,7 @@ int run_run(const Globals& g, const RunArgs& a, const CLI::App& cmd) {
     if (!a.json && cmd.count("--log-level") == 0) observe_args.log_level = "error";
     Observability& observe = process_observability(observe_args);
     auto client = make_client(g, observe.lock_observer());
+    require_supported(client, options);
     Fd report = cmd.count("--report") ? open_report(a.report) : Fd{};
 
     const KeepOptions keep{.on_lost = [fd = lossfd.get()](const LeaseLoss&) { notify(fd); }};

@@ -145,7 +145,9 @@ int run_relay(const Globals& g, const StoreArgs& a) {
                                                          .connect_timeout = timeout,
                                                          .command_timeout = timeout,
                                                          .batch_size = a.batch});
-    if (!relay) throw InputError{"--" + relay.error().field, relay.error().message};
+    if (!relay)
+        throw InputError{relay.error().field == "endpoint" ? "--redis" : "--" + relay.error().field,
+                         relay.error().message};
     std::size_t total = 0;
     for (;;) {
         auto n = relay->relay_once();

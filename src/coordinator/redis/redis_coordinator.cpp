@@ -39,11 +39,13 @@ RedisCoordinator::RedisCoordinator(const ClientOptions& options)
 
 CoordinatorCapabilities RedisCoordinator::capabilities() const noexcept {
     // The event loop follows one server; a Cluster's redirects are the blocking connection's.
-    return {.direct_grants = true,
+    return {.name = "Redis",
+            .direct_grants = true,
             .fair_line = true,
             .release_watch = release_notifications_,
             .async_loop = !settings_.endpoint.uses_cluster(),
-            .server_clock = true};
+            .server_clock = true,
+            .replica_acks = true};
 }
 
 Result<AcquireReply> RedisCoordinator::attempt(const AttemptRequest& r) {
@@ -136,9 +138,5 @@ void RedisCoordinator::close_watch() noexcept {
 }
 
 steady_time RedisCoordinator::grants_from() const noexcept { return settings_.topology->grants_from(); }
-
-std::shared_ptr<Coordinator> make_coordinator(const ClientOptions& options) {
-    return std::make_shared<RedisCoordinator>(options);
-}
 
 }  // namespace fencelock::detail

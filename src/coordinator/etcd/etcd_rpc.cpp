@@ -1,0 +1,269 @@
+#include "coordinator/etcd/etcd_rpc.hpp"
+
+#include <grpcpp/grpcpp.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+
+#include <optional>
+
+#include "fencelock/error.hpp"
+
+namespace fencelock::detail::etcd {
+
+using namespace etcdserverpb;
+
+struct EtcdRpc::Stubs {
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<KV::Stub> kv;
+    std::unique_ptr<Lease::Stub> lease;
+    std::unique_ptr<Auth::Stub> auth;
+};
+
+namespace {
+
+std::string show_members(const std::vector<HostAndPort>& members) {
+    std::string out = "etcd ";
+    for (std::size_t i = 0; i < members.size(); ++i)
+        out += (i ? "," : "") +
+               (members[i].host.find(':') != std::string::npos ? "[" + members[i].host + "]" : members[i].host) + ":" +
+               std::to_string(members[i].port);
+    return out;
+}
+
+// One address of `host` ("[v6]" or "v4"), resolved here so that gRPC gets a list of literal
+// addresses (its ipv4:/ipv6: targets) and fails over between members in order.
+std::optional<std::string> literal_address(const std::string& host) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) return std::nullopt;
+    char text[INET6_ADDRSTRLEN] = {};
+    std::optional<std::string> out;
+    if (found->ai_family == AF_INET) {
+        ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr, text, sizeof text);
+        out = text;
+    } else if (found->ai_family == AF_INET6) {
+        ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(found->ai_addr)->sin6_addr, text, sizeof text);
+        out = "[" + std::string(text) + "]";
+    }
+    ::freeaddrinfo(found);
+    return out;
+}
+
+}  // namespace
+
+EtcdRpc::EtcdRpc(RpcSettings settings) : settings_(std::move(settings)), where_(show_members(settings_.members)) {}
+
+EtcdRpc::~EtcdRpc() = default;
+
+EtcdRpc::Stubs* EtcdRpc::stubs(std::error_code& error) {
+    std::lock_guard lock(mutex_);
+    if (stubs_) return stubs_.get();
+    // gRPC takes one address family per target: the members' first family decides, and a
+    // member of the other is left out (named in the detail if none is left).
+    std::string family;
+    std::string addresses;
+    for (const auto& member : settings_.members) {
+        const auto address = literal_address(member.host);
+        if (!address) {
+            remember_error_detail(make_error_code(errc::unavailable), where_ + ": cannot resolve " + member.host,
+                                  "name_resolution_failed");
+            error = make_error_code(errc::unavailable);
+            return nullptr;
+        }
+        const std::string this_family = address->starts_with("[") ? "ipv6:" : "ipv4:";
+        if (family.empty()) family = this_family;
+        if (this_family != family) continue;
+        addresses += (addresses.empty() ? "" : ",") + *address + ":" + std::to_string(member.port);
+    }
+    grpc::ChannelArguments args;
+    // A member that stops answering (paused, cut off) is found by pings, and the channel moves
+    // to the next; etcd refuses pings more often than every 5 s (--grpc-keepalive-min-time).
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 5000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    auto stubs = std::make_unique<Stubs>();
+    stubs->channel = grpc::CreateCustomChannel(family + addresses, grpc::InsecureChannelCredentials(), args);
+    stubs->kv = KV::NewStub(stubs->channel);
+    stubs->lease = Lease::NewStub(stubs->channel);
+    stubs->auth = Auth::NewStub(stubs->channel);
+    stubs_ = std::move(stubs);
+    return stubs_.get();
+}
+
+void EtcdRpc::prepare(grpc::ClientContext& context) {
+    context.set_deadline(std::chrono::system_clock::now() + settings_.command_timeout);
+    // Not wait_for_ready: a member that is down fails the call at once (unavailable, nothing
+    // sent) instead of holding it until the deadline.
+    std::lock_guard lock(mutex_);
+    if (!token_.empty()) context.AddMetadata("token", token_);
+}
+
+Result<void> EtcdRpc::authenticate(Stubs& stubs) {
+    if (settings_.user.empty()) return {};
+    {
+        std::lock_guard lock(mutex_);
+        if (!token_.empty()) return {};
+    }
+    AuthenticateRequest request;
+    request.set_name(settings_.user);
+    request.set_password(settings_.password);
+    AuthenticateResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + settings_.command_timeout);
+    const grpc::Status status = stubs.auth->Authenticate(&context, request, &response);
+    if (!status.ok()) {
+        // etcd answers a wrong user or password with INVALID_ARGUMENT.
+        if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+            remember_error_detail(make_error_code(errc::auth_failed), where_ + ": " + status.error_message(),
+                                  "auth_rejected");
+            return std::unexpected(make_error_code(errc::auth_failed));
+        }
+        return std::unexpected(failure(status, Effect::read, "Authenticate"));
+    }
+    std::lock_guard lock(mutex_);
+    token_ = response.token();
+    return {};
+}
+
+bool EtcdRpc::token_expired(const grpc::Status& status) {
+    if (settings_.user.empty() || status.error_code() != grpc::StatusCode::UNAUTHENTICATED) return false;
+    std::lock_guard lock(mutex_);
+    token_.clear();
+    return true;
+}
+
+std::error_code EtcdRpc::failure(const grpc::Status& status, Effect effect, std::string_view call) {
+    using grpc::StatusCode;
+    errc code = errc::protocol_error;
+    std::string cause;
+    switch (status.error_code()) {
+        case StatusCode::UNAVAILABLE:
+            // Refused or broken: a write may have reached the leader before the break.
+            code = effect == Effect::read ? errc::unavailable : errc::connection_lost;
+            break;
+        case StatusCode::DEADLINE_EXCEEDED: code = errc::reply_timeout; break;
+        case StatusCode::UNAUTHENTICATED:
+            code = errc::auth_failed;
+            cause = settings_.user.empty() ? "auth_required" : "auth_rejected";
+            break;
+        case StatusCode::PERMISSION_DENIED:
+            code = errc::auth_failed;
+            cause = "noperm";
+            break;
+        case StatusCode::RESOURCE_EXHAUSTED: code = errc::server_busy; break;
+        default: break;
+    }
+    const auto ec = make_error_code(code);
+    remember_error_detail(ec, where_ + ": " + std::string(call) + ": " + status.error_message(), cause);
+    return ec;
+}
+
+template <typename Call>
+std::error_code EtcdRpc::unary(Effect effect, std::string_view name, Call&& call) {
+    std::error_code error;
+    Stubs* s = stubs(error);
+    if (s == nullptr) return error;
+    for (int attempt = 0;; ++attempt) {
+        if (auto auth = authenticate(*s); !auth) return auth.error();
+        grpc::ClientContext context;
+        prepare(context);
+        const grpc::Status status = call(*s, context);
+        if (status.ok()) return {};
+        if (attempt == 0 && token_expired(status)) continue;
+        return failure(status, effect, name);
+    }
+}
+
+Result<TxnResponse> EtcdRpc::txn(const TxnRequest& request, Effect effect) {
+    TxnResponse response;
+    if (auto ec =
+            unary(effect, "Txn", [&](Stubs& s, grpc::ClientContext& c) { return s.kv->Txn(&c, request, &response); }))
+        return std::unexpected(ec);
+    return response;
+}
+
+Result<RangeResponse> EtcdRpc::range(const RangeRequest& request) {
+    RangeResponse response;
+    if (auto ec = unary(Effect::read, "Range",
+                        [&](Stubs& s, grpc::ClientContext& c) { return s.kv->Range(&c, request, &response); }))
+        return std::unexpected(ec);
+    return response;
+}
+
+Result<LeaseGrantResponse> EtcdRpc::lease_grant(std::int64_t ttl_seconds) {
+    LeaseGrantRequest request;
+    request.set_ttl(ttl_seconds);
+    LeaseGrantResponse response;
+    // A lease granted and never told is harmless: nothing is attached to it and it runs out.
+    if (auto ec = unary(Effect::read, "LeaseGrant",
+                        [&](Stubs& s, grpc::ClientContext& c) { return s.lease->LeaseGrant(&c, request, &response); }))
+        return std::unexpected(ec);
+    if (!response.error().empty()) {
+        remember_error_detail(make_error_code(errc::protocol_error), where_ + ": LeaseGrant: " + response.error());
+        return std::unexpected(make_error_code(errc::protocol_error));
+    }
+    return response;
+}
+
+Result<void> EtcdRpc::lease_revoke(std::int64_t id) {
+    LeaseRevokeRequest request;
+    request.set_id(id);
+    LeaseRevokeResponse response;
+    grpc::StatusCode code = grpc::StatusCode::OK;
+    auto ec = unary(Effect::write, "LeaseRevoke", [&](Stubs& s, grpc::ClientContext& c) {
+        grpc::Status status = s.lease->LeaseRevoke(&c, request, &response);
+        code = status.error_code();
+        // "requested lease not found": revoked already, or expired.
+        return code == grpc::StatusCode::NOT_FOUND ? grpc::Status::OK : status;
+    });
+    if (ec) return std::unexpected(ec);
+    return {};
+}
+
+Result<LeaseTimeToLiveResponse> EtcdRpc::lease_time_to_live(std::int64_t id) {
+    LeaseTimeToLiveRequest request;
+    request.set_id(id);
+    LeaseTimeToLiveResponse response;
+    if (auto ec = unary(Effect::read, "LeaseTimeToLive", [&](Stubs& s, grpc::ClientContext& c) {
+            return s.lease->LeaseTimeToLive(&c, request, &response);
+        }))
+        return std::unexpected(ec);
+    return response;
+}
+
+Result<std::vector<std::int64_t>> EtcdRpc::keep_alive(std::span<const std::int64_t> ids) {
+    std::vector<std::int64_t> ttls(ids.size(), 0);
+    if (ids.empty()) return ttls;
+    // A stream per batch, bounded by the command timeout like any call: the requests go out
+    // together and etcd answers each in turn on the stream.
+    auto ec = unary(Effect::write, "LeaseKeepAlive", [&](Stubs& s, grpc::ClientContext& c) {
+        auto stream = s.lease->LeaseKeepAlive(&c);
+        LeaseKeepAliveRequest request;
+        for (const std::int64_t id : ids) {
+            request.set_id(id);
+            if (!stream->Write(request)) break;
+        }
+        stream->WritesDone();
+        LeaseKeepAliveResponse response;
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            if (!stream->Read(&response)) {
+                grpc::Status status = stream->Finish();
+                return status.ok() ? grpc::Status(grpc::StatusCode::INTERNAL, "the stream ended before every answer")
+                                   : status;
+            }
+            // Answers come in order; one for another lease counts as none (the lease is lost).
+            ttls[i] = response.id() == ids[i] ? response.ttl() : 0;
+        }
+        return stream->Finish();
+    });
+    if (ec) return std::unexpected(ec);
+    return ttls;
+}
+
+}  // namespace fencelock::detail::etcd
