@@ -76,6 +76,8 @@ TEST(EtcdServer, PausedAnswersNothingUntilResumed) {
     EtcdServer server;
     server.pause();
     EXPECT_FALSE(server.serving());
+    // SIGSTOP reaches each thread when it next runs: until all have stopped one may answer.
+    ASSERT_TRUE(eventually([&] { return fencelock::test_support::process_stopped(server.pid()); }, 10s));
     EXPECT_EQ(fencelock::local::etcd_http(server.client_port(), "GET", "/health", "", 300ms), std::nullopt);
     server.resume();
     EXPECT_TRUE(eventually([&] { return server.healthy(); }, 10s));
@@ -186,9 +188,10 @@ TEST(EtcdCluster, KeepsServingWhileTheLeaderIsPaused) {
     EXPECT_TRUE(eventually([&] { return cluster.member(paused).healthy(); }, 10s));
     const auto leader = cluster.leader_index();
     ASSERT_TRUE(leader);
+    const auto leader_status = cluster.member(*leader).status();
     const auto status = cluster.member(paused).status();
-    ASSERT_TRUE(status);
-    EXPECT_EQ(status->leader_id, cluster.member(*leader).status().value().member_id);
+    ASSERT_TRUE(leader_status && status);
+    EXPECT_EQ(status->leader_id, leader_status->member_id);
 }
 
 TEST(EtcdCluster, RestartedMemberRejoinsAndCatchesUp) {

@@ -44,8 +44,11 @@ EtcdCluster::EtcdCluster(EtcdClusterOptions options) : options_(std::move(option
         peers.push_back("etcd" + std::to_string(i) + "=http://127.0.0.1:" + std::to_string(ports[count + i]));
     const std::string initial_cluster = joined(peers);
     const std::string token = "fencelock-" + std::to_string(::getpid()) + "-" + std::to_string(ports[0]);
-    // All start before any is waited for: a member serves only once a quorum runs.
+    // A member serves clients only once a quorum runs, so none is waited for until all run;
+    // but each starts once the one before serves its peers (EtcdServer::peer_ready() says
+    // why): started all at once, a member often hung a second per peer, 2.6 s instead of 0.4.
     for (std::size_t i = 0; i < count; ++i) {
+        if (i > 0) members_.back()->wait_until_peer_ready();
         EtcdServerOptions member_options = options_.server;
         if (i < options_.member_env.size())
             member_options.env.insert(member_options.env.end(), options_.member_env[i].begin(),

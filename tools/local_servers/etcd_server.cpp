@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
@@ -60,6 +62,19 @@ std::optional<std::string> ok_body(const std::string& response) {
     return response.substr(end_of_headers + 4);
 }
 
+// Whether `response` holds its whole body: the headers and, when they give one, Content-Length
+// bytes after them. Without a length only the connection's end says so.
+bool complete(const std::string& response) {
+    const auto end_of_headers = response.find("\r\n\r\n");
+    if (end_of_headers == std::string::npos) return false;
+    std::string headers = response.substr(0, end_of_headers);
+    for (char& c : headers) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const auto at = headers.find("\r\ncontent-length:");
+    if (at == std::string::npos) return false;
+    const std::size_t length = std::strtoul(headers.c_str() + at + 17, nullptr, 10);
+    return response.size() >= end_of_headers + 4 + length;
+}
+
 std::uint64_t id_field(const nlohmann::json& object, const char* field) {
     // The gateway writes 64-bit integers as strings and leaves zero values out.
     const auto it = object.find(field);
@@ -86,7 +101,7 @@ std::optional<std::string> etcd_http(std::uint16_t port, const std::string& meth
         if (::getsockopt(socket.fd(), SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0) return std::nullopt;
     }
     const std::string request = method + " " + path + " HTTP/1.0\r\nHost: 127.0.0.1:" + std::to_string(port) +
-                                "\r\nContent-Type: application/json\r\nContent-Length: " +
+                                "\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: " +
                                 std::to_string(body.size()) + "\r\n\r\n" + body;
     for (std::size_t sent = 0; sent < request.size();) {
         if (!socket.wait(POLLOUT, deadline)) return std::nullopt;
@@ -94,10 +109,11 @@ std::optional<std::string> etcd_http(std::uint16_t port, const std::string& meth
         if (n < 0 && errno != EAGAIN && errno != EINTR) return std::nullopt;
         if (n > 0) sent += static_cast<std::size_t>(n);
     }
-    // HTTP/1.0: the server closes the connection after the response.
+    // Read until the body is complete, not until the server closes the connection: etcd
+    // sometimes kept an HTTP/1.0 connection open for seconds after its answer.
     std::string response;
     char buf[4096];
-    for (;;) {
+    while (!complete(response)) {
         if (!socket.wait(POLLIN, deadline)) return std::nullopt;
         const ssize_t n = ::recv(socket.fd(), buf, sizeof buf, 0);
         if (n == 0) break;
@@ -179,20 +195,33 @@ bool EtcdServer::healthy() const {
     return body && body->find("\"health\":\"true\"") != std::string::npos;
 }
 
-void EtcdServer::wait_until_healthy() {
+template <class Ready>
+void EtcdServer::wait_until(Ready ready, const std::string& what) {
     const auto deadline = Clock::now() + options_.start_timeout;
     const std::string log = (dir_ / "etcd.log").string();
-    while (!healthy()) {
+    while (!ready()) {
         int status = 0;
         if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_) {
             pid_ = -1;
             throw std::runtime_error("etcd " + name() + " exited at start; see " + log);
         }
         if (Clock::now() >= deadline)
-            throw std::runtime_error("etcd " + name() + " did not serve within " +
+            throw std::runtime_error("etcd " + name() + " did not " + what + " within " +
                                      std::to_string(options_.start_timeout.count()) + " ms; see " + log);
         std::this_thread::sleep_for(std::chrono::milliseconds(10));  // etcd starts on its own clock
     }
+}
+
+void EtcdServer::wait_until_healthy() {
+    wait_until([this] { return healthy(); }, "serve");
+}
+
+bool EtcdServer::peer_ready() const {
+    return serving() && etcd_http(peer_port(), "GET", "/members", "", request_timeout).has_value();
+}
+
+void EtcdServer::wait_until_peer_ready() {
+    wait_until([this] { return peer_ready(); }, "serve its peers");
 }
 
 std::optional<EtcdMemberStatus> EtcdServer::status() const {

@@ -91,8 +91,17 @@ public:
     /// One look at /health: true when the member answers that it is healthy (it knows a leader
     /// and has no alarm). False when it is down, paused or has no quorum.
     bool healthy() const;
-    /// Polls healthy() until it holds; throws std::runtime_error after options.start_timeout.
+    /// Polls healthy() until it holds; throws std::runtime_error after options.start_timeout or
+    /// when the process exits.
     void wait_until_healthy();
+    /// One look at the peer URL (GET /members): true once the member's Raft node runs and
+    /// talks to peers, leader or not. A member starting in a new cluster asks the peers it
+    /// can connect to whether it was bootstrapped before, and a peer that listens but does
+    /// not serve yet lets that question hang for a second: start members one at a time, each
+    /// once the one before is peer_ready().
+    bool peer_ready() const;
+    /// Polls peer_ready() until it holds; throws as wait_until_healthy() does.
+    void wait_until_peer_ready();
     /// The member's own status; nullopt when it does not answer.
     std::optional<EtcdMemberStatus> status() const;
 
@@ -112,6 +121,10 @@ public:
 private:
     /// Starts the process; throws when it cannot.
     void launch();
+    /// Polls `ready` until it holds; throws std::runtime_error naming `what` after
+    /// options.start_timeout or when the process exits.
+    template <class Ready>
+    void wait_until(Ready ready, const std::string& what);
 
     EtcdServerOptions options_;
     EtcdMembership membership_;
