@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -249,8 +250,12 @@ void check_fixture_kind(const std::string& kind, std::size_t members) {
     EXPECT_EQ(fencelock::local::run_process({SERVER_FIXTURE, "stop", state.string()}).exit_code, 0);
     EXPECT_FALSE(std::filesystem::exists(state));
     EXPECT_TRUE(eventually([&] { return process_ended(keeper); }, 10s));
-    const std::uint16_t first_port = static_cast<std::uint16_t>(std::stoi(endpoints.substr(endpoints.find(':') + 1)));
-    EXPECT_EQ(fencelock::local::etcd_http(first_port, "GET", "/health", "", 300ms), std::nullopt);
+    // Every member is gone: none answers on its client port.
+    std::istringstream each(endpoints);
+    for (std::string endpoint; std::getline(each, endpoint, ',');) {
+        const auto port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.find(':') + 1)));
+        EXPECT_EQ(fencelock::local::etcd_http(port, "GET", "/health", "", 300ms), std::nullopt) << endpoint;
+    }
 }
 
 TEST(EtcdServerFixture, StartsAndStopsOneMember) { check_fixture_kind("etcd", 1); }

