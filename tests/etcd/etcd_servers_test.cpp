@@ -187,9 +187,8 @@ TEST(EtcdCluster, KeepsServingWhileTheLeaderIsPaused) {
     cluster.member(paused).resume();
     EXPECT_TRUE(eventually([&] { return local_value(cluster.member(paused), "while-paused") == "written"; }, 10s));
     EXPECT_TRUE(eventually([&] { return cluster.member(paused).healthy(); }, 10s));
-    const auto leader = cluster.leader_index();
-    ASSERT_TRUE(leader);
-    const auto leader_status = cluster.member(*leader).status();
+    const std::size_t leader = cluster.wait_for_leader(election_limit);
+    const auto leader_status = cluster.member(leader).status();
     const auto status = cluster.member(paused).status();
     ASSERT_TRUE(leader_status && status);
     EXPECT_EQ(status->leader_id, leader_status->member_id);
