@@ -1,20 +1,21 @@
 // server_fixture: servers one whole ctest run shares (ctest fixtures), instead of one per
 // test process: a PostgreSQL for the fault suite (the faults_postgres fixture; an initdb per
 // case would be slow) and a Sentinel group for the Sentinel suite (sentinel_group; a master,
-// a replica and three sentinels take seconds to agree) and a Redis Cluster for the cluster
-// suite (cluster_group: three masters and three replicas).
+// a replica and three sentinels take seconds to agree), a Redis Cluster for the cluster
+// suite (cluster_group: three masters and three replicas), and etcd for the etcd suites (one
+// member, or a three-member cluster).
 //
-//   server_fixture start KIND STATE   KIND is postgres, sentinel or cluster; starts the servers
-//                                     and returns once they serve; writes STATE: line 1 the URL
-//                                     (PostgreSQL's admin URL, the redis-sentinel:// or
-//                                     redis-cluster:// URL),
+//   server_fixture start KIND STATE   KIND is postgres, sentinel, cluster, etcd or etcd_cluster;
+//                                     starts the servers and returns once they serve; writes
+//                                     STATE: line 1 the URL (PostgreSQL's admin URL, the
+//                                     redis-sentinel://, redis-cluster:// or etcd:// URL),
 //                                     line 2 the keeper's pid
 //   server_fixture stop STATE         stops them and waits until their directories and STATE
 //                                     are gone
 //
 // `start` forks a keeper process that owns the servers (local::PostgresServer,
-// local::SentinelGroup: free ports, private directories, removed on destruction). The keeper
-// leaves when `stop` signals it, or
+// local::SentinelGroup, local::EtcdServer ...: free ports, private directories, removed on
+// destruction). The keeper leaves when `stop` signals it, or
 // when the process that ran `start` (ctest) is gone: a run interrupted before its cleanup step
 // leaves no server behind. Its stdio goes to /dev/null so ctest's output pipes close.
 #include <fcntl.h>
@@ -32,6 +33,8 @@
 #include <thread>
 
 #include "local_servers/cluster_group.hpp"
+#include "local_servers/etcd_cluster.hpp"
+#include "local_servers/etcd_server.hpp"
 #include "local_servers/postgres_server.hpp"
 #include "local_servers/sentinel_group.hpp"
 
@@ -58,7 +61,15 @@ Served serve(const std::string& kind) {
         auto group = std::make_shared<fencelock::local::ClusterGroup>();
         return {group, group->url()};
     }
-    throw std::runtime_error("unknown server kind '" + kind + "' (postgres, sentinel or cluster)");
+    if (kind == "etcd") {
+        auto server = std::make_shared<fencelock::local::EtcdServer>();
+        return {server, server->url()};
+    }
+    if (kind == "etcd_cluster") {
+        auto cluster = std::make_shared<fencelock::local::EtcdCluster>();
+        return {cluster, cluster->url()};
+    }
+    throw std::runtime_error("unknown server kind '" + kind + "' (postgres, sentinel, cluster, etcd or etcd_cluster)");
 }
 
 void write_state(const fs::path& state, const std::string& url) {
@@ -158,6 +169,6 @@ int main(int argc, char** argv) {
     const std::string command = argc >= 2 ? argv[1] : "";
     if (command == "start" && argc == 4) return start(argv[2], argv[3]);
     if (command == "stop" && argc == 3) return stop(argv[2]);
-    std::fprintf(stderr, "usage: server_fixture start postgres|sentinel|cluster STATE_FILE | stop STATE_FILE\n");
+    std::fprintf(stderr, "usage: server_fixture start postgres|sentinel|cluster|etcd|etcd_cluster STATE_FILE | stop STATE_FILE\n");
     return 2;
 }
