@@ -169,6 +169,8 @@ int main(int argc, char** argv) {
     const std::string command = argc >= 2 ? argv[1] : "";
     if (command == "start" && argc == 4) return start(argv[2], argv[3]);
     if (command == "stop" && argc == 3) return stop(argv[2]);
-    std::fprintf(stderr, "usage: server_fixture start postgres|sentinel|cluster|etcd|etcd_cluster STATE_FILE | stop STATE_FILE\n");
+    std::fprintf(
+        stderr,
+        "usage: server_fixture start postgres|sentinel|cluster|etcd|etcd_cluster STATE_FILE | stop STATE_FILE\n");
     return 2;
 }

@@ -122,8 +122,9 @@ TEST(EtcdServer, DestructionLeavesNoProcessOrDirectory) {
 }
 
 TEST(EtcdServer, RefusesAnElectionTimeoutUnderFiveHeartbeats) {
-    EXPECT_THROW(EtcdServer(fencelock::local::EtcdServerOptions{.heartbeat_interval = 100ms, .election_timeout = 400ms}),
-                 std::invalid_argument);
+    EXPECT_THROW(
+        EtcdServer(fencelock::local::EtcdServerOptions{.heartbeat_interval = 100ms, .election_timeout = 400ms}),
+        std::invalid_argument);
 }
 
 TEST(EtcdCluster, ElectsOneLeaderAndReplicatesToEveryMember) {

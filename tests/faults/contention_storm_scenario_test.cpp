@@ -8,7 +8,7 @@
 #include <set>
 #include <thread>
 
-#include "faults/scenario.hpp"
+#include "faults/locked_job.hpp"
 
 namespace fencelock::faults {
 namespace {
@@ -23,7 +23,8 @@ TEST_P(ContentionStorm, FiftyJobsOnOneResourceFinishInOrder) {
     constexpr int threads = 8, jobs = 50;
     constexpr auto bound = 20s;
     std::atomic<int> next_job{0};
-    std::atomic<std::int64_t> attempts{0}, max_job_us{0};
+    std::atomic<std::int64_t> max_job_us{0};
+    LockedJobCounts counts;
     std::barrier first_round(threads);
     const auto t0 = Clock::now();
     {
@@ -40,23 +41,9 @@ TEST_P(ContentionStorm, FiftyJobsOnOneResourceFinishInOrder) {
                     const auto begun = Clock::now();
                     bool done = false;
                     if (fencing()) {
-                        const auto acq_id = rec->invoke(OpKind::acquire, r);
-                        auto got =
-                            c.acquire(res(r), {.lease = 2s, .wait = bound, .backoff = {.base = 5ms, .max = 200ms}});
-                        if (got) attempts += got->attempts;
-                        if (got && got->acquired()) {
-                            const Lease& lease = *got->lease;
-                            rec->complete(acq_id, Outcome::ok, lease.fence.value());
-                            const auto start = now_ns();
-                            const std::string base = w.read(r, lease.fence.value());
-                            if (still_valid(lease)) {
-                                rec->hold(r, lease.fence.value(), start, now_ns());
-                                done = w.write(r, base, key, lease.fence.value()) == TargetStatus::applied;
-                            }
-                            (void)c.release(res(r), lease.owner);
-                        } else {
-                            rec->complete(acq_id, Outcome::fail, 0, {}, got ? "contended" : got.error().message());
-                        }
+                        done = run_locked_job(c, *rec, w, r, key,
+                                              {.lease = 2s, .wait = bound, .backoff = {.base = 5ms, .max = 200ms}},
+                                              counts);
                     } else {
                         // No lock: every worker believes it may write.
                         const auto start = now_ns();
@@ -101,7 +88,7 @@ TEST_P(ContentionStorm, FiftyJobsOnOneResourceFinishInOrder) {
         .add("threads", threads)
         .add("jobs", jobs)
         .add("jobs_ok", jobs_ok)
-        .add("acquire_attempts", attempts.load())
+        .add("acquire_attempts", counts.attempts.load())
         .add("max_job_ms", max_job_us.load() / 1000)
         .add("total_ms", total_ms)
         .print();

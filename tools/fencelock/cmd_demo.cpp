@@ -1,6 +1,7 @@
 // demo: the README's main job. Runs the same read-modify-write workload twice, with fencing and
 // without, while injecting faults on a seeded schedule (workers paused past their lease, workers
-// killed, Redis paused), then reports what the store accepted and what was lost.
+// killed, the lock server paused), then reports what the store accepted and what was lost. The
+// locks live in a private redis-server, or with --coordinator etcd in a private etcd.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "demo/worker.hpp"
 #include "fencelock/store.hpp"
 #include "local_servers/child_process.hpp"
+#include "local_servers/etcd_server.hpp"
 #include "local_servers/redis_server.hpp"
 
 namespace fencelock::cli {
@@ -39,12 +41,48 @@ struct DemoArgs {
     std::uint64_t seed = 42;
     int workers = 4;
     int records = 3;
-    std::string duration = "12s";
-    std::string lease = "400ms";
+    std::string coordinator = "redis";
+    std::string duration;  // default 12s (Redis), 30s (etcd)
+    std::string lease;     // default 400ms (Redis), 2s (etcd: whole seconds, 2 s at least)
     std::string db;
     std::string timeline;
     bool json = false;
     bool failover = false;
+};
+
+// The private server the demo's locks live in, which the fault schedule pauses.
+class LockServer {
+public:
+    virtual ~LockServer() = default;
+    virtual std::string url() const = 0;
+    virtual void pause() = 0;
+    virtual void resume() = 0;
+    /// "Redis" or "etcd", for the progress lines.
+    virtual std::string name() const = 0;
+};
+
+class RedisLockServer final : public LockServer {
+public:
+    RedisLockServer() { std::cerr << "  private redis-server on 127.0.0.1:" << server_.port() << "\n"; }
+    std::string url() const override { return server_.url(); }
+    void pause() override { server_.pause(); }
+    void resume() override { server_.resume(); }
+    std::string name() const override { return "Redis"; }
+
+private:
+    local::RedisServer server_;
+};
+
+class EtcdLockServer final : public LockServer {
+public:
+    EtcdLockServer() { std::cerr << "  private etcd on " << server_.endpoint() << "\n"; }
+    std::string url() const override { return server_.url(); }
+    void pause() override { server_.pause(); }
+    void resume() override { server_.resume(); }
+    std::string name() const override { return "etcd"; }
+
+private:
+    local::EtcdServer server_;
 };
 
 struct ModeResult {
@@ -55,13 +93,13 @@ struct ModeResult {
 class ModeRun {
 public:
     ModeRun(const DemoArgs& a, bool fenced, std::chrono::milliseconds lease, std::chrono::milliseconds duration,
-            local::RedisServer& redis, FencedStore& store, const std::string& db_url, const std::string& run_id,
+            LockServer& locks, FencedStore& store, const std::string& db_url, const std::string& run_id,
             const std::filesystem::path& dir)
         : a_(a),
           fenced_(fenced),
           lease_(lease),
           duration_(duration),
-          redis_(redis),
+          locks_(locks),
           store_(store),
           db_url_(db_url),
           dir_(dir),
@@ -95,7 +133,7 @@ private:
         const auto file = dir_ / (mode_ + "-w" + std::to_string(w) + "-g" + std::to_string(generation) + ".jsonl");
         files_.push_back(file);
         const auto argv =
-            demo::worker_command({.redis_url = redis_.url(),
+            demo::worker_command({.redis_url = locks_.url(),
                                   .db_url = db_url_,
                                   .key_prefix = mode_ + ":",
                                   .history_path = file.string(),
@@ -116,7 +154,8 @@ private:
     //  35% a worker freezes right after checking its lease, before writing (the case fencing is for)
     //  20% a worker freezes at a random moment
     //  20% a worker is killed (SIGKILL) and restarted
-    //  25% Redis freezes: for 3 leases (leases are lost) or for half a lease (ridden out)
+    //  25% the lock server (Redis or etcd) freezes: for 3 leases (leases are lost) or for half a
+    //      lease (ridden out)
     void inject_faults() {
         std::mt19937_64 rng(a_.seed);
         auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -154,10 +193,10 @@ private:
                 spawn(w, workers_[static_cast<std::size_t>(w)].generation + 1);
             } else {
                 const auto pause = roll < 90 ? lease_ * 3 : lease_ / 2;
-                progress("Redis paused for " + std::to_string(pause.count()) + " ms");
-                redis_.pause();
+                progress(locks_.name() + " paused for " + std::to_string(pause.count()) + " ms");
+                locks_.pause();
                 std::this_thread::sleep_for(pause);
-                redis_.resume();
+                locks_.resume();
             }
             f.end_ns = monotonic_ns();
             faults_.push_back(f);
@@ -185,7 +224,7 @@ private:
     const DemoArgs& a_;
     bool fenced_;
     std::chrono::milliseconds lease_, duration_;
-    local::RedisServer& redis_;
+    LockServer& locks_;
     FencedStore& store_;
     std::string db_url_;
     std::filesystem::path dir_;
@@ -246,9 +285,13 @@ void require_writable_file(const std::string& flag, const std::string& path) {
 int run_demo(const DemoArgs& a) {
     if (a.workers < 2 || a.workers > 32) throw InputError{"--workers", "must be from 2 to 32"};
     if (a.records < 1 || a.records > 100) throw InputError{"--records", "must be from 1 to 100"};
-    const auto duration = parse_duration_flag("--duration", a.duration);
-    const auto lease = parse_duration_flag("--lease", a.lease);
+    const bool on_etcd = a.coordinator == "etcd";
+    const auto duration =
+        parse_duration_flag("--duration", a.duration.empty() ? (on_etcd ? "30s" : "12s") : a.duration);
+    const auto lease = parse_duration_flag("--lease", a.lease.empty() ? (on_etcd ? "2s" : "400ms") : a.lease);
     if (lease < 50ms) throw InputError{"--lease", "must be at least 50ms"};
+    if (on_etcd && (lease < 2s || lease % 1s != 0ms))
+        throw InputError{"--lease", "etcd keeps leases in whole seconds of at least 2s (e.g. 2s, 3s)"};
     if (duration < lease * 5) throw InputError{"--duration", "must be at least five leases long"};
     if (!a.db.empty()) {
         if (auto url = parse_database_url(a.db); !url) throw InputError{"--db", url.error().message};
@@ -258,9 +301,11 @@ int run_demo(const DemoArgs& a) {
     const std::filesystem::path& dir = scratch.path();
 
     std::cerr << "fencelock demo: seed " << a.seed << ", " << a.workers << " worker processes, " << a.records
-              << " records, lease " << lease.count() << " ms, " << duration.count() / 1000.0 << " s per mode\n";
-    local::RedisServer redis;
-    std::cerr << "  private redis-server on 127.0.0.1:" << redis.port() << "\n";
+              << " records, lease " << lease.count() << " ms, " << duration.count() / 1000.0 << " s per mode, locks in "
+              << (on_etcd ? "etcd" : "Redis") << "\n";
+    std::unique_ptr<LockServer> locks;
+    if (on_etcd) locks = std::make_unique<EtcdLockServer>();
+    else locks = std::make_unique<RedisLockServer>();
     const std::string db_url = a.db.empty() ? "sqlite://" + (dir / "demo.db").string() : a.db;
     auto store = FencedStore::create({.url = db_url});
     if (!store) throw InputError{"--db", store.error().message};
@@ -273,7 +318,7 @@ int run_demo(const DemoArgs& a) {
     std::map<bool, ModeResult> results;
     for (bool fenced : {true, false}) {
         std::cerr << (fenced ? "run 1/2: with fencing\n" : "run 2/2: without fencing (the store accepts any write)\n");
-        results[fenced] = ModeRun(a, fenced, lease, duration, redis, *store, db_url, run_id, dir).run();
+        results[fenced] = ModeRun(a, fenced, lease, duration, *locks, *store, db_url, run_id, dir).run();
     }
     const Report& f = results[true].report;
     const Report& u = results[false].report;
@@ -304,8 +349,12 @@ void register_demo_commands(Program& p) {
     cmd->add_option("--seed", args->seed, "fault schedule seed (default 42)");
     cmd->add_option("--workers", args->workers, "worker processes (default 4)");
     cmd->add_option("--records", args->records, "shared records (default 3)");
-    cmd->add_option("--duration", args->duration, "length of each of the two runs (default 12s)");
-    cmd->add_option("--lease", args->lease, "lease length (default 400ms)");
+    cmd->add_option("--coordinator", args->coordinator,
+                    "where the locks live: redis (a private redis-server, the default) or etcd (a private etcd; "
+                    "fences from Raft revisions, whole-second leases)")
+        ->check(CLI::IsMember({"redis", "etcd"}));
+    cmd->add_option("--duration", args->duration, "length of each of the two runs (default 12s; 30s on etcd)");
+    cmd->add_option("--lease", args->lease, "lease length (default 400ms; 2s on etcd)");
     cmd->add_option("--db", args->db, "database URL (default: a private SQLite file)");
     cmd->add_option("--timeline", args->timeline, "write an HTML/SVG timeline to this file");
     cmd->add_flag("--json", args->json, "print the report as one JSON object");
@@ -315,10 +364,14 @@ void register_demo_commands(Program& p) {
         p.run = [args] {
             if (!args->timeline.empty()) require_writable_file("--timeline", args->timeline);
             if (!args->failover) return run_demo(*args);
+            if (args->coordinator != "redis")
+                throw InputError{"--coordinator",
+                                 "--failover shows a Redis Sentinel failover that loses writes; "
+                                 "etcd answers a grant only once a majority holds it"};
             return demo::run_failover_demo({.seed = args->seed,
                                             .workers = args->workers,
-                                            .duration = args->duration,
-                                            .lease = args->lease,
+                                            .duration = args->duration.empty() ? "12s" : args->duration,
+                                            .lease = args->lease.empty() ? "400ms" : args->lease,
                                             .db = args->db,
                                             .timeline = args->timeline,
                                             .json = args->json});

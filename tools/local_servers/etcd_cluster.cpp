@@ -53,12 +53,12 @@ EtcdCluster::EtcdCluster(EtcdClusterOptions options) : options_(std::move(option
         if (i < options_.member_env.size())
             member_options.env.insert(member_options.env.end(), options_.member_env[i].begin(),
                                       options_.member_env[i].end());
-        members_.push_back(std::make_unique<EtcdServer>(std::move(member_options),
-                                                        EtcdMembership{.name = "etcd" + std::to_string(i),
-                                                                       .client_port = ports[i],
-                                                                       .peer_port = ports[count + i],
-                                                                       .initial_cluster = initial_cluster,
-                                                                       .cluster_token = token}));
+        members_.push_back(
+            std::make_unique<EtcdServer>(std::move(member_options), EtcdMembership{.name = "etcd" + std::to_string(i),
+                                                                                   .client_port = ports[i],
+                                                                                   .peer_port = ports[count + i],
+                                                                                   .initial_cluster = initial_cluster,
+                                                                                   .cluster_token = token}));
     }
     for (auto& member : members_) member->wait_until_healthy();
     (void)wait_for_leader(options_.server.start_timeout);
@@ -80,9 +80,9 @@ std::string EtcdCluster::serving_endpoints() const {
 }
 
 std::optional<std::size_t> EtcdCluster::leader_index() const {
-    std::map<std::uint64_t, std::size_t> index_of;   // member id -> index
-    std::map<std::uint64_t, std::size_t> named_by;   // leader id -> how many members name it
-    std::set<std::uint64_t> self_declared;           // members that name themselves
+    std::map<std::uint64_t, std::size_t> index_of;  // member id -> index
+    std::map<std::uint64_t, std::size_t> named_by;  // leader id -> how many members name it
+    std::set<std::uint64_t> self_declared;          // members that name themselves
     for (std::size_t i = 0; i < members_.size(); ++i) {
         const auto status = members_[i]->status();
         if (!status) continue;

@@ -104,7 +104,10 @@ Result<ForceReleaseOutcome> EtcdCoordinator::force_release(const ResourceName& r
         outcome.status = ForceReleaseStatus::owner_mismatch;
         return outcome;
     }
-    if (!request.even_if_active && outcome.since_renew < h.granted) {
+    // etcd reads a lease's TTL in whole seconds, rounded down, and a keep-alive may land between
+    // this read and the delete: a key whose lease etcd still has may have a live holder. Only a
+    // forced release deletes it (etcd deletes a key whose lease is gone by itself).
+    if (!request.even_if_active) {
         outcome.status = ForceReleaseStatus::active;
         outcome.lease = h.granted;
         return outcome;

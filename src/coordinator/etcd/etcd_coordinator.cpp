@@ -46,6 +46,7 @@ EtcdCoordinator::EtcdCoordinator(const ClientOptions& options)
                 .command_timeout = options.command_timeout},
       keys_(options.key_prefix),
       holder_meta_{.pid = ::getpid(), .host = host_name(), .label = options.holder_label},
+      command_timeout_(options.command_timeout),
       rpc_(settings_) {}
 
 CoordinatorCapabilities EtcdCoordinator::capabilities() const noexcept {
@@ -57,17 +58,33 @@ Result<AcquireReply> EtcdCoordinator::attempt(const AttemptRequest& r) {
     const auto sent = std::chrono::steady_clock::now();
     const std::string key = keys_.lock_key(r.resource, r.owner);
     const KeyRange range = keys_.lock_range(r.resource);
+    const auto refused_by = [](const RangeResponse& first) {
+        AcquireReply refused;
+        if (first.kvs_size() > 0) refused.seen_fence = fence_of(first.kvs(0).create_revision());
+        return refused;
+    };
+
+    // A linearizable read first: a lock that is held costs a waiter no write (a lease grant and
+    // a transaction are consensus writes, and a polling waiter would send both every time).
+    TxnRequest look;
+    look.add_success()->mutable_request_range()->set_key(key);
+    add_first_of(*look.mutable_success(), range);
+    auto seen = rpc_.txn(look, Effect::read);
+    if (!seen) return std::unexpected(seen.error());
+    if (seen->responses(0).response_range().kvs_size() > 0)
+        return adopt(r, key, seen->responses(0).response_range().kvs(0), sent);
+    if (seen->responses(1).response_range().kvs_size() > 0) return refused_by(seen->responses(1).response_range());
+
     auto lease = rpc_.lease_grant(std::chrono::duration_cast<seconds>(r.options.lease).count());
     if (!lease) return std::unexpected(lease.error());
-    const auto give_up_lease = [&] { (void)rpc_.lease_revoke(lease->id()); };
-
     LeaseValue value = holder_meta_;
     value.acquired_ms = wall_ms();
     value.lease_ms = r.options.lease.count();
     value.max_hold_ms = r.options.max_hold.count();
 
-    // Only when no key is in R's range (a range compare holds for every key in it, and for none
-    // when it is empty): put ours on the new lease, and touch the fence key in the same revision.
+    // Only when R's range is empty (a CREATE compare over a range holds when every key in it has
+    // create revision 0, and etcd compares an empty range as one such key): put ours on the new
+    // lease, and touch the fence key in the same revision.
     TxnRequest txn;
     auto* empty = txn.add_compare();
     empty->set_key(range.begin);
@@ -84,46 +101,46 @@ Result<AcquireReply> EtcdCoordinator::attempt(const AttemptRequest& r) {
     add_first_of(*txn.mutable_failure(), range);
 
     auto reply = rpc_.txn(txn, Effect::write);
-    if (!reply) {
-        // Granted or not, revoking the new lease leaves nothing: a grant it carried is gone with
-        // it, unused, and the retry (same owner) starts afresh.
-        give_up_lease();
-        return std::unexpected(reply.error());
-    }
+    // An error may hide a grant. The lease is not revoked: a revoke whose own outcome is unknown
+    // could land after the retry adopted the grant. The retry (same owner) finds the key and
+    // adopts it, and an acquisition that gives up releases it (lease/acquire_loop.hpp).
+    if (!reply) return std::unexpected(reply.error());
     if (reply->succeeded()) {
         book_->add(key, {.lease_id = lease->id(), .max_hold_ends = sent + r.options.max_hold});
         return AcquireReply{.acquired = true, .fence = fence_of(reply->header().revision()), .ttl = r.options.lease};
     }
-    give_up_lease();
+    (void)rpc_.lease_revoke(lease->id());  // nothing was put on it
+    if (reply->responses(0).response_range().kvs_size() > 0)
+        return adopt(r, key, reply->responses(0).response_range().kvs(0), sent);
+    return refused_by(reply->responses(1).response_range());
+}
 
-    const auto& mine = reply->responses(0).response_range();
-    if (mine.kvs_size() > 0) {
-        // Already ours: an earlier attempt's reply was lost. Its lease, not this one's, holds the
-        // key; its TTL left is read now, after this attempt was sent, so it bounds safe-until.
-        Holder held;
-        held.key = key;
-        held.owner = r.owner.str();
-        held.fence = mine.kvs(0).create_revision();
-        held.lease_id = mine.kvs(0).lease();
-        auto alive = read_ttl(held);
-        if (!alive) return std::unexpected(alive.error());
-        if (*alive) {
-            const auto recorded = decode_lease_value(mine.kvs(0).value());
-            const auto held_for = recorded ? milliseconds(wall_ms() - recorded->acquired_ms) : milliseconds(0);
-            book_->add(key, {.lease_id = held.lease_id, .max_hold_ends = sent + r.options.max_hold - held_for});
-            return AcquireReply{.acquired = true, .fence = fence_of(held.fence), .ttl = held.ttl, .reacquired = true};
-        }
+Result<AcquireReply> EtcdCoordinator::adopt(const AttemptRequest& r, const std::string& key,
+                                            const mvccpb::KeyValue& mine, steady_time sent) {
+    // Already ours: an earlier attempt's reply was lost. Its lease holds the key. Max hold counts
+    // from that acquisition as its key records it (another host's wall clock against ours: a
+    // skew between them moves the deadline by as much).
+    const auto recorded = decode_lease_value(mine.value());
+    const auto held_for = recorded ? milliseconds(wall_ms() - recorded->acquired_ms) : milliseconds(0);
+    if (!book_->find(key))
+        book_->add(key, {.lease_id = mine.lease(), .max_hold_ends = sent + r.options.max_hold - held_for});
+    // Renewed now, after this attempt was sent (a keep-alive, then the key checked on that
+    // lease), so that the caller gets a whole lease whose safe-until counts from `sent`.
+    auto renewed = std::move(renew_leases(rpc_, *book_, std::span(&key, 1), command_timeout_).front());
+    if (!renewed) return std::unexpected(renewed.error());
+    if (renewed->status != RenewStatus::renewed) {
+        AcquireReply refused;
+        refused.seen_fence = fence_of(mine.create_revision());
+        return refused;
     }
-    AcquireReply refused;
-    const auto& first = reply->responses(1).response_range();
-    if (first.kvs_size() > 0) refused.seen_fence = fence_of(first.kvs(0).create_revision());
-    return refused;
+    return AcquireReply{
+        .acquired = true, .fence = fence_of(mine.create_revision()), .ttl = renewed->ttl, .reacquired = true};
 }
 
 Result<RenewReply> EtcdCoordinator::renew(const ResourceName& resource, const OwnerToken& owner, milliseconds) {
     // etcd keeps a lease alive for the TTL it was granted with: the lease asked here is that one.
     const std::string key = keys_.lock_key(resource, owner);
-    return std::move(renew_leases(rpc_, *book_, std::span(&key, 1)).front());
+    return std::move(renew_leases(rpc_, *book_, std::span(&key, 1), command_timeout_).front());
 }
 
 Result<ReleaseReply> EtcdCoordinator::release(const ResourceName& resource, const OwnerToken& owner) {
@@ -145,7 +162,7 @@ Result<ReleaseStatus> EtcdCoordinator::give_back(const ResourceName& resource, c
     auto reply = rpc_.txn(txn, Effect::write);
     if (!reply) return std::unexpected(reply.error());
     const auto booked = book_->find(key);
-    book_->remove(key);
+    if (booked) book_->remove_if(key, booked->lease_id);
     if (reply->succeeded()) {
         // The etcd lease has nothing left to keep: revoked, or it runs out on its own.
         if (booked) (void)rpc_.lease_revoke(booked->lease_id);
@@ -157,8 +174,9 @@ Result<ReleaseStatus> EtcdCoordinator::give_back(const ResourceName& resource, c
 Result<bool> EtcdCoordinator::read_ttl(Holder& holder) {
     auto ttl = rpc_.lease_time_to_live(holder.lease_id);
     if (!ttl) return std::unexpected(ttl.error());
-    // TTL -1: the lease is gone, and its keys are being deleted with it.
-    if (ttl->ttl() <= 0) return false;
+    // TTL -1: the lease is gone, and its keys are being deleted with it. 0 is a live lease with
+    // less than a second left (etcd truncates the seconds).
+    if (ttl->ttl() < 0) return false;
     holder.ttl = seconds(ttl->ttl());
     holder.granted = seconds(ttl->grantedttl());
     return true;

@@ -63,6 +63,10 @@ private:
         std::optional<LeaseValue> value;
     };
     Result<std::optional<Holder>> holder_of(const ResourceName& resource);
+    /// The same-owner retry: `mine`, this owner's key, found by an attempt; renewed and
+    /// returned as a grant with its fence, or refused when its lease is gone.
+    Result<AcquireReply> adopt(const AttemptRequest& r, const std::string& key, const mvccpb::KeyValue& mine,
+                               steady_time sent);
     /// What inspect and list show of `holder`.
     static HolderState state_of(const Holder& holder);
     /// Adds the TTLs of `holder`'s etcd lease; false when the lease is gone (the key with it).
@@ -71,6 +75,7 @@ private:
     const RpcSettings settings_;
     const EtcdKeys keys_;
     const LeaseValue holder_meta_;
+    const std::chrono::milliseconds command_timeout_;
     EtcdRpc rpc_;
     std::shared_ptr<LeaseBook> book_ = std::make_shared<LeaseBook>();
 };

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "fencelock/error.hpp"
@@ -156,7 +157,15 @@ std::error_code EtcdRpc::failure(const grpc::Status& status, Effect effect, std:
             code = errc::auth_failed;
             cause = "noperm";
             break;
+        // A stream reset or a proposal etcd dropped: the request may or may not have applied.
+        case StatusCode::UNKNOWN:
+        case StatusCode::INTERNAL:
+        case StatusCode::CANCELLED:
+        case StatusCode::ABORTED: code = effect == Effect::read ? errc::unavailable : errc::connection_lost; break;
         case StatusCode::RESOURCE_EXHAUSTED: code = errc::server_busy; break;
+        // "requested lease not found": the lease ran out (or was revoked) before the request
+        // that names it, which etcd then refused whole. Nothing was written; a retry grants anew.
+        case StatusCode::NOT_FOUND: code = errc::server_busy; break;
         default: break;
     }
     const auto ec = make_error_code(code);
@@ -237,9 +246,9 @@ Result<LeaseTimeToLiveResponse> EtcdRpc::lease_time_to_live(std::int64_t id) {
     return response;
 }
 
-Result<std::vector<std::int64_t>> EtcdRpc::keep_alive(std::span<const std::int64_t> ids) {
-    std::vector<std::int64_t> ttls(ids.size(), 0);
-    if (ids.empty()) return ttls;
+Result<EtcdRpc::KeptAlive> EtcdRpc::keep_alive(std::span<const std::int64_t> ids) {
+    KeptAlive out{.ttls = std::vector<std::int64_t>(ids.size(), 0)};
+    if (ids.empty()) return out;
     // A stream per batch, bounded by the command timeout like any call: the requests go out
     // together and etcd answers each in turn on the stream.
     auto ec = unary(Effect::write, "LeaseKeepAlive", [&](Stubs& s, grpc::ClientContext& c) {
@@ -258,12 +267,15 @@ Result<std::vector<std::int64_t>> EtcdRpc::keep_alive(std::span<const std::int64
                                    : status;
             }
             // Answers come in order; one for another lease counts as none (the lease is lost).
-            ttls[i] = response.id() == ids[i] ? response.ttl() : 0;
+            out.ttls[i] = response.id() == ids[i] ? response.ttl() : 0;
+            const std::uint64_t term = response.header().raft_term();
+            out.lowest_term = i == 0 ? term : std::min(out.lowest_term, term);
+            out.highest_term = std::max(out.highest_term, term);
         }
         return stream->Finish();
     });
     if (ec) return std::unexpected(ec);
-    return ttls;
+    return out;
 }
 
 }  // namespace fencelock::detail::etcd

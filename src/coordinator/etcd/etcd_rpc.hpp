@@ -48,10 +48,20 @@ public:
     /// Revokes a lease (deleting its keys); a lease already gone counts as revoked.
     Result<void> lease_revoke(std::int64_t id);
     Result<etcdserverpb::LeaseTimeToLiveResponse> lease_time_to_live(std::int64_t id);
+    /// What a batch of keep-alives answered: each lease's new TTL in seconds (0 for a lease etcd
+    /// no longer has), and the Raft terms the answers were given in.
+    struct KeptAlive {
+        std::vector<std::int64_t> ttls;
+        std::uint64_t lowest_term = 0;
+        std::uint64_t highest_term = 0;
+    };
     /// Keeps every lease in `ids` alive in one round trip (one KeepAlive stream, a request per
-    /// lease): each one's new TTL in seconds, 0 for a lease etcd no longer has. On a transport
-    /// failure the error of the whole batch.
-    Result<std::vector<std::int64_t>> keep_alive(std::span<const std::int64_t> ids);
+    /// lease). On a transport failure the error of the whole batch.
+    Result<KeptAlive> keep_alive(std::span<const std::int64_t> ids);
+
+    /// etcd's default limit of operations in one transaction (--max-txn-ops): batches of reads
+    /// are cut to it.
+    static constexpr std::size_t max_txn_ops = 128;
 
     /// The members, for messages ("etcd 127.0.0.1:2379,127.0.0.1:22379").
     const std::string& where() const noexcept { return where_; }

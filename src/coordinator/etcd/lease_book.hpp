@@ -1,9 +1,9 @@
 #pragma once
 // What the etcd coordinator knows of the leases it granted: each one's etcd lease and the
 // moment its max hold ends. etcd keeps no clock a client can read, so max hold is the
-// coordinator's to enforce (a renewal past the deadline is refused, and the lease runs out on
-// its own within one lease): the deadline is this client's steady clock at the send of the
-// granting attempt plus max_hold. Shared by the coordinator and its renewal channels.
+// coordinator's to enforce (a renewal that could land past the deadline is refused, and the
+// lease runs out on its own within one lease): the deadline is this client's steady clock at the
+// send of the granting attempt plus max_hold. Shared by the coordinator and its renewal channels.
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -31,9 +31,11 @@ public:
         if (it == leases_.end()) return std::nullopt;
         return it->second;
     }
-    void remove(const std::string& key) {
+    /// Forgets `key`'s lease if it is still `lease_id` (a later grant to the same key stays).
+    void remove_if(const std::string& key, std::int64_t lease_id) {
         std::lock_guard lock(mutex_);
-        leases_.erase(key);
+        const auto it = leases_.find(key);
+        if (it != leases_.end() && it->second.lease_id == lease_id) leases_.erase(it);
     }
 
 private:
