@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "coordinator/etcd/etcd_renewal_channel.hpp"
@@ -116,6 +118,42 @@ TEST_F(EtcdLockTest, AnotherProcessRetryingWithTheOwnerTokenAdoptsTheGrant) {
     ASSERT_TRUE(renewed);
     EXPECT_EQ(renewed->status, RenewStatus::renewed);
     EXPECT_EQ(retrying.release(r, owner), ReleaseStatus::released);
+}
+
+// Counts the watchers etcd has open (its Prometheus gauge on the client port).
+long etcd_watchers(const local::EtcdServer& etcd) {
+    const auto metrics = local::etcd_http(etcd.client_port(), "GET", "/metrics", "", 2s);
+    if (!metrics) return -1;
+    const std::string name = "\netcd_debugging_mvcc_watcher_total ";
+    const auto at = metrics->find(name);
+    return at == std::string::npos ? -1 : std::stol(metrics->substr(at + name.size()));
+}
+
+TEST_F(EtcdLockTest, AWaiterIsWokenByTheReleaseThroughAWatch) {
+    auto holder = client(), waiter = client();
+    const auto r = resource("watched");
+    auto held = holder.try_acquire(r, {.lease = 30s});
+    ASSERT_TRUE(held && held->acquired());
+    const long watchers_before = etcd_watchers(*etcd);
+    ASSERT_GE(watchers_before, 0);
+    // A poller would next try after its 30 s backoff, or the holder's 30 s lease: only the
+    // release's delete event can wake it sooner.
+    std::optional<Result<Acquisition>> got;
+    std::atomic<bool> done{false};
+    std::jthread waiting([&] {
+        got = waiter.acquire(r, {.lease = 10s, .wait = 60s, .backoff = {.base = 30s, .max = 30s}});
+        done = true;
+    });
+    ASSERT_TRUE(eventually([&] { return etcd_watchers(*etcd) > watchers_before; })) << "the waiter never watched";
+    ASSERT_EQ(holder.release(r, held->lease->owner), ReleaseStatus::released);
+    ASSERT_TRUE(eventually([&] { return done.load(); }, 10s)) << "the release did not wake the waiter";
+    ASSERT_TRUE(*got && (*got)->acquired());
+    EXPECT_GT((*got)->lease->fence, held->lease->fence);
+    // One attempt before the watch, one once it stood (unless the release came first), one when
+    // woken: no polling in between.
+    EXPECT_LE((*got)->attempts, 3u);
+    EXPECT_TRUE(eventually([&] { return etcd_watchers(*etcd) == watchers_before; })) << "the watch outlived its waiter";
+    (void)waiter.release(r, (*got)->lease->owner);
 }
 
 TEST_F(EtcdLockTest, ReleaseTellsNotOwnerFromNotHeld) {

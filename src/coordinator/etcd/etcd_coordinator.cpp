@@ -47,11 +47,12 @@ EtcdCoordinator::EtcdCoordinator(const ClientOptions& options)
       keys_(options.key_prefix),
       holder_meta_{.pid = ::getpid(), .host = host_name(), .label = options.holder_label},
       command_timeout_(options.command_timeout),
+      release_notifications_(options.release_notifications),
       rpc_(settings_) {}
 
 CoordinatorCapabilities EtcdCoordinator::capabilities() const noexcept {
-    // Waiters poll (no release watch yet); etcd's leases are whole seconds, 2 s at least.
-    return {.name = "etcd", .lease_step = seconds(1), .min_lease = min_lease};
+    // Waiters hear deletes through a Watch; etcd's leases are whole seconds, 2 s at least.
+    return {.name = "etcd", .release_watch = release_notifications_, .lease_step = seconds(1), .min_lease = min_lease};
 }
 
 Result<AcquireReply> EtcdCoordinator::attempt(const AttemptRequest& r) {
@@ -60,7 +61,13 @@ Result<AcquireReply> EtcdCoordinator::attempt(const AttemptRequest& r) {
     const KeyRange range = keys_.lock_range(r.resource);
     const auto refused_by = [](const RangeResponse& first) {
         AcquireReply refused;
-        if (first.kvs_size() > 0) refused.seen_fence = fence_of(first.kvs(0).create_revision());
+        if (first.kvs_size() > 0) {
+            refused.seen_fence = fence_of(first.kvs(0).create_revision());
+            // The holder's lease length bounds what its TTL has left (read without another call):
+            // a waiter that hears no delete tries again by then.
+            if (const auto value = decode_lease_value(first.kvs(0).value()))
+                refused.ttl = milliseconds(value->lease_ms);
+        }
         return refused;
     };
 
@@ -235,10 +242,29 @@ HolderState EtcdCoordinator::state_of(const Holder& h) {
     return state;
 }
 
-std::unique_ptr<WatchSeat> EtcdCoordinator::watch(const ResourceName&, const OwnerToken&,
+std::unique_ptr<WatchSeat> EtcdCoordinator::watch(const ResourceName& resource, const OwnerToken& owner,
                                                   std::optional<SuccessorTerms>) {
-    // capabilities().release_watch is false: the drivers never ask.
-    throw std::logic_error("the etcd coordinator has no release watch");
+    std::lock_guard lock(watch_mutex_);
+    if (!watch_) watch_ = std::make_unique<EtcdReleaseWatch>(settings_, keys_);
+    return watch_->join(resource, owner.str());
+}
+
+bool EtcdCoordinator::has_local_waiters(const ResourceName& resource) {
+    std::lock_guard lock(watch_mutex_);
+    return watch_ && watch_->has_waiters(resource);
+}
+
+bool EtcdCoordinator::watching(const ResourceName& resource) {
+    std::lock_guard lock(watch_mutex_);
+    return watch_ && watch_->watching(resource);
+}
+
+void EtcdCoordinator::close_watch() noexcept {
+    std::unique_ptr<EtcdReleaseWatch> closing;
+    {
+        std::lock_guard lock(watch_mutex_);
+        closing = std::move(watch_);
+    }
 }
 
 }  // namespace fencelock::detail::etcd

@@ -4,16 +4,19 @@
 // in one transaction only when R's range is empty, so the holder is the one key there and its
 // create revision, a Raft-committed revision of the whole cluster that never goes back, is the
 // fence. Renewal keeps the etcd lease alive and then checks that the key is still there; release
-// deletes it by owner; max hold is enforced here (lease_book.hpp). What Redis has and etcd does
-// not (a server clock to read, direct grants, a fair line, replica acknowledgement, leases
-// shorter than etcd's minimum or not whole seconds) the capabilities say, and the lease core
-// refuses those options before anything is sent.
+// deletes it by owner; max hold is enforced here (lease_book.hpp); waiters hear deletes through an
+// etcd Watch (etcd_release_watch.hpp). What Redis has and etcd does not (a server clock to read,
+// direct grants, a fair line, replica acknowledgement, leases shorter than etcd's minimum or not
+// whole seconds) the capabilities say, and the lease core refuses those options before anything
+// is sent.
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "coordinator/async_session.hpp"
 #include "coordinator/coordinator.hpp"
 #include "coordinator/etcd/etcd_keys.hpp"
+#include "coordinator/etcd/etcd_release_watch.hpp"
 #include "coordinator/etcd/etcd_rpc.hpp"
 #include "coordinator/etcd/lease_book.hpp"
 
@@ -38,9 +41,9 @@ public:
     Result<LockInfo> inspect(const ResourceName& resource) override;
     std::unique_ptr<WatchSeat> watch(const ResourceName& resource, const OwnerToken& owner,
                                      std::optional<SuccessorTerms> terms) override;
-    bool has_local_waiters(const ResourceName&) override { return false; }
-    bool watching(const ResourceName&) override { return false; }
-    void close_watch() noexcept override {}
+    bool has_local_waiters(const ResourceName& resource) override;
+    bool watching(const ResourceName& resource) override;
+    void close_watch() noexcept override;
     std::unique_ptr<AsyncSession> async_session() override { return nullptr; }
     steady_time grants_from() const noexcept override { return steady_time::min(); }
     std::unique_ptr<RenewalChannel> renewal_channel() override;  // etcd_renewal_channel.cpp
@@ -76,8 +79,11 @@ private:
     const EtcdKeys keys_;
     const LeaseValue holder_meta_;
     const std::chrono::milliseconds command_timeout_;
+    const bool release_notifications_;
     EtcdRpc rpc_;
     std::shared_ptr<LeaseBook> book_ = std::make_shared<LeaseBook>();
+    std::mutex watch_mutex_;
+    std::unique_ptr<EtcdReleaseWatch> watch_;  // made by the first waiter
 };
 
 }  // namespace fencelock::detail::etcd

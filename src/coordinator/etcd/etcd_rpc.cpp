@@ -97,6 +97,21 @@ EtcdRpc::Stubs* EtcdRpc::stubs(std::error_code& error) {
     return stubs_.get();
 }
 
+std::shared_ptr<grpc::Channel> EtcdRpc::channel(std::error_code& error) {
+    Stubs* s = stubs(error);
+    return s == nullptr ? nullptr : s->channel;
+}
+
+Result<void> EtcdRpc::authorize(grpc::ClientContext& context) {
+    std::error_code error;
+    Stubs* s = stubs(error);
+    if (s == nullptr) return std::unexpected(error);
+    if (auto auth = authenticate(*s); !auth) return auth;
+    std::lock_guard lock(mutex_);
+    if (!token_.empty()) context.AddMetadata("token", token_);
+    return {};
+}
+
 void EtcdRpc::prepare(grpc::ClientContext& context) {
     context.set_deadline(std::chrono::system_clock::now() + settings_.command_timeout);
     // Not wait_for_ready: a member that is down fails the call at once (unavailable, nothing

@@ -25,9 +25,9 @@ class Status;
 namespace fencelock::detail::etcd {
 
 struct RpcSettings {
-    std::vector<HostAndPort> members;
-    std::string user;
-    std::string password;
+    std::vector<HostAndPort> members{};
+    std::string user{};
+    std::string password{};
     std::chrono::milliseconds connect_timeout{1000};
     std::chrono::milliseconds command_timeout{1000};
 };
@@ -62,6 +62,13 @@ public:
     /// etcd's default limit of operations in one transaction (--max-txn-ops): batches of reads
     /// are cut to it.
     static constexpr std::size_t max_txn_ops = 128;
+
+    /// The channel to the members, for a stream of a caller's own (the release watch); null
+    /// with `error` set when a member name does not resolve.
+    std::shared_ptr<grpc::Channel> channel(std::error_code& error);
+    /// Authenticates (with a user) and puts the token on `context`, which has no deadline: a
+    /// stream's context.
+    Result<void> authorize(grpc::ClientContext& context);
 
     /// The members, for messages ("etcd 127.0.0.1:2379,127.0.0.1:22379").
     const std::string& where() const noexcept { return where_; }
