@@ -351,6 +351,51 @@ TEST_F(EtcdLockTest, ListForceReleaseAndAuditShowEtcdsLocks) {
     EXPECT_EQ(c.release(resource("a"), a->lease->owner), ReleaseStatus::not_held);
 }
 
+TEST(EtcdAuth, AUsersLocksWorkAndWrongOrMissingCredentialsFailClosedWritingNothing) {
+    local::EtcdServer etcd;
+    const auto admin = [&](std::vector<std::string> args) {
+        const auto out = etcd.etcdctl(args);
+        ASSERT_EQ(out.exit_code, 0) << out.err;
+    };
+    admin({"user", "add", "root:rootpw"});
+    admin({"user", "grant-role", "root", "root"});
+    admin({"role", "add", "locks"});
+    admin({"role", "grant-permission", "locks", "--prefix=true", "readwrite", "fencelock/"});
+    admin({"user", "add", "app:apppw"});
+    admin({"user", "grant-role", "app", "locks"});
+    admin({"user", "add", "other:otherpw"});  // no role: may touch nothing
+    admin({"auth", "enable"});
+    const auto with = [&](const std::string& userinfo) {
+        ClientOptions options{.connect_timeout = 1s, .command_timeout = 1s};
+        options.endpoint = *parse_redis_url("etcd://" + userinfo + etcd.endpoint());
+        return std::move(*LockClient::create(options));
+    };
+    const auto cause_of = [](const Result<Acquisition>& r) { return r ? std::string() : error_cause(r.error()); };
+
+    auto app = with("app:apppw@");
+    auto granted = app.try_acquire(resource("paid"), {.lease = 5s});
+    ASSERT_TRUE(granted && granted->acquired()) << (granted ? "" : error_detail(granted.error()));
+
+    auto wrong = with("app:nope@").try_acquire(resource("refused"), {.lease = 5s});
+    ASSERT_FALSE(wrong);
+    EXPECT_EQ(wrong.error(), errc::auth_failed);
+    EXPECT_EQ(classify(wrong.error()), failure_kind::fatal);
+    EXPECT_EQ(cause_of(wrong), "auth_rejected");
+    auto anonymous = with("").try_acquire(resource("refused"), {.lease = 5s});
+    ASSERT_FALSE(anonymous);
+    EXPECT_EQ(anonymous.error(), errc::auth_failed);
+    EXPECT_EQ(cause_of(anonymous), "auth_required");
+    auto unprivileged = with("other:otherpw@").try_acquire(resource("refused"), {.lease = 5s});
+    ASSERT_FALSE(unprivileged);
+    EXPECT_EQ(unprivileged.error(), errc::auth_failed);
+    EXPECT_EQ(cause_of(unprivileged), "noperm");
+
+    const auto keys = etcd.etcdctl({"--user", "root:rootpw", "get", "--prefix", "--keys-only", "fencelock/lock/"});
+    ASSERT_EQ(keys.exit_code, 0) << keys.err;
+    EXPECT_NE(keys.out.find("fencelock/lock/paid/"), std::string::npos);
+    EXPECT_EQ(keys.out.find("refused"), std::string::npos) << "a refused client wrote " << keys.out;
+}
+
 TEST_F(EtcdLockTest, AnUnreachableEtcdFailsClosed) {
     ClientOptions options{.connect_timeout = 300ms, .command_timeout = 300ms};
     options.endpoint = *parse_redis_url("etcd://127.0.0.1:1");

@@ -32,7 +32,7 @@ struct EtcdReleaseWatch::State {
     EtcdRpc rpc;
     const EtcdKeys keys;
     mutable std::mutex mutex;
-    std::condition_variable_any changed;  // waiters and the thread wait on it
+    std::condition_variable_any changed;     // waiters and the thread wait on it
     std::map<std::string, Watched> watched;  // by range begin
     std::int64_t next_id = 1;
 

@@ -178,6 +178,13 @@ std::error_code EtcdRpc::failure(const grpc::Status& status, Effect effect, std:
         case StatusCode::CANCELLED:
         case StatusCode::ABORTED: code = effect == Effect::read ? errc::unavailable : errc::connection_lost; break;
         case StatusCode::RESOURCE_EXHAUSTED: code = errc::server_busy; break;
+        case StatusCode::INVALID_ARGUMENT:
+            // An etcd with auth enabled and no user given: etcd calls the empty name invalid.
+            if (status.error_message().find("user name is empty") != std::string::npos) {
+                code = errc::auth_failed;
+                cause = "auth_required";
+            }
+            break;
         // "requested lease not found": the lease ran out (or was revoked) before the request
         // that names it, which etcd then refused whole. Nothing was written; a retry grants anew.
         case StatusCode::NOT_FOUND: code = errc::server_busy; break;
