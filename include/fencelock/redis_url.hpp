@@ -5,7 +5,7 @@
 ///   redis[s]-sentinel://[user:password@]host[:port][,host[:port]...][/db][?query]#master-name
 ///   redis[s]-cluster://[user:password@]host[:port][,host[:port]...][?query]
 ///   unix://[user:password@]/path/to/redis.sock[?db=N]
-///   etcd://[user:password@]host[:port][,host[:port]...]
+///   etcd[s]://[user:password@]host[:port][,host[:port]...][?query]
 ///
 /// `rediss://`, `rediss-sentinel://` and `rediss-cluster://` are the same with TLS on every
 /// connection (redis-py's and Lettuce's `rediss`): to the server, to each sentinel and the master
@@ -28,6 +28,13 @@
 /// The third names seed nodes of a Redis Cluster: the client loads the slot map from the first
 /// seed that answers and sends each command to the master of its key's slot, following MOVED
 /// and ASK. A seed's port defaults to 6379; a cluster has only database 0, so no /db.
+///
+/// The last names the members of an etcd cluster (etcd 3.4 or later, its v3 gRPC API): the
+/// locks then live in etcd instead of Redis, with fences from its Raft revisions (docs/ETCD.md
+/// says what differs). A member's port defaults to 2379; user:password are an etcd user's
+/// (etcd's `auth enable`). `etcds://` is the same over TLS, with the TLS query keys above except
+/// `tls_ca_dir` and `tls_insecure` (gRPC takes a CA file and always verifies); `etcd://` takes
+/// no query.
 
 #include <chrono>
 #include <cstdint>
@@ -115,7 +122,7 @@ struct RedisEndpoint {
     /// default): not a cluster endpoint. host and port are the first seed's.
     std::vector<HostAndPort> cluster_seeds;
 
-    /// The members of an etcd cluster (etcd://), in the order to try them. Empty (the default):
+    /// The members of an etcd cluster (etcd[s]://), in the order to try them. Empty (the default):
     /// a Redis endpoint. host and port are the first member's.
     std::vector<HostAndPort> etcd_members;
 
@@ -142,7 +149,7 @@ struct UrlError {
     std::string message;
 };
 
-/// Parses a redis[s]://, redis[s]-sentinel://, redis[s]-cluster://, unix:// or etcd:// URL. User and
+/// Parses a redis[s]://, redis[s]-sentinel://, redis[s]-cluster://, unix:// or etcd[s]:// URL. User and
 /// passwords may be percent-encoded (%40 for '@'); in a password write '?' as %3F, '#' as %23 and
 /// '/' as %2F. A sentinel URL's query goes before its #master-name. No I/O: TLS files are not
 /// opened here.

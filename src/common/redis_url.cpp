@@ -37,6 +37,7 @@ constexpr Scheme schemes[] = {
     {"rediss-cluster://", Kind::cluster, true},
     {"unix://", Kind::socket, false},
     {"etcd://", Kind::etcd, false},
+    {"etcds://", Kind::etcd, true},
 };
 
 const Scheme* scheme_of(std::string_view url) {
@@ -47,6 +48,7 @@ const Scheme* scheme_of(std::string_view url) {
 
 // The TLS twin of a scheme, for "tls_ca needs a rediss-cluster:// URL".
 std::string_view tls_prefix(Kind kind) {
+    if (kind == Kind::etcd) return "etcds://";
     return kind == Kind::sentinel ? "rediss-sentinel://" : kind == Kind::cluster ? "rediss-cluster://" : "rediss://";
 }
 
@@ -291,7 +293,7 @@ std::string RedisEndpoint::redacted() const {
     // The order connections follow: sentinels first, then cluster seeds, then a socket.
     std::string url = uses_sentinel() ? "redis-sentinel://" : uses_cluster() ? "redis-cluster://" : "redis://";
     const bool socket = uses_unix() && !uses_sentinel() && !uses_cluster();
-    if (uses_etcd()) url = "etcd://";
+    if (uses_etcd()) url = tls.enabled ? "etcds://" : "etcd://";
     else if (socket) url = "unix://";
     else if (tls.enabled) url.insert(5, "s");  // redis -> rediss
     if (!user.empty() || !password.empty()) url += user + (password.empty() ? "" : ":***") + "@";
@@ -336,7 +338,7 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
     if (scheme == nullptr)
         return fail(
             "must start with redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster://, "
-            "rediss-cluster://, unix:// or etcd://");
+            "rediss-cluster://, unix://, etcd:// or etcds://");
     const bool sentinel = scheme->kind == Kind::sentinel;
     const bool cluster = scheme->kind == Kind::cluster;
     std::string_view rest = url.substr(scheme->prefix.size());
@@ -407,6 +409,8 @@ std::expected<RedisEndpoint, UrlError> parse_redis_url(std::string_view url) {
         return fail("database must be a non-negative number (/0, /1, ...)");
     if (scheme->tls)
         if (auto problem = apply_tls_query(query, ep.tls)) return fail(*problem);
+    if (scheme->kind == Kind::etcd && (ep.tls.insecure || !ep.tls.ca_dir.empty()))
+        return fail("etcds:// takes tls_ca (a PEM file), not tls_ca_dir, and always verifies: no tls_insecure");
     return ep;
 }
 

@@ -18,6 +18,11 @@ std::expected<void, OptionError> ClientOptions::validate() const {
     if (endpoint.db < 0) return bad("endpoint.db", "must be >= 0");
     if (!endpoint.user.empty() && endpoint.password.empty())
         return bad("endpoint.password", "an ACL user needs a password");
+    // gRPC takes PEM files and always verifies the server (etcds://).
+    if (endpoint.uses_etcd() && !endpoint.tls.ca_dir.empty())
+        return bad("endpoint.tls.ca_dir", "etcd's TLS takes a CA file (tls_ca), not a directory");
+    if (endpoint.uses_etcd() && endpoint.tls.insecure)
+        return bad("endpoint.tls.insecure", "etcd's TLS always verifies the server: give its CA (tls_ca)");
     if (key_prefix.find_first_of("{}") != std::string::npos)
         return bad("key_prefix", "must not contain '{' or '}' (it would move the Cluster hash tag)");
     if (connect_timeout <= milliseconds::zero()) return bad("connect_timeout", "must be positive");

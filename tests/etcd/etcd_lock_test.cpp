@@ -19,6 +19,7 @@
 #include "fencelock/error.hpp"
 #include "fencelock/keeper.hpp"
 #include "local_servers/etcd_server.hpp"
+#include "local_servers/tls_files.hpp"
 #include "support/eventually.hpp"
 
 namespace fencelock {
@@ -394,6 +395,48 @@ TEST(EtcdAuth, AUsersLocksWorkAndWrongOrMissingCredentialsFailClosedWritingNothi
     ASSERT_EQ(keys.exit_code, 0) << keys.err;
     EXPECT_NE(keys.out.find("fencelock/lock/paid/"), std::string::npos);
     EXPECT_EQ(keys.out.find("refused"), std::string::npos) << "a refused client wrote " << keys.out;
+}
+
+TEST(EtcdTls, LocksOverTlsVerifyTheServerAndPresentTheClientsCertificate) {
+    const auto& files = local::shared_tls_files();
+    local::EtcdServer etcd({.tls = local::EtcdTls{.cert_file = files.server_cert,
+                                                  .key_file = files.server_key,
+                                                  .ca_file = files.ca_cert,
+                                                  .client_cert_auth = true}});
+    ASSERT_TRUE(etcd.url().starts_with("etcds://"));
+    const auto pct = [](const std::string& path) {  // a path as a URL query value
+        std::string out;
+        for (const char c : path) out += c == '/' ? std::string("%2F") : std::string(1, c);
+        return out;
+    };
+    const auto with = [&](const std::string& query) {
+        auto endpoint = parse_redis_url(etcd.url() + query);
+        EXPECT_TRUE(endpoint) << (endpoint ? "" : endpoint.error().message);
+        ClientOptions options{.connect_timeout = 1s, .command_timeout = 1s};
+        options.endpoint = *endpoint;
+        return std::move(*LockClient::create(options));
+    };
+    const std::string pair = "&tls_cert=" + pct(files.client_cert) + "&tls_key=" + pct(files.client_key);
+
+    auto trusted = with("?tls_ca=" + pct(files.ca_cert) + pair);
+    auto granted = trusted.try_acquire(resource("tls"), {.lease = 5s});
+    ASSERT_TRUE(granted && granted->acquired()) << (granted ? "" : error_detail(granted.error()));
+    EXPECT_EQ(trusted.release(resource("tls"), granted->lease->owner), ReleaseStatus::released);
+
+    // A server the client's CA did not sign, and a client without a certificate: nothing granted.
+    auto wrong_ca = with("?tls_ca=" + pct(files.other_ca_cert) + pair).try_acquire(resource("tls"), {.lease = 5s});
+    EXPECT_FALSE(wrong_ca);
+    auto no_pair = with("?tls_ca=" + pct(files.ca_cert)).try_acquire(resource("tls"), {.lease = 5s});
+    EXPECT_FALSE(no_pair);
+    auto missing_ca = with("?tls_ca=%2Fno%2Fsuch.pem" + pair).try_acquire(resource("tls"), {.lease = 5s});
+    ASSERT_FALSE(missing_ca);
+    EXPECT_NE(error_detail(missing_ca.error()).find("cannot read the CA file"), std::string::npos)
+        << error_detail(missing_ca.error());
+
+    // gRPC takes a CA file and always verifies: the other TLS keys are refused up front.
+    EXPECT_FALSE(parse_redis_url(etcd.url() + "?tls_insecure=1"));
+    EXPECT_FALSE(parse_redis_url(etcd.url() + "?tls_ca_dir=%2Fetc%2Fssl%2Fcerts"));
+    EXPECT_FALSE(parse_redis_url("etcd://127.0.0.1:2379?tls_ca=%2Fca.pem")) << "TLS keys need etcds://";
 }
 
 TEST_F(EtcdLockTest, AnUnreachableEtcdFailsClosed) {

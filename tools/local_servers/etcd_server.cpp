@@ -146,6 +146,10 @@ EtcdServer::EtcdServer(EtcdServerOptions options, EtcdMembership membership)
         membership_.name = "etcd0";
         membership_.initial_cluster = "etcd0=http://127.0.0.1:" + std::to_string(membership_.peer_port);
     }
+    if (options_.tls) {
+        do metrics_port_ = free_port();
+        while (metrics_port_ == membership_.client_port || metrics_port_ == membership_.peer_port);
+    }
     if (membership_.cluster_token.empty())
         membership_.cluster_token = "fencelock-" + std::to_string(::getpid()) + "-" + std::to_string(client_port());
     dir_ = detail::make_temp_dir("etcd");
@@ -165,7 +169,7 @@ EtcdServer::~EtcdServer() {
 }
 
 void EtcdServer::launch() {
-    const std::string client_url = "http://" + endpoint();
+    const std::string client_url = (options_.tls ? "https://" : "http://") + endpoint();
     const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port());
     // The initial-cluster flags only matter on the first start: a restarted member reads its
     // membership from the WAL in its data directory.
@@ -183,6 +187,12 @@ void EtcdServer::launch() {
                                   "--election-timeout=" + std::to_string(options_.election_timeout.count()),
                                   "--logger=zap",
                                   "--log-outputs=" + (dir_ / "etcd.log").string()};
+    if (const auto& tls = options_.tls) {
+        argv.insert(argv.end(), {"--cert-file=" + tls->cert_file, "--key-file=" + tls->key_file,
+                                 "--listen-metrics-urls=http://127.0.0.1:" + std::to_string(metrics_port_)});
+        if (!tls->ca_file.empty()) argv.push_back("--trusted-ca-file=" + tls->ca_file);
+        if (tls->client_cert_auth) argv.push_back("--client-cert-auth");
+    }
     argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
     pid_ = detail::spawn(argv, options_.env);
     paused_ = false;
@@ -191,7 +201,7 @@ void EtcdServer::launch() {
 
 bool EtcdServer::healthy() const {
     if (!serving()) return false;
-    const auto body = etcd_http(client_port(), "GET", "/health", "", request_timeout);
+    const auto body = etcd_http(options_.tls ? metrics_port_ : client_port(), "GET", "/health", "", request_timeout);
     return body && body->find("\"health\":\"true\"") != std::string::npos;
 }
 

@@ -18,6 +18,15 @@
 
 namespace fencelock::local {
 
+/// TLS on a member's client port (etcds://): its certificate and key, and the CA whose client
+/// certificates it demands when client_cert_auth is set. Peers still talk plain HTTP.
+struct EtcdTls {
+    std::string cert_file;
+    std::string key_file;
+    std::string ca_file;
+    bool client_cert_auth = false;
+};
+
 struct EtcdServerOptions {
     /// Appended to etcd's command line (e.g. {"--auto-compaction-retention", "1"}). Default none.
     std::vector<std::string> extra_args{};
@@ -29,6 +38,9 @@ struct EtcdServerOptions {
     /// --election-timeout: how long followers wait without a heartbeat before electing a new
     /// leader; at least 5 heartbeats (etcd refuses less). Default 1000 ms (etcd's default).
     std::chrono::milliseconds election_timeout{1000};
+    /// TLS on the client port (one member only): health is then read from a plain-HTTP metrics
+    /// port of its own, and status() does not answer. Default none.
+    std::optional<EtcdTls> tls{};
     /// How long start and restart wait for the member to serve. Default 20 s.
     std::chrono::milliseconds start_timeout{std::chrono::seconds(20)};
 };
@@ -80,8 +92,8 @@ public:
     const std::string& name() const { return membership_.name; }
     /// "127.0.0.1:CLIENT_PORT", as etcdctl's --endpoints and gRPC take it.
     std::string endpoint() const { return "127.0.0.1:" + std::to_string(client_port()); }
-    /// etcd://127.0.0.1:CLIENT_PORT
-    std::string url() const { return "etcd://" + endpoint(); }
+    /// etcd://127.0.0.1:CLIENT_PORT (etcds:// with TLS)
+    std::string url() const { return (options_.tls ? "etcds://" : "etcd://") + endpoint(); }
     /// The private directory: data/ (the member's WAL and database) and etcd.log.
     const std::filesystem::path& dir() const { return dir_; }
     /// The running process; -1 after kill_hard().
@@ -131,6 +143,7 @@ private:
 
     EtcdServerOptions options_;
     EtcdMembership membership_;
+    std::uint16_t metrics_port_ = 0;  // with TLS: plain HTTP for /health
     std::filesystem::path dir_;
     pid_t pid_ = -1;
     bool paused_ = false;

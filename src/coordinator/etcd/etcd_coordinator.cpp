@@ -42,6 +42,7 @@ EtcdCoordinator::EtcdCoordinator(const ClientOptions& options)
     : settings_{.members = options.endpoint.etcd_members,
                 .user = options.endpoint.user,
                 .password = options.endpoint.password,
+                .tls = options.endpoint.tls,
                 .connect_timeout = options.connect_timeout,
                 .command_timeout = options.command_timeout},
       keys_(options.key_prefix),

@@ -7,7 +7,10 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <expected>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "fencelock/error.hpp"
 
@@ -24,8 +27,8 @@ struct EtcdRpc::Stubs {
 
 namespace {
 
-std::string show_members(const std::vector<HostAndPort>& members) {
-    std::string out = "etcd ";
+std::string show_members(const std::vector<HostAndPort>& members, bool tls) {
+    std::string out = tls ? "etcds " : "etcd ";
     for (std::size_t i = 0; i < members.size(); ++i)
         out += (i ? "," : "") +
                (members[i].host.find(':') != std::string::npos ? "[" + members[i].host + "]" : members[i].host) + ":" +
@@ -53,9 +56,39 @@ std::optional<std::string> literal_address(const std::string& host) {
     return out;
 }
 
+// A PEM file's contents, or nullopt when it cannot be read.
+std::optional<std::string> read_pem(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// etcds://: the CA to trust (else gRPC's default roots), the client pair, the name to verify.
+std::expected<std::shared_ptr<grpc::ChannelCredentials>, std::string> tls_credentials(const TlsOptions& tls,
+                                                                                      grpc::ChannelArguments& args) {
+    grpc::SslCredentialsOptions ssl;
+    const auto load = [](const std::string& path, const char* what, std::string& into) -> std::optional<std::string> {
+        if (path.empty()) return std::nullopt;
+        auto pem = read_pem(path);
+        if (!pem) return std::string("cannot read the ") + what + " '" + path + "'";
+        into = std::move(*pem);
+        return std::nullopt;
+    };
+    if (auto problem = load(tls.ca_file, "CA file (tls_ca)", ssl.pem_root_certs)) return std::unexpected(*problem);
+    if (auto problem = load(tls.cert_file, "client certificate (tls_cert)", ssl.pem_cert_chain))
+        return std::unexpected(*problem);
+    if (auto problem = load(tls.key_file, "client key (tls_key)", ssl.pem_private_key))
+        return std::unexpected(*problem);
+    if (!tls.server_name.empty()) args.SetSslTargetNameOverride(tls.server_name);
+    return grpc::SslCredentials(ssl);
+}
+
 }  // namespace
 
-EtcdRpc::EtcdRpc(RpcSettings settings) : settings_(std::move(settings)), where_(show_members(settings_.members)) {}
+EtcdRpc::EtcdRpc(RpcSettings settings)
+    : settings_(std::move(settings)), where_(show_members(settings_.members, settings_.tls.enabled)) {}
 
 EtcdRpc::~EtcdRpc() = default;
 
@@ -88,8 +121,18 @@ EtcdRpc::Stubs* EtcdRpc::stubs(std::error_code& error) {
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    auto credentials = grpc::InsecureChannelCredentials();
+    if (settings_.tls.enabled) {
+        auto tls = tls_credentials(settings_.tls, args);
+        if (!tls) {
+            remember_error_detail(make_error_code(errc::unavailable), where_ + ": " + tls.error(), "tls_files");
+            error = make_error_code(errc::unavailable);
+            return nullptr;
+        }
+        credentials = *tls;
+    }
     auto stubs = std::make_unique<Stubs>();
-    stubs->channel = grpc::CreateCustomChannel(family + addresses, grpc::InsecureChannelCredentials(), args);
+    stubs->channel = grpc::CreateCustomChannel(family + addresses, credentials, args);
     stubs->kv = KV::NewStub(stubs->channel);
     stubs->lease = Lease::NewStub(stubs->channel);
     stubs->auth = Auth::NewStub(stubs->channel);

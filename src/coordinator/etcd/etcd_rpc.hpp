@@ -28,6 +28,9 @@ struct RpcSettings {
     std::vector<HostAndPort> members{};
     std::string user{};
     std::string password{};
+    /// etcds://: the CA to trust (empty: the system's), a client certificate and key, the name
+    /// to verify.
+    TlsOptions tls{};
     std::chrono::milliseconds connect_timeout{1000};
     std::chrono::milliseconds command_timeout{1000};
 };
